@@ -92,6 +92,7 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # Wait for a competing writer instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

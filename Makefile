@@ -1,0 +1,41 @@
+# Redline: `make demo` to try it, `make test` to check it. See README.md.
+PY := .venv/bin/python
+PYTEST := .venv/bin/pytest
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# `make test` runs on PostgreSQL; the test runner creates test_<name> from this URL.
+TEST_DATABASE_URL ?= postgres://$(shell id -un)@127.0.0.1:5432/redline
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: demo venv system test test-fast bench serve
+
+venv:
+	@scripts/venv.sh
+
+system:
+	@scripts/system-packages.sh demo
+
+demo: system venv
+	$(PY) manage.py migrate --no-input -v0
+	$(PY) manage.py make_demo
+	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+serve: venv
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# The whole suite: PostgreSQL, Redis, a real Celery worker, headless Chromium.
+test: venv
+	@scripts/system-packages.sh test
+	@scripts/services.sh
+	DATABASE_URL=$(TEST_DATABASE_URL) REDLINE_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+		$(PYTEST) -p no:cacheprovider
+
+# The inner loop: SQLite, no browser, no worker, no model loading.
+test-fast: venv
+	$(PYTEST) -p no:cacheprovider -m "not browser and not postgres and not worker and not slow"
+
+bench: venv
+	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -1,0 +1,60 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import formats
+from annotation.management.commands._study import get_study
+from annotation.services.captions import (
+    captions_import_jsonl,
+    captions_store,
+    study_caption_pairs,
+    study_clip_durations,
+)
+from annotation.services.errors import ImportRefused
+
+
+class Command(BaseCommand):
+    help = (
+        "Import captions. JSON Lines (default): one caption per line, "
+        '{"clip", "model", "overview", "windows": [{"start", "end", "scene", "shot"}], "meta"}. '
+        "--format clip-cc reads a CLIP-CC-Bench model file ({\"001\": text}) as overview-only "
+        "captions of --model. All-or-nothing unless --keep-invalid."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--format", choices=["jsonl", "clip-cc"], default="jsonl")
+        parser.add_argument("--model", help="model name for --format clip-cc (default: file stem)")
+        parser.add_argument(
+            "--keep-invalid",
+            action="store_true",
+            help="store schema-invalid captions flagged invalid_kept, with their errors",
+        )
+
+    def handle(self, *args, file, study, format, model, keep_invalid, **options):
+        study = get_study(study)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"{file}: cannot be read ({exc.strerror})") from exc
+        try:
+            if format == "jsonl":
+                report = captions_import_jsonl(study=study, data=data, keep_invalid=keep_invalid)
+            else:
+                result = formats.parse_clip_cc_model_file(
+                    data,
+                    model=model or file.stem,
+                    clip_durations=study_clip_durations(study),
+                    existing_pairs=study_caption_pairs(study),
+                    keep_invalid=keep_invalid,
+                )
+                report = captions_store(study=study, result=result, keep_invalid=keep_invalid)
+        except ImportRefused as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        for error in report.errors:
+            self.stderr.write(f"kept invalid: {error}")
+        created = f"; new models: {', '.join(report.models_created)}" if report.models_created else ""
+        self.stdout.write(
+            f"Stored {report.stored} caption(s) ({report.kept_invalid} kept invalid){created}."
+        )

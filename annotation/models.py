@@ -1,0 +1,286 @@
+"""Redline's data: studies, the frozen taxonomy, clips, candidate models, captions, references.
+
+Models stay thin: fields, constraints and tiny properties. Every write goes
+through `annotation.services`. Constraints that span rows (windows end within
+the clip, in order, without overlap) are database triggers created in
+migration 0002, so that no code path can store an impossible timeline.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+DEFAULT_WORD_THRESHOLDS = [1, 3, 6, 16]
+DEFAULT_NEAR_TOTAL_CUT = 0.55
+DEFAULT_LENGTH_BAND = 0.05
+
+
+def default_word_thresholds() -> list[int]:
+    return list(DEFAULT_WORD_THRESHOLDS)
+
+
+class TaxonomyVersion(models.Model):
+    """One immutable-once-used version of the failure taxonomy."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    description = models.TextField(blank=True)
+    # Ordering rules between modes, e.g. [{"prefer": "camera", "over": "factual", "rule": "..."}].
+    precedence_rules = models.JSONField(default=list, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the modes and rules")
+    frozen_at = models.DateTimeField(null=True, blank=True, help_text="set when first used")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="taxonomy_name_version_unique"),
+        ]
+        ordering = ["name", "version"]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.frozen_at is not None
+
+
+class FailureMode(models.Model):
+    class Level(models.TextChoices):
+        UNIT = "unit", "overview and window"
+        CAPTION = "caption", "caption only"
+
+    taxonomy = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="modes")
+    key = models.SlugField(max_length=40)
+    name = models.CharField(max_length=100)
+    definition = models.TextField()
+    decision_test = models.CharField(max_length=300)
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.UNIT)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["taxonomy", "key"], name="mode_key_unique_per_taxonomy"),
+        ]
+        ordering = ["taxonomy", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key})"
+
+
+class Study(models.Model):
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    taxonomy = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="studies")
+    word_thresholds = models.JSONField(default=default_word_thresholds)
+    near_total_cut = models.FloatField(default=DEFAULT_NEAR_TOTAL_CUT)
+    length_band = models.FloatField(default=DEFAULT_LENGTH_BAND)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(near_total_cut__gt=0) & Q(near_total_cut__lt=1),
+                name="study_near_total_cut_between_0_and_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(length_band__gte=0) & Q(length_band__lt=1),
+                name="study_length_band_between_0_and_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    """A person's role in one study; a person may hold several roles."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin", "study admin"
+        ANNOTATOR = "annotator", "annotator"
+        REVIEWER = "reviewer", "QC reviewer"
+        RESEARCHER = "researcher", "researcher"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user", "role"], name="membership_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} - {self.get_role_display()} in {self.study.slug}"
+
+
+class Clip(models.Model):
+    class ContentType(models.TextChoices):
+        DOMESTIC_LIFESTYLE = "domestic_lifestyle"
+        URBAN_VEHICLE = "urban_vehicle"
+        NATURE_OUTDOOR = "nature_outdoor"
+        PRODUCT_OBJECT = "product_object"
+        PEOPLE_ACTIVITY = "people_activity"
+        OTHER = "other"
+        UNCLEAR = "unclear"
+
+    class CameraPlatform(models.TextChoices):
+        HANDHELD = "handheld"
+        TRIPOD_STATIC = "tripod_static"
+        VEHICLE_MOUNTED = "vehicle_mounted"
+        DRONE_AERIAL = "drone_aerial"
+        GIMBAL_SMOOTH = "gimbal_smooth"
+        OTHER = "other"
+        UNCLEAR = "unclear"
+
+    class Level(models.TextChoices):
+        LOW = "low"
+        MEDIUM = "medium"
+        HIGH = "high"
+        UNCLEAR = "unclear"
+
+    class ShotScale(models.TextChoices):
+        EXTREME_WIDE = "extreme_wide"
+        WIDE = "wide"
+        MEDIUM = "medium"
+        CLOSE = "close"
+        EXTREME_CLOSE = "extreme_close"
+        UNCLEAR = "unclear"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="clips")
+    name = models.CharField(max_length=200, help_text="the file name without extension")
+    original = models.FileField(upload_to="clips/original/", max_length=400)
+    original_filename = models.CharField(max_length=400)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    duration = models.FloatField(help_text="seconds")
+    fps = models.FloatField()
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    codec = models.CharField(max_length=40)
+    pix_fmt = models.CharField(max_length=40, blank=True)
+    container = models.CharField(max_length=80, blank=True)
+    # Browser-playable H.264 copy, made only when the original is not playable.
+    proxy = models.FileField(upload_to="clips/proxy/", blank=True, max_length=400)
+    poster = models.FileField(upload_to="clips/poster/", blank=True, max_length=400)
+    media_error = models.TextField(blank=True, help_text="why the proxy or poster could not be made")
+    content_type = models.CharField(max_length=30, choices=ContentType.choices, blank=True)
+    camera_platform = models.CharField(max_length=30, choices=CameraPlatform.choices, blank=True)
+    scene_complexity = models.CharField(max_length=10, choices=Level.choices, blank=True)
+    shot_scale = models.CharField(max_length=20, choices=ShotScale.choices, blank=True)
+    motion_intensity = models.CharField(max_length=10, choices=Level.choices, blank=True)
+    manipulated = models.BooleanField(default=False, help_text="a manipulated control clip")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="clip_name_unique_per_study"),
+            models.UniqueConstraint(fields=["study", "sha256"], name="clip_file_unique_per_study"),
+            models.CheckConstraint(condition=Q(duration__gt=0), name="clip_duration_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def playable(self):
+        """The file a browser should play: the proxy when one was made."""
+        return self.proxy if self.proxy else self.original
+
+
+class CandidateModel(models.Model):
+    """A video-language model whose captions are corrected. Shown to annotators only by alias."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="candidate_models")
+    name = models.CharField(max_length=200)
+    identifier = models.CharField(max_length=300, blank=True)
+    route = models.CharField(max_length=200, blank=True)
+    providers = models.JSONField(default=list, blank=True)
+    alias = models.CharField(max_length=40, help_text="neutral name shown in blind review")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "alias"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="model_name_unique_per_study"),
+            models.UniqueConstraint(fields=["study", "alias"], name="model_alias_unique_per_study"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Caption(models.Model):
+    clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="captions")
+    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="captions")
+    overview = models.TextField(blank=True)
+    input_tokens_per_second = models.FloatField(null=True, blank=True)
+    retried = models.BooleanField(default=False)
+    re_encoded = models.BooleanField(default=False)
+    invalid_kept = models.BooleanField(default=False)
+    validation_errors = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True, help_text="other generation metadata")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["clip", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["clip", "model"], name="caption_unique_per_clip_model"),
+            models.CheckConstraint(
+                condition=Q(invalid_kept=True) | Q(validation_errors=[]),
+                name="caption_errors_only_when_invalid_kept",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.clip} / {self.model}"
+
+
+class Window(models.Model):
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="windows")
+    index = models.PositiveIntegerField()
+    start = models.FloatField()
+    end = models.FloatField()
+    scene = models.TextField(blank=True)
+    shot = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["caption", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["caption", "index"], name="window_index_unique"),
+            models.CheckConstraint(condition=Q(start__gte=0), name="window_start_not_negative"),
+            models.CheckConstraint(condition=Q(start__lt=F("end")), name="window_start_before_end"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.caption} #{self.index} [{self.start:g}-{self.end:g}]"
+
+
+class Reference(models.Model):
+    """An expert description of a clip, used by reference metrics."""
+
+    clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="references")
+    source = models.CharField(max_length=100)
+    language = models.CharField(max_length=20, default="en")
+    text = models.TextField()
+    text_sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["clip", "source", "language"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["clip", "source", "language", "text_sha256"], name="reference_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.clip} ({self.source}, {self.language})"

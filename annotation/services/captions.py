@@ -1,0 +1,132 @@
+"""Importing captions and references: validated whole, stored all-or-nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation import formats
+from annotation.models import Caption, Clip, Reference, Study, Window
+from annotation.services.errors import ImportRefused
+from annotation.services.studies import candidate_model_get_or_create
+
+META_FIELDS = {"input_tokens_per_second", "retried", "re_encoded"}
+
+
+@dataclass
+class CaptionImportReport:
+    stored: int = 0
+    kept_invalid: int = 0
+    models_created: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # kept-invalid records' schema errors
+
+
+def study_clip_durations(study: Study) -> dict[str, float]:
+    return dict(Clip.objects.filter(study=study).values_list("name", "duration"))
+
+
+def study_caption_pairs(study: Study) -> set[tuple[str, str]]:
+    return set(
+        Caption.objects.filter(clip__study=study).values_list("clip__name", "model__name")
+    )
+
+
+def captions_import_jsonl(*, study: Study, data: bytes, keep_invalid: bool = False) -> CaptionImportReport:
+    """Validate every line, then store all captions in one transaction, or none.
+
+    Without keep_invalid any error refuses the whole file. With keep_invalid,
+    records whose only errors are schema problems are stored flagged
+    `invalid_kept` with those errors; an error that cannot be stored at all
+    (unknown clip, impossible timeline, duplicate, ...) still refuses the file.
+    """
+    result = formats.parse_captions_jsonl(
+        data,
+        clip_durations=study_clip_durations(study),
+        existing_pairs=study_caption_pairs(study),
+        keep_invalid=keep_invalid,
+    )
+    return captions_store(study=study, result=result, keep_invalid=keep_invalid)
+
+
+def captions_store(*, study: Study, result: formats.ParseResult, keep_invalid: bool) -> CaptionImportReport:
+    refusing = [e for e in result.errors if not (keep_invalid and e.storable)]
+    if refusing:
+        raise ImportRefused(result.errors)
+    report = CaptionImportReport()
+    with transaction.atomic():
+        clips = {clip.name: clip for clip in Clip.objects.filter(study=study)}
+        models = {}
+        for record in result.records:
+            if record.model not in models:
+                before = study.candidate_models.filter(name=record.model).exists()
+                models[record.model] = candidate_model_get_or_create(study=study, name=record.model)
+                if not before:
+                    report.models_created.append(record.model)
+            _caption_create(record=record, clip=clips[record.clip], model=models[record.model])
+            report.stored += 1
+            if record.schema_errors:
+                report.kept_invalid += 1
+                report.errors.extend(record.schema_errors)
+    return report
+
+
+def _caption_create(*, record: formats.CaptionRecord, clip: Clip, model) -> Caption:
+    meta = dict(record.meta)
+    tokens = meta.pop("input_tokens_per_second", None)
+    caption = Caption.objects.create(
+        clip=clip,
+        model=model,
+        overview=record.overview,
+        input_tokens_per_second=float(tokens) if tokens is not None else None,
+        retried=bool(meta.pop("retried", False)),
+        re_encoded=bool(meta.pop("re_encoded", False)),
+        invalid_kept=bool(record.schema_errors),
+        validation_errors=list(record.schema_errors),
+        meta=meta,
+    )
+    Window.objects.bulk_create(
+        Window(caption=caption, index=index, start=w.start, end=w.end, scene=w.scene, shot=w.shot)
+        for index, w in enumerate(record.windows)
+    )
+    return caption
+
+
+@dataclass
+class ReferenceImportReport:
+    stored: int = 0
+    already_present: int = 0
+
+
+def references_store(
+    *, study: Study, records: Sequence[formats.ReferenceRecord], errors: Iterable[object] = ()
+) -> ReferenceImportReport:
+    """Store references all-or-nothing; one already stored (same clip, source, language, text) is skipped."""
+    errors = list(errors)
+    clips = {clip.name: clip for clip in Clip.objects.filter(study=study)}
+    errors.extend(
+        formats.RecordError(
+            line=r.line, field="clip", reason=f"unknown clip {r.clip!r} in study {study.slug!r}", storable=False
+        )
+        for r in records
+        if r.clip not in clips
+    )
+    if errors:
+        raise ImportRefused(errors)
+    report = ReferenceImportReport()
+    with transaction.atomic():
+        for record in records:
+            _, created = Reference.objects.get_or_create(
+                clip=clips[record.clip],
+                source=record.source,
+                language=record.language,
+                text_sha256=hashlib.sha256(record.text.encode("utf-8")).hexdigest(),
+                defaults={"text": record.text},
+            )
+            if created:
+                report.stored += 1
+            else:
+                report.already_present += 1
+    return report

@@ -1,0 +1,29 @@
+"""Errors that services raise; each message is meant to be shown to a person as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ServiceError(Exception):
+    """A request that Redline refuses, with a message that says why."""
+
+
+class TaxonomyFrozen(ServiceError):
+    """The taxonomy version is in use and can no longer change."""
+
+
+class DuplicateClip(ServiceError):
+    """The same video (by sha256) or clip name is already in the study."""
+
+
+class ImportRefused(ServiceError):
+    """An all-or-nothing import found errors; nothing was stored."""
+
+    def __init__(self, errors: Sequence[object]):
+        self.errors = [str(error) for error in errors]
+        count = len(self.errors)
+        super().__init__(
+            f"{count} error{'s' if count != 1 else ''}, nothing was stored:\n"
+            + "\n".join(self.errors)
+        )
