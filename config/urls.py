@@ -2,8 +2,14 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotation import views as annotation_views
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("annotation.urls_api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("clips/<int:clip_id>/video", annotation_views.clip_video, name="clip-video"),
+    path("clips/<int:clip_id>/poster", annotation_views.clip_poster, name="clip-poster"),
+    path("", include("frontend.urls")),
 ]

@@ -1,0 +1,104 @@
+"""API representations. Model identity is shown only to admins and researchers."""
+
+from rest_framework import serializers
+
+from annotation.models import CandidateModel, Caption, Clip, FailureMode, Study, Window
+
+
+class FailureModeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FailureMode
+        fields = ["key", "name", "definition", "decision_test", "level"]
+
+
+class StudySerializer(serializers.ModelSerializer):
+    taxonomy = serializers.SerializerMethodField()
+    roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Study
+        fields = [
+            "slug", "name", "description", "word_thresholds", "near_total_cut", "length_band",
+            "taxonomy", "roles", "created_at",
+        ]
+
+    def get_taxonomy(self, study):
+        taxonomy = study.taxonomy
+        return {
+            "name": taxonomy.name,
+            "version": taxonomy.version,
+            "content_hash": taxonomy.content_hash,
+            "frozen": taxonomy.is_frozen,
+            "precedence_rules": taxonomy.precedence_rules,
+            "modes": FailureModeSerializer(taxonomy.modes.all(), many=True).data,
+        }
+
+    def get_roles(self, study):
+        from annotation.permissions import user_roles
+
+        return sorted(user_roles(self.context["request"].user, study))
+
+
+class ClipSerializer(serializers.ModelSerializer):
+    video_url = serializers.SerializerMethodField()
+    poster_url = serializers.SerializerMethodField()
+    needs_proxy_pending = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Clip
+        fields = [
+            "id", "name", "original_filename", "size_bytes", "sha256", "duration", "fps",
+            "width", "height", "codec", "pix_fmt", "content_type", "camera_platform",
+            "scene_complexity", "shot_scale", "motion_intensity", "manipulated", "media_error",
+            "video_url", "poster_url", "needs_proxy_pending", "created_at",
+        ]
+
+    def get_video_url(self, clip):
+        return f"/clips/{clip.pk}/video"
+
+    def get_poster_url(self, clip):
+        return f"/clips/{clip.pk}/poster" if clip.poster else None
+
+    def get_needs_proxy_pending(self, clip):
+        return not clip.poster and not clip.media_error
+
+
+class CandidateModelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CandidateModel
+        fields = ["alias", "name", "identifier", "route", "providers"]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self.context.get("sees_identity"):
+            data = {"alias": data["alias"]}
+        return data
+
+
+class WindowSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Window
+        fields = ["index", "start", "end", "scene", "shot"]
+
+
+class CaptionSerializer(serializers.ModelSerializer):
+    clip = serializers.CharField(source="clip.name")
+    model = serializers.SerializerMethodField()
+    windows = WindowSerializer(many=True)
+
+    class Meta:
+        model = Caption
+        fields = [
+            "id", "clip", "model", "overview", "windows", "input_tokens_per_second", "retried",
+            "re_encoded", "invalid_kept", "validation_errors",
+        ]
+
+    def get_model(self, caption):
+        if self.context.get("sees_identity"):
+            return caption.model.name
+        return caption.model.alias
+
+
+class ImportResultSerializer(serializers.Serializer):
+    stored = serializers.IntegerField()
+    detail = serializers.CharField()

@@ -1,0 +1,47 @@
+"""Clip media for members of the clip's study: ranged, streamed, permission-checked."""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from annotation.models import Clip
+from annotation.permissions import is_member
+from annotation.streaming import ranged_file_response
+
+
+def _member_clip(request, clip_id: int) -> Clip:
+    clip = get_object_or_404(Clip.objects.select_related("study"), pk=clip_id)
+    if not is_member(request.user, clip.study):
+        # 404 rather than 403: outsiders learn nothing about other studies' clips.
+        raise Http404("No such clip.")
+    return clip
+
+
+def _serve(request, field_file):
+    path = Path(field_file.path)
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    prefix = settings.MEDIA_ACCEL_PREFIX if settings.MEDIA_X_ACCEL_REDIRECT else None
+    relative = path.relative_to(Path(settings.MEDIA_ROOT)).as_posix()
+    return ranged_file_response(
+        request, path, content_type=content_type, x_accel_prefix=prefix, accel_path=relative
+    )
+
+
+@login_required
+def clip_video(request, clip_id: int):
+    clip = _member_clip(request, clip_id)
+    return _serve(request, clip.playable)
+
+
+@login_required
+def clip_poster(request, clip_id: int):
+    clip = _member_clip(request, clip_id)
+    if not clip.poster:
+        raise Http404("This clip has no poster yet.")
+    return _serve(request, clip.poster)

@@ -1,0 +1,12 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from frontend import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("studies/<slug:slug>/", views.study_detail, name="study"),
+    path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
+]

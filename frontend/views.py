@@ -1,0 +1,73 @@
+"""Server-rendered pages. Data for scripts goes through json_script; scripts call the REST API."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Caption, Clip, Study
+from annotation.permissions import Role, is_member, sees_model_identity, studies_of, user_roles
+from annotation.serializers import CaptionSerializer
+
+
+def _member_study(request, slug: str) -> Study:
+    study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
+    if not is_member(request.user, study):
+        raise Http404("No such study.")
+    return study
+
+
+@login_required
+def home(request):
+    studies = studies_of(request.user).annotate(
+        clip_count=Count("clips", distinct=True),
+        model_count=Count("candidate_models", distinct=True),
+    )
+    rows = [
+        {"study": study, "roles": sorted(user_roles(request.user, study))} for study in studies
+    ]
+    return render(request, "frontend/home.html", {"rows": rows})
+
+
+@login_required
+def study_detail(request, slug: str):
+    study = _member_study(request, slug)
+    clips = study.clips.annotate(caption_count=Count("captions"))
+    return render(
+        request,
+        "frontend/study.html",
+        {
+            "study": study,
+            "clips": clips,
+            "models": study.candidate_models.annotate(caption_count=Count("captions")),
+            "modes": study.taxonomy.modes.all(),
+            "roles": sorted(user_roles(request.user, study)),
+            "is_admin": Role.ADMIN in user_roles(request.user, study),
+            "sees_identity": sees_model_identity(request.user, study),
+            "reference_count": sum(clip.references.count() for clip in clips),
+        },
+    )
+
+
+@login_required
+def clip_detail(request, slug: str, name: str):
+    study = _member_study(request, slug)
+    clip = get_object_or_404(Clip, study=study, name=name)
+    captions = (
+        Caption.objects.filter(clip=clip).select_related("clip", "model").prefetch_related("windows")
+    )
+    sees_identity = sees_model_identity(request.user, study)
+    caption_data = CaptionSerializer(captions, many=True, context={"sees_identity": sees_identity}).data
+    return render(
+        request,
+        "frontend/clip.html",
+        {
+            "study": study,
+            "clip": clip,
+            "captions": caption_data,
+            "references": clip.references.all() if sees_identity else [],
+            "clip_data": {"duration": clip.duration, "fps": clip.fps, "captions": caption_data},
+        },
+    )

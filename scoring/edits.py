@@ -1,0 +1,246 @@
+"""Edit size between a machine-written text (the *original*) and its human correction.
+
+Tokenisation, used by every function in this module:
+
+- **Words.** The text is Unicode-NFC normalised and split on whitespace; a word is a maximal run
+  of non-whitespace characters, compared exactly. Case and punctuation are kept, so "dog" ->
+  "Dog." is one changed word. Why: a reviewer who fixed only a comma or a capital still made a
+  correction (the "any correction" threshold must see it), and the count must equal what the
+  redline from :func:`word_diff` shows.
+- **Characters.** For character similarity, character distance and length, the text is NFC
+  normalised, runs of whitespace (spaces, tabs, newlines) become one space and the ends are
+  stripped: re-flowing or re-wrapping a text is not an edit.
+
+Measures (see the project's spec, METRICS.md section 1 and PROTOCOL.md section 4):
+
+- ``words_changed``: the two word lists are aligned with a Levenshtein alignment
+  (``rapidfuzz.distance.Levenshtein.opcodes``); each run of non-equal operations is one block
+  that counts ``max(len(source block), len(target block))`` (replacing 2 words by 5 counts 5).
+  This equals the Levenshtein distance over the word lists.
+- ``char_similarity``: normalised Indel similarity ``2 * LCS / (|a| + |b|)``
+  (``rapidfuzz.fuzz.ratio / 100``); 1.0 means identical, two empty texts are identical.
+- ``near_total``: a repair whose character similarity is below a cut (0.55 by default).
+- ``length_change``: relative change in *characters*, ``(|corrected| - |original|) / |original|``.
+- ``repair_direction``: 'lengthened' / 'shortened' / 'same' within a symmetric band.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+NEAR_TOTAL_CUT: float = 0.55
+LENGTH_BAND: float = 0.05
+#: Word thresholds at which a caption counts as failed (PROTOCOL.md section 4).
+WORD_THRESHOLDS: tuple[int, ...] = (1, 3, 6, 16)
+
+Direction = Literal["lengthened", "shortened", "same"]
+DiffOp = Literal["equal", "insert", "delete"]
+
+_WHITESPACE = re.compile(r"\s+")
+# A word together with the whitespace that precedes it, so that a redline keeps line breaks.
+_SPACED_WORD = re.compile(r"(\s*)(\S+)")
+
+
+def normalise_text(text: str) -> str:
+    """Return ``text`` NFC-normalised with whitespace runs collapsed to one space, ends stripped."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def words(text: str) -> list[str]:
+    """Return the words of ``text`` (NFC-normalised whitespace-separated tokens, exact)."""
+    return unicodedata.normalize("NFC", text).split()
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One aligned run: either equal words or a merged run of non-equal operations."""
+
+    equal: bool
+    src_start: int
+    src_end: int
+    dst_start: int
+    dst_end: int
+
+    @property
+    def cost(self) -> int:
+        """Words this block changes: 0 when equal, else the longer side."""
+        if self.equal:
+            return 0
+        return max(self.src_end - self.src_start, self.dst_end - self.dst_start)
+
+
+def _blocks(src: Sequence[str], dst: Sequence[str]) -> list[_Block]:
+    """Align two word lists and merge consecutive non-equal operations into single blocks."""
+    blocks: list[_Block] = []
+    for op in Levenshtein.opcodes(src, dst):
+        equal = op.tag == "equal"
+        if blocks and not equal and not blocks[-1].equal:
+            last = blocks[-1]
+            blocks[-1] = _Block(False, last.src_start, op.src_end, last.dst_start, op.dest_end)
+        else:
+            blocks.append(_Block(equal, op.src_start, op.src_end, op.dest_start, op.dest_end))
+    return blocks
+
+
+def words_changed(original: str, corrected: str) -> int:
+    """Return how many words the correction changed (replacements count at the longer side).
+
+    Always equals the Levenshtein distance between the two word lists; 0 iff the word lists are
+    identical.
+    """
+    return sum(block.cost for block in _blocks(words(original), words(corrected)))
+
+
+def char_similarity(original: str, corrected: str) -> float:
+    """Return the normalised Indel similarity of the two normalised texts, in [0, 1].
+
+    1.0 means identical after normalisation (two empty texts are identical); 0.0 means no
+    character in common.
+    """
+    return fuzz.ratio(normalise_text(original), normalise_text(corrected)) / 100.0
+
+
+def chars_changed(original: str, corrected: str) -> int:
+    """Return the character Levenshtein distance between the two normalised texts."""
+    return int(Levenshtein.distance(normalise_text(original), normalise_text(corrected)))
+
+
+def near_total(similarity: float, cut: float = NEAR_TOTAL_CUT) -> bool:
+    """Return True when a repair with this character similarity is near-total (below ``cut``)."""
+    return similarity < cut
+
+
+def length_change(original: str, corrected: str) -> float:
+    """Return the relative change in characters, ``(|corrected| - |original|) / |original|``.
+
+    Lengths are of the normalised texts. An empty original gives 0.0 when the correction is also
+    empty and ``math.inf`` otherwise.
+    """
+    before = len(normalise_text(original))
+    after = len(normalise_text(corrected))
+    if before == 0:
+        return 0.0 if after == 0 else math.inf
+    return (after - before) / before
+
+
+def repair_direction(change: float, band: float = LENGTH_BAND) -> Direction:
+    """Classify a relative length change: beyond ``+band`` lengthened, below ``-band`` shortened.
+
+    Changes inside the closed band ``[-band, +band]`` are 'same'; with ``band=0`` only an exactly
+    equal length is 'same'. A negative band is refused.
+    """
+    if band < 0:
+        raise ValueError(f"band must be >= 0, got {band}")
+    if change > band:
+        return "lengthened"
+    if change < -band:
+        return "shortened"
+    return "same"
+
+
+@dataclass(frozen=True)
+class EditSize:
+    """How much a correction changed a text, by every edit-size measure at once."""
+
+    words_changed: int
+    original_words: int
+    corrected_words: int
+    char_similarity: float
+    chars_changed: int
+    near_total: bool
+    length_change: float
+    direction: Direction
+
+
+def edit_size(
+    original: str,
+    corrected: str,
+    *,
+    near_total_cut: float = NEAR_TOTAL_CUT,
+    band: float = LENGTH_BAND,
+) -> EditSize:
+    """Return every edit-size measure of ``corrected`` against ``original``."""
+    original_words = words(original)
+    corrected_words = words(corrected)
+    similarity = char_similarity(original, corrected)
+    change = length_change(original, corrected)
+    return EditSize(
+        words_changed=sum(block.cost for block in _blocks(original_words, corrected_words)),
+        original_words=len(original_words),
+        corrected_words=len(corrected_words),
+        char_similarity=similarity,
+        chars_changed=chars_changed(original, corrected),
+        near_total=near_total(similarity, near_total_cut),
+        length_change=change,
+        direction=repair_direction(change, band),
+    )
+
+
+@dataclass(frozen=True)
+class DiffSegment:
+    """A run of words in a redline: kept ('equal'), added ('insert') or removed ('delete')."""
+
+    op: DiffOp
+    text: str
+
+
+def _spaced_words(text: str) -> list[tuple[str, str]]:
+    """Return (preceding whitespace, word) pairs of the NFC-normalised text."""
+    return _SPACED_WORD.findall(unicodedata.normalize("NFC", text))
+
+
+def word_diff(original: str, corrected: str) -> list[DiffSegment]:
+    """Return the word-level redline that turns ``original`` into ``corrected``.
+
+    Promises:
+    - words are aligned exactly as in :func:`words_changed`; each merged non-equal block becomes
+      one 'delete' segment followed by one 'insert' segment (a replacement is delete + insert),
+      so ``words_changed`` equals the sum over blocks of the longer side's word count;
+    - segments carry the whitespace that precedes their words (kept words show the corrected
+      text's spacing, so line breaks survive), the first segment starts without whitespace, and
+      adjacent segments never glue two words together;
+    - joining the 'equal' and 'delete' texts gives the original, and joining the 'equal' and
+      'insert' texts gives the corrected text, up to whitespace runs;
+    - adjacent segments never share an op.
+    """
+    src = _spaced_words(original)
+    dst = _spaced_words(corrected)
+    segments: list[DiffSegment] = []
+    emitted = False
+
+    def render(pieces: Sequence[tuple[str, str]]) -> str:
+        # Why the separator logic: the first word of either side carries no whitespace, but once
+        # anything has been emitted a word must be separated from what precedes it.
+        nonlocal emitted
+        parts: list[str] = []
+        for space, word in pieces:
+            if emitted:
+                parts.append(space or " ")
+            parts.append(word)
+            emitted = True
+        return "".join(parts)
+
+    def add(op: DiffOp, pieces: Sequence[tuple[str, str]]) -> None:
+        if not pieces:
+            return
+        text = render(pieces)
+        if segments and segments[-1].op == op:
+            segments[-1] = DiffSegment(op, segments[-1].text + text)
+        else:
+            segments.append(DiffSegment(op, text))
+
+    for block in _blocks([w for _, w in src], [w for _, w in dst]):
+        if block.equal:
+            add("equal", dst[block.dst_start : block.dst_end])
+        else:
+            add("delete", src[block.src_start : block.src_end])
+            add("insert", dst[block.dst_start : block.dst_end])
+    return segments

@@ -1,0 +1,132 @@
+"""The three prompts of LLMFactsF1: fact extraction, fact checking and JSON repair.
+
+The prompts follow the design of FM-V2T (Arzberger et al., MM '25; reference prompts in
+FAIRmedia-AT/FM-V2T ``PAPER/LLMFactsF1_prompts/prompts.yaml``) in our own words, and ask for
+strict JSON instead of a Python dictionary string.
+
+Any change to the wording or to the answer format changes the scores, so it must come with a new
+:data:`PROMPT_VERSION`: the version is part of every cache key and of every stored result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from string import Template
+from typing import Literal, TypedDict
+
+PROMPT_VERSION = "llmfacts-v1"
+"""Identifies the wording and answer format of all three prompts below."""
+
+
+class Message(TypedDict):
+    """One chat message, as OpenAI-compatible chat-completion APIs and chat templates take it."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+# string.Template ($name) rather than str.format: the prompts are full of JSON braces.
+_EXTRACTION_SYSTEM = (
+    "You split video descriptions into atomic facts. You answer with one JSON object and "
+    "nothing else."
+)
+
+_EXTRACTION_USER = Template(
+    """Split the video description below into atomic facts.
+
+Rules:
+- A fact is one short sentence with a subject, a predicate and, where there is one, an object. \
+Add place, time or cause only when the description gives them.
+- Every fact stands on its own: write the noun instead of a pronoun ("he", "she", "it", "they").
+- Keep the meaning exactly: keep negations ("no", "not", "without"), modality ("might", \
+"appears to", "probably") and quantities ("two", "all", "some", "several").
+- A sentence that says two things becomes two facts. Do not repeat a fact.
+- Camera work is not a fact: leave out camera moves, zooms, cuts, scene changes and remarks such \
+as "the video starts" or "the video ends". What people and animals do, their gestures and their \
+expressions are facts.
+- Take every fact the description states and nothing it does not state.
+
+Answer in exactly this form:
+{"facts": ["first fact", "second fact"]}
+
+Example description: A man in a red coat opens a door. He does not smile.
+Example answer: {"facts": ["A man wears a red coat.", "The man opens a door.", \
+"The man does not smile."]}
+
+Video description:
+<<<
+$text
+>>>"""
+)
+
+_CHECKING_SYSTEM = (
+    "You check facts against a video description. You answer with one JSON object and nothing "
+    "else."
+)
+
+_CHECKING_USER = Template(
+    """Below are a video description and a numbered list of facts. For every fact, decide how \
+the whole description relates to it:
+- "entailment": the description states the fact or clearly implies it.
+- "contradiction": the description states something that cannot be true together with the fact.
+- "neutral": neither of the two; the description does not say, or it is unclear.
+
+When unsure, choose "neutral". The reason is one short sentence that points to the words of the \
+description. Judge every fact exactly once, in the order given, and refer to it by its number.
+
+Answer in exactly this form:
+{"labels": [{"fact": 1, "reason": "short reason", "label": "entailment"}, \
+{"fact": 2, "reason": "short reason", "label": "neutral"}]}
+
+Video description:
+<<<
+$text
+>>>
+
+Facts:
+$facts"""
+)
+
+_REPAIR_SYSTEM = (
+    "You repair broken JSON. You change only syntax: quotes, escapes, brackets, braces and "
+    "commas. You never add, remove or reword any content."
+)
+
+_REPAIR_USER = Template(
+    """The text below was meant to be one JSON object but it does not parse ($error). Write the \
+same content as valid JSON. Answer with the JSON object only, nothing before or after it.
+
+$answer"""
+)
+
+
+def extraction_messages(text: str) -> list[Message]:
+    """Messages asking the model for the atomic facts of ``text`` as ``{"facts": [str, ...]}``."""
+    return [
+        {"role": "system", "content": _EXTRACTION_SYSTEM},
+        {"role": "user", "content": _EXTRACTION_USER.substitute(text=text.strip())},
+    ]
+
+
+def checking_messages(text: str, facts: Sequence[str]) -> list[Message]:
+    """Messages asking the model to label every fact in ``facts`` against the whole of ``text``.
+
+    The facts are numbered from 1; the answer must be
+    ``{"labels": [{"fact": <number>, "reason": str, "label": <label>}, ...]}``.
+    """
+    numbered = "\n".join(f"{number}. {fact}" for number, fact in enumerate(facts, start=1))
+    return [
+        {"role": "system", "content": _CHECKING_SYSTEM},
+        {
+            "role": "user",
+            "content": _CHECKING_USER.substitute(text=text.strip(), facts=numbered),
+        },
+    ]
+
+
+def repair_messages(answer: str, error: str) -> list[Message]:
+    """Messages asking the model to fix only the JSON syntax of ``answer``, keeping its content."""
+    return [
+        {"role": "system", "content": _REPAIR_SYSTEM},
+        {"role": "user", "content": _REPAIR_USER.substitute(error=error, answer=answer)},
+    ]
