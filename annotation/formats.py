@@ -40,7 +40,7 @@ import json
 import math
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -132,7 +132,9 @@ VIDEO_EXTENSIONS = frozenset(
 _MISSING: Any = object()
 
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_REPEATED_KEY = "appears more than once in the same object; which value is meant is unclear"
 
 
 # --------------------------------------------------------------------------------------------
@@ -254,7 +256,7 @@ def _describe(value: object) -> str:
     if isinstance(value, int | float):
         return f"the number {_shorten(repr(value))}"
     if isinstance(value, str):
-        return f"the string {_shorten(json.dumps(value, ensure_ascii=False))}"
+        return f"the string {_shorten(_quote(value))}"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -272,8 +274,23 @@ def _seconds(value: float) -> str:
     return repr(float(value))
 
 
-def _quote(name: str) -> str:
-    return json.dumps(name, ensure_ascii=False)
+def _quote(text: str) -> str:
+    """Text in double quotes, readable but safe to store: control characters are escaped, and so
+    is everything non-ASCII when the text holds an unpaired surrogate."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return json.dumps(text) if _SURROGATE_RE.search(quoted) else quoted
+
+
+def _unstorable_character(text: str) -> str | None:
+    """Why the database cannot store ``text``, or None. JSON admits both of these as ``\\u``
+    escapes, but PostgreSQL text refuses NUL and UTF-8 cannot encode a lone surrogate."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    match = _SURROGATE_RE.search(text)
+    if match:
+        code = ord(match.group())
+        return f"contains an unpaired surrogate (\\u{code:04x}), which UTF-8 cannot encode"
+    return None
 
 
 def _key_field(prefix: str, key: str) -> str:
@@ -405,9 +422,9 @@ def _check_name(value: object, key: str, errors: _LineErrors) -> str | None:
     if not name:
         errors.add(key, "must not be empty", storable=False)
         return None
-    too_long = _too_long(name, MAX_NAME_CHARS)
-    if too_long:
-        errors.add(key, too_long, storable=False)
+    unstorable = _too_long(name, MAX_NAME_CHARS) or _unstorable_character(name)
+    if unstorable:
+        errors.add(key, unstorable, storable=False)
         return None
     return name
 
@@ -448,15 +465,17 @@ def _check_text(
         errors.add(field_, f"must be a string, got {_describe(value)}", storable=True)
         return ""
     text = value.strip()
-    too_long = _too_long(text, limit)
-    if too_long:
-        errors.add(field_, too_long, storable=False)
+    unstorable = _too_long(text, limit) or _unstorable_character(text)
+    if unstorable:
+        errors.add(field_, unstorable, storable=False)
     if required and not text:
         errors.add(field_, "must not be empty", storable=True)
     return text
 
 
-def _check_seconds(window: Mapping[str, Any], key: str, path: str, errors: _LineErrors) -> float | None:
+def _check_seconds(
+    window: Mapping[str, Any], key: str, path: str, errors: _LineErrors
+) -> float | None:
     """A window time as a finite float, or None (with an unstorable error)."""
     field_ = f"{path}.{key}"
     if key not in window:
@@ -518,10 +537,10 @@ def _check_window(
             errors.add(f"{path}.{key}", f'required text "{key}" is missing', storable=True)
             texts.append("")
         else:
-            texts.append(
-                _check_text(value[key], f"{path}.{key}", MAX_WINDOW_TEXT_CHARS, errors,
-                            required=False)
-            )  # fmt: skip
+            text = _check_text(
+                value[key], f"{path}.{key}", MAX_WINDOW_TEXT_CHARS, errors, required=False
+            )
+            texts.append(text)
     return start, end, texts[0], texts[1]
 
 
@@ -572,7 +591,7 @@ def _check_meta(obj: Mapping[str, Any], errors: _LineErrors) -> Mapping[str, Any
     if not isinstance(value, dict):
         errors.add("meta", f"must be an object, got {_describe(value)}", storable=True)
         return MappingProxyType({})
-    _check_keys(value, META_KEYS, "meta", errors, storable=True)
+    _check_keys(value, META_KEYS, "meta", errors)
     meta: dict[str, Any] = {}
     for key in sorted(META_KEYS & value.keys()):
         item = value[key]
@@ -609,27 +628,24 @@ def _meta_problem(key: str, value: object) -> str | None:
             return "must be a string"
         if len(value.strip()) > MAX_NAME_CHARS:
             return f"must be at most {MAX_NAME_CHARS:,} characters"
-        return None
+        return _unstorable_character(value)
     if key == "validation_errors":
-        ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
-        return None if ok else "must be a list of strings"
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            return "must be a list of strings"
+        problems = (_unstorable_character(item) for item in value)
+        return next((problem for problem in problems if problem), None)
     return None
 
 
 def _check_keys(
-    obj: Mapping[str, Any],
-    allowed: frozenset[str],
-    prefix: str,
-    errors: _LineErrors,
-    *,
-    storable: bool = True,
+    obj: Mapping[str, Any], allowed: frozenset[str], prefix: str, errors: _LineErrors
 ) -> None:
     """Report repeated keys (unstorable: which value was meant is unknown) and unknown keys
     (storable: they are dropped)."""
     for key in _duplicate_keys(obj):
         errors.add(
             _key_field(prefix, key),
-            "appears more than once in the same object; which value is meant is unclear",
+            _REPEATED_KEY,
             storable=False,
         )
     for key in obj:
@@ -637,7 +653,7 @@ def _check_keys(
             errors.add(
                 _key_field(prefix, key),
                 f"unknown key; allowed keys are {', '.join(sorted(allowed))}",
-                storable=storable,
+                storable=True,
             )
 
 
@@ -701,17 +717,7 @@ def _result(
             records.append(record)
         elif keep_invalid and line_errors.storable:
             schema_errors = tuple(str(error) for error in line_errors.errors)
-            records.append(
-                CaptionRecord(
-                    record.line,
-                    record.clip,
-                    record.model,
-                    record.overview,
-                    record.windows,
-                    record.meta,
-                    schema_errors,
-                )
-            )
+            records.append(replace(record, schema_errors=schema_errors))
     return ParseResult(tuple(records), tuple(errors))
 
 
@@ -778,7 +784,9 @@ def parse_clip_cc_model_file(
         return ParseResult((), (RecordError(0, "", reason),))
     pairs = _PairRegistry(existing_pairs)
     checked: list[tuple[CaptionRecord | None, _LineErrors]] = []
-    for position, (clip_id, overview) in enumerate(obj.pairs, start=1):
+    # Iterate the raw pairs: a clip listed twice must be reported, not silently overwritten.
+    entries = obj.pairs if isinstance(obj, _JsonObject) else list(obj.items())
+    for position, (clip_id, overview) in enumerate(entries, start=1):
         errors = _LineErrors(position)
         caption = {"clip": clip_id, "model": model, "overview": overview}
         record = _caption_from_object(caption, errors, clip_durations=clip_durations, pairs=pairs)
@@ -849,9 +857,9 @@ class _ReferenceChecker:
         if not name:
             errors.append(RecordError(line, field_, "must not be empty"))
             return None
-        too_long = _too_long(name, MAX_NAME_CHARS)
-        if too_long:
-            errors.append(RecordError(line, field_, too_long))
+        unstorable = _too_long(name, MAX_NAME_CHARS) or _unstorable_character(name)
+        if unstorable:
+            errors.append(RecordError(line, field_, unstorable))
             return None
         if self.known is not None and name not in self.known:
             errors.append(
@@ -876,9 +884,9 @@ class _ReferenceChecker:
         if not text:
             errors.append(RecordError(line, field_, "must not be empty"))
             return None
-        too_long = _too_long(text, MAX_REFERENCE_CHARS)
-        if too_long:
-            errors.append(RecordError(line, field_, too_long))
+        unstorable = _too_long(text, MAX_REFERENCE_CHARS) or _unstorable_character(text)
+        if unstorable:
+            errors.append(RecordError(line, field_, unstorable))
             return None
         return text
 
@@ -889,13 +897,9 @@ def _language_problem(value: str) -> str | None:
     return None
 
 
-def _unknown_keys(
-    obj: Mapping[str, Any], allowed: frozenset[str], line: int
-) -> list[RecordError]:
-    errors = [
-        RecordError(line, _key_field("", key), "appears more than once in the same object")
-        for key in _duplicate_keys(obj)
-    ]
+def _key_errors(obj: Mapping[str, Any], allowed: frozenset[str], line: int) -> list[RecordError]:
+    """Repeated and unknown keys of a reference object."""
+    errors = [RecordError(line, _key_field("", key), _REPEATED_KEY) for key in _duplicate_keys(obj)]
     errors += [
         RecordError(
             line,
@@ -923,11 +927,10 @@ def _optional_label(
         problem = _language_problem(label)
         if problem:
             errors.append(RecordError(line, key, f"{problem}, got {_describe(value)}"))
-    elif len(label) > MAX_SOURCE_CHARS:
-        errors.append(
-            RecordError(line, key, f"is {len(label):,} characters long; the limit is "
-                                   f"{MAX_SOURCE_CHARS:,}")
-        )  # fmt: skip
+    else:
+        unstorable = _too_long(label, MAX_SOURCE_CHARS) or _unstorable_character(label)
+        if unstorable:
+            errors.append(RecordError(line, key, unstorable))
     return label
 
 
@@ -947,14 +950,16 @@ def parse_references_jsonl(
         try:
             obj = _loads(text)
         except ValueError as exc:
-            checker.errors.append(RecordError(number, "", _json_error_reason(exc, whole_file=False)))
+            checker.errors.append(
+                RecordError(number, "", _json_error_reason(exc, whole_file=False))
+            )
             continue
         if not isinstance(obj, dict):
             checker.errors.append(
                 RecordError(number, "", f"expected a JSON object, got {_describe(obj)}")
             )
             continue
-        prior = _unknown_keys(obj, REFERENCE_KEYS, number)
+        prior = _key_errors(obj, REFERENCE_KEYS, number)
         source = _optional_label(obj, "source", DEFAULT_REFERENCE_SOURCE, number, prior)
         language = _optional_label(obj, "language", DEFAULT_REFERENCE_LANGUAGE, number, prior)
         checker.add(
@@ -985,7 +990,9 @@ def parse_clip_cc_references(
     except ValueError as exc:
         return [], [RecordError(0, "", _json_error_reason(exc, whole_file=True))]
     if not isinstance(entries, list):
-        reason = f"expected a JSON list of {{id, file_link, summary}} objects, got {_describe(entries)}"
+        reason = (
+            f"expected a JSON list of {{id, file_link, summary}} objects, got {_describe(entries)}"
+        )
         return [], [RecordError(0, "", reason)]
     checker = _ReferenceChecker(known_clips)
     for position, entry in enumerate(entries, start=1):
@@ -994,10 +1001,12 @@ def parse_clip_cc_references(
                 RecordError(position, "", f"expected a JSON object, got {_describe(entry)}")
             )
             continue
-        prior = _unknown_keys(entry, CLIP_CC_REFERENCE_KEYS, position)
+        prior = _key_errors(entry, CLIP_CC_REFERENCE_KEYS, position)
         link = entry.get("file_link")
         if link is not None and not isinstance(link, str):
-            prior.append(RecordError(position, "file_link", f"must be a string, got {_describe(link)}"))
+            prior.append(
+                RecordError(position, "file_link", f"must be a string, got {_describe(link)}")
+            )
         checker.add(
             position,
             clip=entry.get("id", _MISSING),
@@ -1060,9 +1069,7 @@ def parse_fmv2t_descriptions_csv(
             ]
         for number, row in rows:
             if len(row) != 2:
-                checker.errors.append(
-                    RecordError(number, "", f"expected 2 cells, got {len(row)}")
-                )
+                checker.errors.append(RecordError(number, "", f"expected 2 cells, got {len(row)}"))
                 continue
             checker.add(
                 number,
@@ -1115,17 +1122,28 @@ def _header_errors(header: list[str], line: int) -> tuple[list[str], list[Record
 
 
 def _property_row(
-    number: int, keys: list[str], row: list[str]
+    number: int, keys: list[str], row: list[str], first_line: dict[str, int]
 ) -> tuple[ClipPropertiesRecord | None, list[RecordError]]:
+    """One row as a record, or its errors. ``first_line`` records where each clip was first
+    listed, so a second listing names the first."""
     if len(row) != len(keys):
         return None, [RecordError(number, "", f"expected {len(keys)} cells, got {len(row)}")]
     cells = dict(zip(keys, row, strict=True))
     errors: list[RecordError] = []
     clip = clip_name_from_filename(cells["clip"])
+    unstorable = _too_long(clip, MAX_NAME_CHARS) or _unstorable_character(clip)
     if not clip:
         errors.append(RecordError(number, "clip", "must not be empty"))
-    elif len(clip) > MAX_NAME_CHARS:
-        errors.append(RecordError(number, "clip", _too_long(clip, MAX_NAME_CHARS) or ""))
+    elif unstorable:
+        errors.append(RecordError(number, "clip", unstorable))
+    elif clip in first_line:
+        errors.append(
+            RecordError(
+                number, "clip", f"clip {_quote(clip)} also appears on line {first_line[clip]}"
+            )
+        )
+    else:
+        first_line[clip] = number
     properties: dict[str, str] = {}
     for name in PROPERTY_FIELDS:
         raw = cells.get(name, "").strip()
@@ -1135,29 +1153,22 @@ def _property_row(
         if value in PROPERTY_VALUES[name]:
             properties[name] = value
         else:
-            errors.append(
-                RecordError(
-                    number,
-                    name,
-                    f"{_quote(raw)} is not one of {', '.join(PROPERTY_VALUES[name])}",
-                )
-            )
+            allowed = ", ".join(PROPERTY_VALUES[name])
+            errors.append(RecordError(number, name, f"{_quote(raw)} is not one of {allowed}"))
     manipulated: bool | None = None
     raw_flag = cells.get(MANIPULATED_COLUMN, "").strip()
-    if raw_flag:
-        word = raw_flag.lower()
-        if word in _TRUE_WORDS:
-            manipulated = True
-        elif word in _FALSE_WORDS:
-            manipulated = False
-        else:
-            errors.append(
-                RecordError(
-                    number,
-                    MANIPULATED_COLUMN,
-                    f"{_quote(raw_flag)} is not one of true, false, yes, no, 1, 0",
-                )
+    if raw_flag.lower() in _TRUE_WORDS:
+        manipulated = True
+    elif raw_flag.lower() in _FALSE_WORDS:
+        manipulated = False
+    elif raw_flag:
+        errors.append(
+            RecordError(
+                number,
+                MANIPULATED_COLUMN,
+                f"{_quote(raw_flag)} is not one of true, false, yes, no, 1, 0",
             )
+        )
     if errors:
         return None, errors
     return ClipPropertiesRecord(number, clip, MappingProxyType(properties), manipulated), []
@@ -1185,19 +1196,9 @@ def parse_clip_properties_csv(data: bytes) -> tuple[list[ClipPropertiesRecord], 
         if header_problems:
             return [], header_problems
         for number, row in rows:
-            record, row_errors = _property_row(number, keys, row)
-            if record is not None and record.clip in first_line:
-                row_errors.append(
-                    RecordError(
-                        number,
-                        "clip",
-                        f"clip {_quote(record.clip)} also appears on line {first_line[record.clip]}",
-                    )
-                )
-                record = None
+            record, row_errors = _property_row(number, keys, row, first_line)
             errors.extend(row_errors)
             if record is not None:
-                first_line[record.clip] = number
                 records.append(record)
     except csv.Error as exc:
         errors.append(_csv_error(exc, _last_line_number(text)))

@@ -109,7 +109,9 @@ def _run_ffmpeg(
     except subprocess.TimeoutExpired as exc:
         raise MediaError(path, f"{what} failed (ffmpeg ran longer than {timeout:g} s)") from exc
     if result.returncode != 0:
-        detail = _tail(result.stderr) or f"exit status {result.returncode}"
+        # ffmpeg quotes input paths in full; the message shows only the file name (see MediaError).
+        log = result.stderr.replace(os.fspath(path), os.path.basename(os.fspath(path)))
+        detail = _tail(log) or f"exit status {result.returncode}"
         raise MediaError(path, f"{what} failed (ffmpeg: {detail})")
     return result
 
@@ -395,7 +397,7 @@ def make_proxy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> N
     args = ffmpeg.compile(stream)[1:]
     try:
         _run_ffmpeg(args, path=src, what="making the browser proxy", timeout=timeout)
-        if tmp.stat().st_size == 0:
+        if not tmp.exists() or tmp.stat().st_size == 0:
             raise MediaError(src, "making the browser proxy failed (ffmpeg wrote nothing)")
         os.replace(tmp, dst)
     finally:
@@ -434,7 +436,7 @@ def make_poster(
     ]  # fmt: skip
     try:
         _run_ffmpeg(args, path=src, what="making the poster", timeout=timeout)
-        if tmp.stat().st_size == 0:
+        if not tmp.exists() or tmp.stat().st_size == 0:
             raise MediaError(src, f"making the poster failed (no frame at {at_seconds:.2f} s)")
         os.replace(tmp, dst)
     finally:

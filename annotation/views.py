@@ -27,10 +27,7 @@ def _serve(request, field_file):
     path = Path(field_file.path)
     content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     prefix = settings.MEDIA_ACCEL_PREFIX if settings.MEDIA_X_ACCEL_REDIRECT else None
-    relative = path.relative_to(Path(settings.MEDIA_ROOT)).as_posix()
-    return ranged_file_response(
-        request, path, content_type=content_type, x_accel_prefix=prefix, accel_path=relative
-    )
+    return ranged_file_response(request, path, content_type=content_type, x_accel_prefix=prefix)
 
 
 @login_required

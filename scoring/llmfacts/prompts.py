@@ -60,8 +60,7 @@ $text
 )
 
 _CHECKING_SYSTEM = (
-    "You check facts against a video description. You answer with one JSON object and nothing "
-    "else."
+    "You check facts against a video description. You answer with one JSON object and nothing else."
 )
 
 _CHECKING_USER = Template(

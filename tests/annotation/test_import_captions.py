@@ -1,0 +1,120 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import CandidateModel, Caption, Window
+from tests.conftest import jsonl
+
+pytestmark = pytest.mark.django_db
+
+GOOD = {
+    "clip": "a",
+    "model": "m1",
+    "overview": "A test pattern with moving colours.",
+    "windows": [
+        {"start": 0, "end": 2, "scene": "Colours cycle.", "shot": "Static frame."},
+        {"start": 2, "end": 4, "scene": "A counter runs.", "shot": "Static frame."},
+    ],
+    "meta": {"input_tokens_per_second": 120.5, "retried": True, "re_encoded": False},
+}
+
+
+def run_import(tmp_path, data: bytes, *flags):
+    path = tmp_path / "captions.jsonl"
+    path.write_bytes(data)
+    out, err = StringIO(), StringIO()
+    call_command("import_captions", "--study", "s1", str(path), *flags, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def state():
+    return (Caption.objects.count(), Window.objects.count(), CandidateModel.objects.count())
+
+
+def test_valid_file_stores_captions_windows_metadata_and_a_neutral_alias(clips, tmp_path):
+    overview_only = {"clip": "b", "model": "m1", "overview": "Another pattern."}
+    out, _ = run_import(tmp_path, jsonl(GOOD, overview_only))
+    assert "Stored 2 caption(s)" in out
+    caption = Caption.objects.get(clip__name="a")
+    assert [w.end for w in caption.windows.all()] == [2, 4]
+    assert (caption.input_tokens_per_second, caption.retried, caption.re_encoded) == (120.5, True, False)
+    assert caption.model.alias == "Model A"
+    assert Caption.objects.get(clip__name="b").windows.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"clip": "zzz"}, "unknown clip"),
+        ({"overview": None}, "overview"),
+        ({"windows": [{"start": "zero", "end": 2, "scene": "", "shot": ""}]}, "start"),
+        ({"windows": [{"start": 3, "end": 2, "scene": "", "shot": ""}]}, "end"),
+        ({"windows": [{"start": 0, "end": 9, "scene": "", "shot": ""}]}, "past the clip end"),
+        ({"windows": [GOOD["windows"][1], GOOD["windows"][0]]}, "windows[1]"),
+        ({"windows": [{"start": 0, "end": 3, "scene": "", "shot": ""},
+                      {"start": 2, "end": 4, "scene": "", "shot": ""}]}, "overlap"),
+        ({"colour": "red"}, "colour"),
+        ({"overview": "x" * 60_000}, "limit"),
+    ],
+)
+def test_bad_line_refuses_the_whole_file_and_names_line_and_field(clips, tmp_path, change, expected):
+    bad = {**GOOD, "clip": "b", **change}
+    before = state()
+    with pytest.raises(CommandError) as error:
+        run_import(tmp_path, jsonl(GOOD, bad))
+    assert "line 2" in str(error.value)
+    assert expected in str(error.value)
+    assert "nothing was stored" in str(error.value)
+    assert state() == before
+
+
+def test_duplicate_clip_and_model_in_one_file_names_both_lines(clips, tmp_path):
+    with pytest.raises(CommandError, match="line 1") as error:
+        run_import(tmp_path, jsonl(GOOD, GOOD))
+    assert "line 2" in str(error.value)
+    assert state() == (0, 0, 0)
+
+
+def test_caption_already_stored_is_refused_as_a_duplicate(clips, tmp_path):
+    run_import(tmp_path, jsonl(GOOD))
+    with pytest.raises(CommandError, match="already"):
+        run_import(tmp_path, jsonl(GOOD))
+    assert Caption.objects.count() == 1
+
+
+def test_invalid_utf8_is_reported_and_nothing_stored(clips, tmp_path):
+    data = jsonl(GOOD) + b'\n{"clip": "b", "model": "m1", "overview": "caf\xe9"}'
+    with pytest.raises(CommandError, match="UTF-8"):
+        run_import(tmp_path, data)
+    assert state() == (0, 0, 0)
+
+
+def test_every_error_is_printed_not_only_the_first(clips, tmp_path):
+    with pytest.raises(CommandError) as error:
+        run_import(tmp_path, jsonl({**GOOD, "clip": "nope"}, {**GOOD, "clip": "b", "colour": 1}))
+    assert "line 1" in str(error.value) and "line 2" in str(error.value)
+
+
+def test_keep_invalid_stores_schema_invalid_captions_flagged_with_their_errors(clips, tmp_path):
+    out, err = run_import(tmp_path, jsonl({**GOOD, "colour": "red"}), "--keep-invalid")
+    caption = Caption.objects.get()
+    assert caption.invalid_kept
+    assert any("colour" in error for error in caption.validation_errors)
+    assert "1 kept invalid" in out
+
+
+def test_keep_invalid_still_refuses_what_cannot_be_stored(clips, tmp_path):
+    impossible = {**GOOD, "clip": "b", "windows": [{"start": 5, "end": 1, "scene": "", "shot": ""}]}
+    with pytest.raises(CommandError):
+        run_import(tmp_path, jsonl({**GOOD, "colour": "red"}, impossible), "--keep-invalid")
+    assert state() == (0, 0, 0)
+
+
+def test_clip_cc_model_file_becomes_overview_only_captions(clips, tmp_path):
+    path = tmp_path / "longva.json"
+    path.write_text(json.dumps({"a": "First paragraph.", "b": "Second paragraph."}))
+    call_command("import_captions", "--study", "s1", "--format", "clip-cc", str(path), stdout=StringIO())
+    assert set(Caption.objects.values_list("model__name", flat=True)) == {"longva"}
+    assert Window.objects.count() == 0

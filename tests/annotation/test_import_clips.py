@@ -1,0 +1,93 @@
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Clip
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    from io import StringIO
+
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_folder_import_stores_good_videos_and_names_each_bad_file_with_its_reason(study, clip_files):
+    out, err = run("import_clips", "--study", "s1", str(clip_files["a"].parent))
+    assert set(Clip.objects.values_list("name", flat=True)) == {"a", "b", "c"}
+    assert "notes.mp4" in err and "not a video" in err
+    assert "truncated.mp4" in err
+    assert "Imported 3 clip(s), skipped 2." in out
+    assert "[5/5]" in out
+
+
+def test_probed_facts_are_stored(study, clip_files):
+    run("import_clips", "--study", "s1", str(clip_files["b"]))
+    clip = Clip.objects.get(name="b")
+    assert (clip.width, clip.height, clip.codec) == (160, 120, "h264")
+    assert clip.duration == pytest.approx(6.0, abs=0.1)
+    assert clip.fps == pytest.approx(25.0)
+    assert len(clip.sha256) == 64
+
+
+def test_same_video_twice_is_refused_as_a_duplicate(study, clip_files, tmp_path):
+    copy = tmp_path / "a-copy.mp4"
+    copy.write_bytes(clip_files["a"].read_bytes())
+    run("import_clips", "--study", "s1", str(clip_files["a"]))
+    with pytest.raises(CommandError, match="No clip was imported"):
+        out, err = run("import_clips", "--study", "s1", str(copy))
+    assert Clip.objects.count() == 1
+
+
+def test_duplicate_is_reported_by_name(study, clip_files, tmp_path):
+    copy = tmp_path / "a-copy.mp4"
+    copy.write_bytes(clip_files["a"].read_bytes())
+    out, err = run("import_clips", "--study", "s1", str(clip_files["a"]), str(copy), str(clip_files["b"]))
+    assert "a-copy.mp4: the same video is already in the study as clip 'a'" in err
+
+
+def test_properties_csv_is_applied_to_imported_clips(study, clip_files, tmp_path):
+    csv = tmp_path / "clips.csv"
+    csv.write_text(
+        "clip,content_type,camera_platform,scene_complexity,shot_scale,motion_intensity,manipulated\n"
+        "a,product_object,Tripod / static,low,close,unclear,no\n"
+        "b,nature_outdoor,handheld,high,wide,high,yes\n"
+    )
+    run("import_clips", "--study", "s1", "--properties", str(csv), str(clip_files["a"]), str(clip_files["b"]))
+    a, b = Clip.objects.get(name="a"), Clip.objects.get(name="b")
+    assert (a.camera_platform, a.motion_intensity, a.manipulated) == ("tripod_static", "unclear", False)
+    assert (b.content_type, b.manipulated) == ("nature_outdoor", True)
+
+
+def test_bad_properties_csv_imports_nothing(study, clip_files, tmp_path):
+    csv = tmp_path / "clips.csv"
+    csv.write_text("clip,scene_complexity\na,enormous\n")
+    with pytest.raises(CommandError, match="enormous"):
+        run("import_clips", "--study", "s1", "--properties", str(csv), str(clip_files["a"]))
+    assert Clip.objects.count() == 0
+
+
+def test_unknown_study_is_named(db, clip_files):
+    with pytest.raises(CommandError, match="No study 'nope'"):
+        run("import_clips", "--study", "nope", str(clip_files["a"]))
+
+
+def test_missing_path_is_named(study, tmp_path):
+    with pytest.raises(CommandError, match="No such file or folder"):
+        run("import_clips", "--study", "s1", str(tmp_path / "gone.mp4"))
+
+
+def test_media_job_makes_a_proxy_only_for_a_video_browsers_cannot_play(
+    study, clip_files, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_clips", "--study", "s1", str(clip_files["a"]), str(clip_files["c"]))
+    playable, avi = Clip.objects.get(name="a"), Clip.objects.get(name="c")
+    assert not playable.proxy and playable.poster
+    assert avi.proxy and avi.poster
+    from annotation import media
+
+    proxy = media.probe(avi.proxy.path)
+    assert (proxy.codec, proxy.pix_fmt, proxy.has_audio) == ("h264", "yuv420p", False)

@@ -1,0 +1,119 @@
+"""Shared fixtures: named personas and a small study built through the services."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATASETS = Path(os.environ.get("REDLINE_DATASETS", REPO.parent / "shared" / "datasets"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked postgres need PostgreSQL: under SQLite they are skipped, saying so."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL: run `make test` (DATABASE_URL=postgres://...)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path_factory):
+    """Every test writes media into its own folder."""
+    settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, **extra):
+        return django_user_model.objects.create_user(username=username, password="pw-" + username, **extra)
+
+    return make
+
+
+@pytest.fixture
+def study(db):
+    from annotation.services.studies import study_create
+
+    return study_create(slug="s1", name="Study one")
+
+
+@pytest.fixture
+def other_study(db):
+    from annotation.services.studies import study_create
+
+    return study_create(slug="s2", name="Study two")
+
+
+@pytest.fixture
+def personas(study, other_study, make_user):
+    """admin, annotator, reviewer, researcher of `study`; outsider belongs to `other_study`."""
+    from annotation.services.studies import membership_grant
+
+    people = {}
+    for role in ("admin", "annotator", "reviewer", "researcher"):
+        people[role] = make_user(role)
+        membership_grant(study=study, user=people[role], role=role)
+    people["outsider"] = make_user("outsider")
+    membership_grant(study=other_study, user=people["outsider"], role="admin")
+    return people
+
+
+@pytest.fixture(scope="session")
+def ffmpeg_available():
+    if not shutil.which("ffmpeg"):
+        pytest.fail("ffmpeg is not installed: run `make test` (it installs it) or apt-get install ffmpeg")
+
+
+@pytest.fixture(scope="session")
+def clip_files(tmp_path_factory, ffmpeg_available):
+    """Three small real videos (one not browser-playable), a text file and a truncated video."""
+    folder = tmp_path_factory.mktemp("clips")
+
+    def encode(name: str, source: str, *codec_args: str) -> Path:
+        path = folder / name
+        subprocess.run(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", source, *codec_args, str(path)],
+            check=True,
+        )
+        return path
+
+    files = {
+        "a": encode("a.mp4", "testsrc2=size=160x120:rate=25:duration=4",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart"),
+        "b": encode("b.mp4", "testsrc=size=160x120:rate=25:duration=6",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart"),
+        "c": encode("c.avi", "mandelbrot=size=160x120:rate=25", "-t", "3", "-c:v", "mpeg4"),
+    }
+    notes = folder / "notes.mp4"
+    notes.write_text("this is not a video\n")
+    files["not_video"] = notes
+    whole = files["b"].read_bytes()
+    truncated = folder / "truncated.mp4"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    files["truncated"] = truncated
+    return files
+
+
+@pytest.fixture
+def clips(study, clip_files):
+    """Clips a (4 s) and b (6 s) imported into `study`."""
+    from annotation.services.clips import clip_import_file
+
+    return {
+        name: clip_import_file(study=study, path=clip_files[name]) for name in ("a", "b")
+    }
+
+
+def jsonl(*records) -> bytes:
+    return "\n".join(json.dumps(record) for record in records).encode("utf-8")

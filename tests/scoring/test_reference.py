@@ -1,0 +1,167 @@
+"""Reference-overlap metrics: the FM-V2T paper's Table 4, CIDEr's corpus dependence, tokenising."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring.reference import REFERENCE_METRICS, ReferenceScores, ptb_tokenize, reference_scores
+
+# FM-V2T (ACM MM 2025) Table 3: the "Short-25" reference of one clip, two hand edits of it and
+# three model outputs. Reconstructed from the seed text, whose extraction lost every r, f, t and
+# v; the negation and name-change edits also appear verbatim in the dataset's
+# llmfactsf1_example/negation_fact_alignment_example.json.
+TABLE_3_REFERENCE = (
+    'A small airplane is flying across the sky, with a banner reading "BUSSI SUSI-LEO" '
+    "trailing behind it."
+)
+TABLE_3_CANDIDATES = {
+    "Negation": 'A small airplane is flying across the sky, with no banner reading "BUSSI SUSI-LEO" '
+    "trailing behind it.",
+    "NameChange": "A small airplane is flying across the sky, with a banner reading "
+    '"BUSSI JOSEF-MARIA" trailing behind it.',
+    "InternLM": "A helicopter is flying across a clear blue sky, with a banner reading "
+    '"BUSSI SUSHI-LEO" trailing behind it.',
+    "Tarsier": "A plane flies across the sky with a sign displaying \u2019BUSSI SUJU-LEON\u2019.",
+    "VideoLLaMa": "A small airplane flies over a runway, followed by a helicopter, both seen from "
+    "a distance against a gray sky.",
+}
+# Table 4 of the same paper: METEOR, BLEU-1, BLEU-2, ROUGE-L per row.
+TABLE_4 = {
+    "Negation": {"meteor": 0.594, "bleu1": 0.941, "bleu2": 0.907, "rouge_l": 0.941},
+    "NameChange": {"meteor": 0.518, "bleu1": 0.941, "bleu2": 0.907, "rouge_l": 0.941},
+    "InternLM": {"meteor": 0.402, "bleu1": 0.722, "bleu2": 0.618, "rouge_l": 0.747},
+    "Tarsier": {"meteor": 0.186, "bleu1": 0.385, "bleu2": 0.304, "rouge_l": 0.468},
+    "VideoLLaMa": {"meteor": 0.127, "bleu1": 0.250, "bleu2": 0.162, "rouge_l": 0.219},
+}
+
+
+@pytest.fixture(scope="module")
+def table_4_run() -> ReferenceScores:
+    return reference_scores(
+        TABLE_3_CANDIDATES, {key: [TABLE_3_REFERENCE] for key in TABLE_3_CANDIDATES}
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("row", "metric", "published"),
+    [(row, metric, value) for row, values in TABLE_4.items() for metric, value in values.items()],
+)
+def test_fm_v2t_table_4_reproduces_to_three_decimals(
+    table_4_run: ReferenceScores, row: str, metric: str, published: float
+) -> None:
+    assert round(table_4_run.per_item[row][metric], 3) == pytest.approx(published, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_a_run_reports_every_metric_per_item_and_for_the_corpus(
+    table_4_run: ReferenceScores,
+) -> None:
+    assert list(table_4_run.per_item) == list(TABLE_3_CANDIDATES)
+    assert all(list(values) == list(REFERENCE_METRICS) for values in table_4_run.per_item.values())
+    assert list(table_4_run.corpus) == list(REFERENCE_METRICS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["rouge_l", "cider"])
+def test_rouge_and_cider_corpus_values_are_the_mean_of_the_items(
+    table_4_run: ReferenceScores, metric: str
+) -> None:
+    values = [item[metric] for item in table_4_run.per_item.values()]
+    assert table_4_run.corpus[metric] == pytest.approx(sum(values) / len(values))
+
+
+CIDER_CORPUS = {
+    "a": ("a man is walking a dog in the park", ["a man walks his dog through a park"]),
+    "b": ("a woman is cooking pasta in a kitchen", ["a woman cooks pasta in her kitchen"]),
+    "c": ("two children play football on a beach", ["kids are playing soccer on the beach"]),
+}
+
+
+@pytest.fixture(scope="module")
+def cider_runs() -> tuple[ReferenceScores, ReferenceScores]:
+    together = reference_scores(
+        {key: pair[0] for key, pair in CIDER_CORPUS.items()},
+        {key: pair[1] for key, pair in CIDER_CORPUS.items()},
+        metrics=["cider"],
+    )
+    alone = reference_scores({"a": CIDER_CORPUS["a"][0]}, {"a": CIDER_CORPUS["a"][1]},
+                             metrics=["cider"])
+    return together, alone
+
+
+@pytest.mark.slow
+def test_cider_of_an_item_scored_alone_is_zero(
+    cider_runs: tuple[ReferenceScores, ReferenceScores],
+) -> None:
+    _, alone = cider_runs
+    assert alone.per_item["a"]["cider"] == 0.0
+
+
+@pytest.mark.slow
+def test_cider_of_the_same_item_in_a_corpus_is_positive(
+    cider_runs: tuple[ReferenceScores, ReferenceScores],
+) -> None:
+    together, _ = cider_runs
+    assert together.per_item["a"]["cider"] > 0.1
+
+
+@pytest.mark.slow
+def test_requested_metrics_are_the_only_ones_reported(
+    cider_runs: tuple[ReferenceScores, ReferenceScores],
+) -> None:
+    together, _ = cider_runs
+    assert list(together.corpus) == ["cider"]
+    assert all(list(values) == ["cider"] for values in together.per_item.values())
+
+
+TRICKY_TEXTS = [
+    'A banner reading "BUSSI SUSI-LEO" (red), isn\'t it?',
+    "Curly \u2019quotes\u2019 and \u201cdouble\u201d ones\u2026 done.",
+    "   ",
+    "",
+    "Line one\nline two\r\nline three\u2028end.",
+    "Numbers: 3.5 km, $20, 10:30 a.m.; e.g. this -- that.",
+    "Sonderzeichen: Straße, Über, café.",
+]
+
+
+@pytest.mark.slow
+def test_ptb_tokenize_matches_pycocoevalcaps_own_tokenizer() -> None:
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    # pycocoevalcap's own class only replaces "\n", so give it texts without other line breaks.
+    texts = [" ".join(text.split()) for text in TRICKY_TEXTS]
+    theirs = PTBTokenizer().tokenize({str(i): [{"caption": t}] for i, t in enumerate(texts)})
+    assert ptb_tokenize(TRICKY_TEXTS) == [theirs[str(i)][0] for i in range(len(texts))]
+
+
+@pytest.mark.slow
+def test_ptb_tokenize_lowercases_drops_punctuation_and_keeps_hyphenated_words() -> None:
+    assert ptb_tokenize(['A banner reading "BUSSI SUSI-LEO", behind it.', "", "?", "?!"]) == [
+        "a banner reading bussi susi-leo behind it",
+        "",
+        "",
+        "?!",  # the toolkit's list of dropped tokens has "?" and "!" but not "?!"
+    ]
+
+
+def test_ptb_tokenize_of_nothing_starts_no_jvm() -> None:
+    assert ptb_tokenize([]) == []
+
+
+def test_reference_scores_refuses_an_unknown_metric() -> None:
+    with pytest.raises(ValueError, match="unknown"):
+        reference_scores({"a": "x"}, {"a": ["x"]}, metrics=["bleu5"])
+
+
+@pytest.mark.parametrize("references", [{}, {"a": []}])
+def test_reference_scores_refuses_an_item_without_references(
+    references: dict[str, list[str]],
+) -> None:
+    with pytest.raises(ValueError, match="without references"):
+        reference_scores({"a": "x"}, references)
+
+
+def test_reference_scores_of_an_empty_corpus_is_empty() -> None:
+    assert reference_scores({}, {}) == ReferenceScores(per_item={}, corpus={})
