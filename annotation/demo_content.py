@@ -263,14 +263,20 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "right and slides steadily to the left edge by the end. The camera does not move."
         ),
         "windows": [
-            _w(0.0, 4.0,
-               "A red square slides from the left edge to the right edge across the upper part "
-               "of a dark navy frame.",
-               "Static wide shot; no camera movement."),
-            _w(4.0, 8.0,
-               "The red square stays at the right edge; a teal bar appears at the lower right "
-               "and slides to the left edge.",
-               "Same static wide shot, no cuts."),
+            _w(
+                0.0,
+                4.0,
+                "A red square slides from the left edge to the right edge across the upper part "
+                "of a dark navy frame.",
+                "Static wide shot; no camera movement.",
+            ),
+            _w(
+                4.0,
+                8.0,
+                "The red square stays at the right edge; a teal bar appears at the lower right "
+                "and slides to the left edge.",
+                "Same static wide shot, no cuts.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS),
         "planted": [],
@@ -284,20 +290,32 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "upper part. The framing stays fixed throughout."
         ),
         "windows": [
-            _w(0.0, 8.0,
-               "The teal bar crosses the lower frame first, then the red square crosses the "
-               "upper frame.",
-               "Static wide shot."),
+            _w(
+                0.0,
+                8.0,
+                "The teal bar crosses the lower frame first, then the red square crosses the "
+                "upper frame.",
+                "Static wide shot.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS),
         "planted": [
-            {"unit": "overview", "mode": "temporal",
-             "note": "order reversed: the red square moves first (0-4 s), the teal bar second "
-                     "(4-8 s)"},
-            {"unit": "window", "index": 0, "mode": "temporal",
-             "note": "same reversed order inside the window"},
-            {"unit": "caption", "mode": "segmentation",
-             "note": "a single window merges the two movements (0-4 s and 4-8 s)"},
+            {
+                "unit": "overview",
+                "mode": "temporal",
+                "note": "order reversed: the red square moves first (0-4 s), the teal bar after",
+            },
+            {
+                "unit": "window",
+                "index": 0,
+                "mode": "temporal",
+                "note": "same reversed order inside the window",
+            },
+            {
+                "unit": "caption",
+                "mode": "segmentation",
+                "note": "a single window merges the two movements (0-4 s and 4-8 s)",
+            },
         ],
     },
     {
@@ -308,20 +326,33 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "and comes to rest at the right edge. The shot is static."
         ),
         "windows": [
-            _w(0.0, 4.0,
-               "A red square slides from the left edge to the right edge across the upper part "
-               "of the frame.",
-               "Static wide shot."),
-            _w(4.0, 8.0,
-               "The red square rests at the right edge of the frame.",
-               "Static wide shot."),
+            _w(
+                0.0,
+                4.0,
+                "A red square slides from the left edge to the right edge across the upper part "
+                "of the frame.",
+                "Static wide shot.",
+            ),
+            _w(
+                4.0,
+                8.0,
+                "The red square rests at the right edge of the frame.",
+                "Static wide shot.",
+            ),
         ],
         "meta": _meta(_PEBBLECAST_TPS),
         "planted": [
-            {"unit": "overview", "mode": "omission",
-             "note": "the teal bar crossing the lower frame in the second half is missing"},
-            {"unit": "window", "index": 1, "mode": "omission",
-             "note": "the teal bar appearing at 4 s and sliding left is missing"},
+            {
+                "unit": "overview",
+                "mode": "omission",
+                "note": "the teal bar crossing the lower frame in the second half is missing",
+            },
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "omission",
+                "note": "the teal bar appearing at 4 s and sliding left is missing",
+            },
         ],
     },
     # --- demo-pan: the camera pans right over static hills, pillar, yellow square, blue block ---
@@ -334,24 +365,39 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "carried along a conveyor. The camera stays still and watches them pass."
         ),
         "windows": [
-            _w(0.0, 2.6,
-               "A tall red pillar stands on green wavy hills under a blue sky.",
-               "Wide shot; the camera pans right and the pillar leaves the frame on the left."),
-            _w(2.6, 6.8,
-               "A yellow square glides from right to left across the hills.",
-               "Static wide shot."),
-            _w(6.8, 10.0,
-               "A dark blue block stands on the hills, ending near the centre of the frame.",
-               "The pan to the right continues to the end, bringing the block in from the "
-               "right."),
+            _w(
+                0.0,
+                2.6,
+                "A tall red pillar stands on green wavy hills under a blue sky.",
+                "Wide shot; the camera pans right and the pillar leaves the frame on the left.",
+            ),
+            _w(
+                2.6,
+                6.8,
+                "A yellow square glides from right to left across the hills.",
+                "Static wide shot.",
+            ),
+            _w(
+                6.8,
+                10.0,
+                "A dark blue block stands on the hills, ending near the centre of the frame.",
+                "The pan to the right continues to the end, bringing the block in from the right.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS),
         "planted": [
-            {"unit": "overview", "mode": "camera",
-             "note": "pan described as objects moving: the camera pans right over static objects"},
-            {"unit": "window", "index": 1, "mode": "camera",
-             "note": "the yellow square is static; the pan is read as the square moving (camera "
-                     "takes precedence over factual)"},
+            {
+                "unit": "overview",
+                "mode": "camera",
+                "note": "pan described as objects moving; the camera pans over static objects",
+            },
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "camera",
+                "note": "the yellow square is static; the pan is read as the square moving (camera "
+                "takes precedence over factual)",
+            },
         ],
     },
     {
@@ -363,21 +409,33 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "marker placed to guide hikers towards the blue shelter."
         ),
         "windows": [
-            _w(0.0, 2.6,
-               "A tall red pillar stands on green hills under a blue sky.",
-               "Wide shot panning right; the pillar drifts left and leaves the frame."),
-            _w(2.6, 6.8,
-               "A yellow square stands still on the hills.",
-               "The pan continues; the square crosses the frame from right to left."),
-            _w(6.8, 10.0,
-               "A dark blue block stands on the hills.",
-               "The pan continues; the block enters from the right and ends near the centre."),
+            _w(
+                0.0,
+                2.6,
+                "A tall red pillar stands on green hills under a blue sky.",
+                "Wide shot panning right; the pillar drifts left and leaves the frame.",
+            ),
+            _w(
+                2.6,
+                6.8,
+                "A yellow square stands still on the hills.",
+                "The pan continues; the square crosses the frame from right to left.",
+            ),
+            _w(
+                6.8,
+                10.0,
+                "A dark blue block stands on the hills.",
+                "The pan continues; the block enters from the right and ends near the centre.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS),
         "planted": [
-            {"unit": "overview", "mode": "inference",
-             "note": "purpose (trail marker, guiding hikers) and identity (shelter) asserted "
-                     "without support"},
+            {
+                "unit": "overview",
+                "mode": "inference",
+                "note": "purpose (trail marker, guiding hikers) and identity (shelter) asserted "
+                "without support",
+            },
         ],
     },
     {
@@ -390,16 +448,25 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "blue block comes in from the right near the end. Nothing in the scene moves."
         ),
         "windows": [
-            _w(0.0, 2.6,
-               "A red pillar stands on green hills.",
-               "The camera pans right; the pillar drifts to the left edge and out of frame."),
-            _w(2.6, 6.8,
-               "A yellow square on the hills.",
-               "Continuing pan; the square, at the right edge at first, passes the centre and "
-               "nears the left edge."),
-            _w(6.8, 10.0,
-               "A dark blue block on the hills.",
-               "Continuing pan; the block enters on the right and ends near the centre."),
+            _w(
+                0.0,
+                2.6,
+                "A red pillar stands on green hills.",
+                "The camera pans right; the pillar drifts to the left edge and out of frame.",
+            ),
+            _w(
+                2.6,
+                6.8,
+                "A yellow square on the hills.",
+                "Continuing pan; the square, at the right edge at first, passes the centre and "
+                "nears the left edge.",
+            ),
+            _w(
+                6.8,
+                10.0,
+                "A dark blue block on the hills.",
+                "Continuing pan; the block enters on the right and ends near the centre.",
+            ),
         ],
         "meta": _meta(_PEBBLECAST_TPS),
         "planted": [],
@@ -415,14 +482,20 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "both shots."
         ),
         "windows": [
-            _w(0.0, 5.4,
-               "A yellow square moves slowly from the left side to just right of centre across a "
-               "green field.",
-               "Static wide shot."),
-            _w(5.4, 9.0,
-               "A magenta square falls from the top edge to the bottom edge of a dark slate "
-               "frame.",
-               "Hard cut at 5.4 s to a new static shot."),
+            _w(
+                0.0,
+                5.4,
+                "A yellow square moves slowly from the left side to just right of centre across a "
+                "green field.",
+                "Static wide shot.",
+            ),
+            _w(
+                5.4,
+                9.0,
+                "A magenta square falls from the top edge to the bottom edge of a dark slate "
+                "frame.",
+                "Hard cut at 5.4 s to a new static shot.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS),
         "planted": [],
@@ -436,18 +509,28 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "bottom. Both shots are static."
         ),
         "windows": [
-            _w(0.0, 5.4,
-               "A yellow square drifts to the right across a green field.",
-               "Static shot."),
-            _w(5.4, 9.0,
-               "A magenta square falls from the top to the bottom of a dark slate frame, "
-               "dropped by someone standing just out of view.",
-               "Hard cut to a second static shot."),
+            _w(
+                0.0,
+                5.4,
+                "A yellow square drifts to the right across a green field.",
+                "Static shot.",
+            ),
+            _w(
+                5.4,
+                9.0,
+                "A magenta square falls from the top to the bottom of a dark slate frame, "
+                "dropped by someone standing just out of view.",
+                "Hard cut to a second static shot.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS),
         "planted": [
-            {"unit": "window", "index": 1, "mode": "inference",
-             "note": "cause (someone dropped it) asserted; nobody is visible"},
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "inference",
+                "note": "cause (someone dropped it) asserted; nobody is visible",
+            },
         ],
     },
     {
@@ -459,23 +542,38 @@ DEMO_CAPTIONS: list[DemoCaption] = [
         ),
         # Windows on a fixed 3 s grid: the cut at 5.4 s falls inside the second window.
         "windows": [
-            _w(0.0, 3.0,
-               "A yellow square moves slowly to the right across a green field.",
-               "Static wide shot."),
-            _w(3.0, 6.0,
-               "The yellow square continues to the right across the green field.",
-               "Static wide shot."),
-            _w(6.0, 9.0,
-               "A magenta square falls towards the bottom of a dark slate background.",
-               "Static shot."),
+            _w(
+                0.0,
+                3.0,
+                "A yellow square moves slowly to the right across a green field.",
+                "Static wide shot.",
+            ),
+            _w(
+                3.0,
+                6.0,
+                "The yellow square continues to the right across the green field.",
+                "Static wide shot.",
+            ),
+            _w(
+                6.0,
+                9.0,
+                "A magenta square falls towards the bottom of a dark slate background.",
+                "Static shot.",
+            ),
         ],
         "meta": _meta(_PEBBLECAST_TPS, re_encoded=True),
         "planted": [
-            {"unit": "overview", "mode": "camera",
-             "note": "the hard cut at 5.4 s is described as the field darkening and the square "
-                     "transforming"},
-            {"unit": "caption", "mode": "segmentation",
-             "note": "windows sit on a fixed 3 s grid and miss the cut at 5.4 s"},
+            {
+                "unit": "overview",
+                "mode": "camera",
+                "note": "the hard cut at 5.4 s is described as the field darkening and the square "
+                "transforming",
+            },
+            {
+                "unit": "caption",
+                "mode": "segmentation",
+                "note": "windows sit on a fixed 3 s grid and miss the cut at 5.4 s",
+            },
         ],
     },
     # --- demo-zoom: static target on a cream wall, steady zoom-in to 2.5x ---
@@ -489,19 +587,28 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "most of the picture."
         ),
         "windows": [
-            _w(0.0, 2.5,
-               "A target of nested squares (blue, white, red centre) on a cream wall, with small "
-               "black squares near the four corners.",
-               "Medium shot; a slow zoom-in begins and the corner squares slide out of frame."),
-            _w(2.5, 8.0,
-               "The target swells and moves towards the viewer until it fills most of the "
-               "frame.",
-               "Static framing."),
+            _w(
+                0.0,
+                2.5,
+                "A target of nested squares (blue, white, red centre) on a cream wall, with small "
+                "black squares near the four corners.",
+                "Medium shot; a slow zoom-in begins and the corner squares slide out of frame.",
+            ),
+            _w(
+                2.5,
+                8.0,
+                "The target swells and moves towards the viewer until it fills most of the frame.",
+                "Static framing.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS, re_encoded=True),
         "planted": [
-            {"unit": "window", "index": 1, "mode": "camera",
-             "note": "the zoom-in is read as the target approaching; the target does not move"},
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "camera",
+                "note": "the zoom-in is read as the target approaching; the target does not move",
+            },
         ],
     },
     {
@@ -514,12 +621,18 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "most of the frame height."
         ),
         "windows": [
-            _w(0.0, 2.5,
-               "A nested-square target on a cream wall; small black squares near the corners.",
-               "The camera starts zooming in; the corner squares leave the frame."),
-            _w(2.5, 8.0,
-               "The target, unchanged.",
-               "The zoom-in continues until the target fills most of the frame height."),
+            _w(
+                0.0,
+                2.5,
+                "A nested-square target on a cream wall; small black squares near the corners.",
+                "The camera starts zooming in; the corner squares leave the frame.",
+            ),
+            _w(
+                2.5,
+                8.0,
+                "The target, unchanged.",
+                "The zoom-in continues until the target fills most of the frame height.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS),
         "planted": [],
@@ -532,18 +645,27 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "small black squares near the corners."
         ),
         "windows": [
-            _w(0.0, 2.5,
-               "A target of nested blue, white and red squares on a cream wall; black squares "
-               "near the corners.",
-               "Slow zoom-in; the corner squares move out of frame."),
-            _w(2.5, 8.0,
-               "The target on the wall.",
-               "The zoom-in continues; the target ends up filling most of the frame."),
+            _w(
+                0.0,
+                2.5,
+                "A target of nested blue, white and red squares on a cream wall; black squares "
+                "near the corners.",
+                "Slow zoom-in; the corner squares move out of frame.",
+            ),
+            _w(
+                2.5,
+                8.0,
+                "The target on the wall.",
+                "The zoom-in continues; the target ends up filling most of the frame.",
+            ),
         ],
         "meta": _meta(_PEBBLECAST_TPS),
         "planted": [
-            {"unit": "overview", "mode": "omission",
-             "note": "the steady zoom-in, the only change in the clip, is not mentioned"},
+            {
+                "unit": "overview",
+                "mode": "omission",
+                "note": "the steady zoom-in, the only change in the clip, is not mentioned",
+            },
         ],
     },
     # --- demo-lamp: static room, yellow lamp lit 0-1, 2-3, 4-5, 6-7, 8-9 s ---
@@ -556,13 +678,19 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "second on and one second off, five times in all; nothing else changes."
         ),
         "windows": [
-            _w(0.0, 5.0,
-               "A small yellow lamp on a brown table is lit from 0 to 1 s, 2 to 3 s and 4 to "
-               "5 s, dark in between; a pale window in the upper left of a grey wall.",
-               "Static medium shot from a fixed camera."),
-            _w(5.0, 10.0,
-               "The lamp lights again from 6 to 7 s and from 8 to 9 s and is dark at the end.",
-               "Same static shot."),
+            _w(
+                0.0,
+                5.0,
+                "A small yellow lamp on a brown table is lit from 0 to 1 s, 2 to 3 s and 4 to "
+                "5 s, dark in between; a pale window in the upper left of a grey wall.",
+                "Static medium shot from a fixed camera.",
+            ),
+            _w(
+                5.0,
+                10.0,
+                "The lamp lights again from 6 to 7 s and from 8 to 9 s and is dark at the end.",
+                "Same static shot.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS),
         "planted": [],
@@ -575,19 +703,32 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "signalling that something in the room has overheated."
         ),
         "windows": [
-            _w(0.0, 5.0,
-               "The lamp on the table flickers rapidly, several times a second.",
-               "Static medium shot."),
-            _w(5.0, 10.0,
-               "The lamp lights from 6 to 7 s and from 8 to 9 s; the room is otherwise still.",
-               "Static medium shot."),
+            _w(
+                0.0,
+                5.0,
+                "The lamp on the table flickers rapidly, several times a second.",
+                "Static medium shot.",
+            ),
+            _w(
+                5.0,
+                10.0,
+                "The lamp lights from 6 to 7 s and from 8 to 9 s; the room is otherwise still.",
+                "Static medium shot.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS, retried=True),
         "planted": [
-            {"unit": "overview", "mode": "inference",
-             "note": "'warning' and 'something has overheated' are not supported by the footage"},
-            {"unit": "window", "index": 0, "mode": "temporal",
-             "note": "the lamp is lit 1 s and dark 1 s, not flickering several times a second"},
+            {
+                "unit": "overview",
+                "mode": "inference",
+                "note": "'warning' and 'something has overheated' are not supported by the footage",
+            },
+            {
+                "unit": "window",
+                "index": 0,
+                "mode": "temporal",
+                "note": "the lamp is lit 1 s and dark 1 s, not flickering several times a second",
+            },
         ],
     },
     {
@@ -598,19 +739,22 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "lamp on the table blinks twice and then stays dark."
         ),
         "windows": [
-            _w(0.0, 5.0,
-               "The yellow lamp on the table blinks on and off.",
-               "Static shot."),
-            _w(5.0, 10.0,
-               "The lamp stays dark; nothing in the room changes.",
-               "Static shot."),
+            _w(0.0, 5.0, "The yellow lamp on the table blinks on and off.", "Static shot."),
+            _w(5.0, 10.0, "The lamp stays dark; nothing in the room changes.", "Static shot."),
         ],
         "meta": _meta(_PEBBLECAST_TPS),
         "planted": [
-            {"unit": "overview", "mode": "temporal",
-             "note": "the lamp blinks five times, until 9 s, not twice"},
-            {"unit": "window", "index": 1, "mode": "temporal",
-             "note": "the lamp is lit again from 6 to 7 s and from 8 to 9 s"},
+            {
+                "unit": "overview",
+                "mode": "temporal",
+                "note": "the lamp blinks five times, until 9 s, not twice",
+            },
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "temporal",
+                "note": "the lamp is lit again from 6 to 7 s and from 8 to 9 s",
+            },
         ],
     },
     # --- demo-count: five blue squares appear one per second from 1 s, left to right ---
@@ -622,19 +766,29 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "row of four is complete; the row then stays still. The camera does not move."
         ),
         "windows": [
-            _w(0.0, 3.0,
-               "A blank white frame; at 1 s a blue square appears on the left, at 2 s a second "
-               "one appears to its right.",
-               "Static close shot."),
-            _w(3.0, 7.0,
-               "Two more squares appear, at 3 and 4 s, completing the row.",
-               "Static close shot."),
+            _w(
+                0.0,
+                3.0,
+                "A blank white frame; at 1 s a blue square appears on the left, at 2 s a second "
+                "one appears to its right.",
+                "Static close shot.",
+            ),
+            _w(
+                3.0,
+                7.0,
+                "Two more squares appear, at 3 and 4 s, completing the row.",
+                "Static close shot.",
+            ),
         ],
         "meta": _meta(_HALCYON_TPS),
         "planted": [
             {"unit": "overview", "mode": "factual", "note": "five squares, not four"},
-            {"unit": "window", "index": 1, "mode": "factual",
-             "note": "three more squares appear (at 3, 4 and 5 s), not two"},
+            {
+                "unit": "window",
+                "index": 1,
+                "mode": "factual",
+                "note": "three more squares appear (at 3, 4 and 5 s), not two",
+            },
         ],
     },
     {
@@ -648,18 +802,28 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             # Rendering-safety probe: this window's scene and shot text carry HTML/script
             # payloads presented as on-screen text. The UI must show them as literal characters;
             # a test that finds them executed or parsed as markup has found an XSS hole.
-            _w(0.0, 3.0,
-               'A caption strip at the top of the frame reads "<script>alert(1)</script>" as '
-               "the first blue squares appear at 1 s and 2 s.",
-               "Static close shot; a lower-third graphic shows <img src=x onerror=alert(1)>."),
-            _w(3.0, 7.0,
-               "Three more squares appear at 3, 4 and 5 s, completing a row of five.",
-               "Static close shot."),
+            _w(
+                0.0,
+                3.0,
+                'A caption strip at the top of the frame reads "<script>alert(1)</script>" as '
+                "the first blue squares appear at 1 s and 2 s.",
+                "Static close shot; a lower-third graphic shows <img src=x onerror=alert(1)>.",
+            ),
+            _w(
+                3.0,
+                7.0,
+                "Three more squares appear at 3, 4 and 5 s, completing a row of five.",
+                "Static close shot.",
+            ),
         ],
         "meta": _meta(_MIRRORFIELD_TPS),
         "planted": [
-            {"unit": "window", "index": 0, "mode": "factual",
-             "note": "there is no caption strip or graphic; the clip shows no text at all"},
+            {
+                "unit": "window",
+                "index": 0,
+                "mode": "factual",
+                "note": "there is no caption strip or graphic; the clip shows no text at all",
+            },
         ],
     },
     {
@@ -670,18 +834,26 @@ DEMO_CAPTIONS: list[DemoCaption] = [
             "second in and stays until the end. The shot is static."
         ),
         "windows": [
-            _w(0.0, 3.0,
-               "A white frame; a blue square appears at 1 s and a second one at 2 s.",
-               "Static close shot."),
-            _w(3.0, 7.0,
-               "Three more blue squares appear at 3, 4 and 5 s; the row of five stays to the "
-               "end.",
-               "Static close shot."),
+            _w(
+                0.0,
+                3.0,
+                "A white frame; a blue square appears at 1 s and a second one at 2 s.",
+                "Static close shot.",
+            ),
+            _w(
+                3.0,
+                7.0,
+                "Three more blue squares appear at 3, 4 and 5 s; the row of five stays to the end.",
+                "Static close shot.",
+            ),
         ],
         "meta": _meta(_PEBBLECAST_TPS),
         "planted": [
-            {"unit": "overview", "mode": "temporal",
-             "note": "the squares appear one per second from 1 s to 5 s, not all at once"},
+            {
+                "unit": "overview",
+                "mode": "temporal",
+                "note": "the squares appear one per second from 1 s to 5 s, not all at once",
+            },
         ],
     },
 ]

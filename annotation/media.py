@@ -252,7 +252,9 @@ def probe(path: StrPath) -> ProbeResult:
     second is decoded, because a truncated file can still report a full duration. Costs one
     ffprobe run plus the decode of about one second of video.
     """
-    path = Path(path)
+    # Absolute paths keep ffmpeg from reading a leading '-' as an option or 'name:' as a
+    # protocol; the same applies to every path handed to ffmpeg below.
+    path = Path(path).absolute()
     head = _check_readable(path)
     info = _ffprobe(path, head)
     fmt = info.get("format") or {}
@@ -370,7 +372,7 @@ def make_proxy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> N
     Timestamps are kept, so times annotated on the proxy are times in the original. ``dst``
     appears only when complete (written next to it, then renamed).
     """
-    src, dst = Path(src), Path(dst)
+    src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
     tmp = _temp_output(dst)
     stream = (
@@ -421,7 +423,7 @@ def make_poster(
     The frame is taken at ``at_seconds``, by default 10% into the clip (past any fade-in from
     black), or at 1 s when the duration is unknown. Asking for a time past the end is an error.
     """
-    src, dst = Path(src), Path(dst)
+    src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
     if at_seconds is None:
         duration = _quick_duration(src)
@@ -491,11 +493,19 @@ def _even(value: float) -> int:
 
 
 def _synth_graph(
-    kind: str, *, duration: float, width: int, height: int, fps: int, frames: int,
-    cut_at: float | None, count: int | None,
-) -> str:  # fmt: skip
+    kind: str,
+    *,
+    duration: float,
+    width: int,
+    height: int,
+    fps: int,
+    frames: int,
+    cut_at: float | None,
+    count: int | None,
+) -> str:
     """The lavfi filtergraph (output label ``[v]``) for one synthetic kind."""
-    W, H, D = width, height, duration  # noqa: N806 - the names of the description above
+    # Short upper-case names, as in the SYNTHETIC_KINDS descriptions, keep the graphs readable.
+    W, H, D = width, height, duration
     rate = f"r={fps}"
 
     if kind == "moving_shapes":
@@ -567,20 +577,20 @@ def _synth_graph(
             (0.24 * sh, "white"),
             (0.12 * sh, "0xd62828"),
         ]
-        draw = [
+        layers = [
             f"drawbox=x={_even(cx - s / 2)}:y={_even(cy - s / 2)}:w={_even(s)}:h={_even(s)}"
             f":color={c}:t=fill"
             for s, c in target
         ]
         corner = _even(0.06 * sh)
         for fx, fy in [(0.08, 0.1), (0.88, 0.1), (0.08, 0.84), (0.88, 0.84)]:
-            draw.append(
+            layers.append(
                 f"drawbox=x={_even(fx * sw)}:y={_even(fy * sh)}:w={corner}:h={corner}"
                 f":color=black:t=fill"
             )
         last = max(frames - 1, 1)
         return (
-            f"color=c=0xf1e9da:s={sw}x{sh}:{rate},trim=end_frame=1,{','.join(draw)},"
+            f"color=c=0xf1e9da:s={sw}x{sh}:{rate},trim=end_frame=1,{','.join(layers)},"
             f"zoompan=z='1+1.5*on/{last}':d={frames}"
             f":x='iw/2-(iw/zoom/2)':y='ih/2-(ih/zoom/2)':s={W}x{H}:fps={fps},"
             f"format=yuv420p[v]"
@@ -634,7 +644,9 @@ def synthesize_clip(
     (default 5). Raises ValueError for bad arguments and MediaError if ffmpeg fails.
     """
     if kind not in SYNTHETIC_KINDS:
-        raise ValueError(f"unknown synthetic kind {kind!r}; expected one of {sorted(SYNTHETIC_KINDS)}")
+        raise ValueError(
+            f"unknown synthetic kind {kind!r}; expected one of {sorted(SYNTHETIC_KINDS)}"
+        )
     width, height = size
     if width <= 0 or height <= 0 or width % 2 or height % 2:
         raise ValueError(f"size must be positive and even, got {size!r}")
@@ -662,7 +674,7 @@ def synthesize_clip(
         kind, duration=duration, width=width, height=height, fps=fps, frames=frames,
         cut_at=cut_at, count=count,
     )  # fmt: skip
-    dst = Path(dst)
+    dst = Path(dst).absolute()
     tmp = _temp_output(dst)
     args = [
         "-y", "-filter_complex", graph, "-map", "[v]", "-frames:v", str(frames), "-an",

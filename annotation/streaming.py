@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import BinaryIO
 from urllib.parse import quote
 
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.cache import get_conditional_response
 from django.utils.http import content_disposition_header, http_date, parse_http_date_safe
 
@@ -111,6 +113,11 @@ def _if_range_allows(value: str, etag: str, mtime: int) -> bool:
     return date is not None and date == mtime
 
 
+def _inline(filename: str) -> str:
+    """``inline; filename=...`` with RFC 6266 encoding for names that are not plain ASCII."""
+    return content_disposition_header(False, filename) or "inline"
+
+
 def _accel_response(
     path: Path, *, prefix: str, media_root: Path, content_type: str
 ) -> HttpResponse:
@@ -132,7 +139,7 @@ def ranged_file_response(
     filename: str | None = None,
     x_accel_prefix: str | None = None,
     media_root: str | os.PathLike[str] | None = None,
-) -> HttpResponse:
+) -> HttpResponseBase:
     """Answer ``request`` with the file at ``path``, honouring Range and conditional headers.
 
     - No usable Range (absent, malformed, multi-range, see :func:`parse_range`; or an If-Range
@@ -154,18 +161,32 @@ def ranged_file_response(
     path = Path(path)
     if x_accel_prefix is not None:
         root = Path(media_root if media_root is not None else settings.MEDIA_ROOT)
-        response = _accel_response(
+        handed_over = _accel_response(
             path, prefix=x_accel_prefix, media_root=root, content_type=content_type
         )
         if filename:
-            response["Content-Disposition"] = content_disposition_header(False, filename)
-        return response
+            handed_over["Content-Disposition"] = _inline(filename)
+        return handed_over
 
+    # Open first and describe the open file, so that validators, length and body all belong to
+    # the same bytes even if the file is replaced meanwhile.
     try:
-        stat = path.stat()
-    except (FileNotFoundError, NotADirectoryError) as exc:
+        handle = open(path, "rb")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
         raise Http404("No such media file") from exc
-    if not path.is_file():
+    try:
+        return _respond(request, handle, content_type=content_type, filename=filename)
+    except BaseException:
+        handle.close()
+        raise
+
+
+def _respond(
+    request: HttpRequest, handle: BinaryIO, *, content_type: str, filename: str | None
+) -> HttpResponseBase:
+    """The response for an open file; closes ``handle`` unless the response streams it."""
+    stat = os.fstat(handle.fileno())
+    if not S_ISREG(stat.st_mode):
         raise Http404("No such media file")
     size = stat.st_size
     etag = _etag(stat)
@@ -178,8 +199,11 @@ def ranged_file_response(
     }
     # A carrier for the validators, so that a 304 built by Django repeats them.
     carrier = HttpResponse(headers=validators)
-    conditional = get_conditional_response(request, etag=etag, last_modified=mtime, response=carrier)
-    if conditional is not carrier:
+    conditional = get_conditional_response(
+        request, etag=etag, last_modified=mtime, response=carrier
+    )
+    if conditional is not carrier and conditional is not None:
+        handle.close()
         return conditional
 
     byte_range: tuple[int, int] | None = None
@@ -193,16 +217,19 @@ def ranged_file_response(
         try:
             byte_range = parse_range(header, size)
         except RangeNotSatisfiable:
+            handle.close()
             refused = HttpResponse(status=416, headers=validators)
             refused["Content-Range"] = f"bytes */{size}"
             return refused
 
-    response: HttpResponse
+    response: HttpResponseBase
     if request.method == "HEAD":
+        handle.close()
         response = HttpResponse(content_type=content_type, headers=validators)
         response["Content-Length"] = str(size)
     elif byte_range is None:
-        response = FileResponse(open(path, "rb"), content_type=content_type)
+        # The response closes the file once the body has been sent.
+        response = FileResponse(handle, content_type=content_type)
         # FileResponse would name the file after its stored name; only an explicit name is sent.
         if "Content-Disposition" in response:
             del response["Content-Disposition"]
@@ -210,8 +237,7 @@ def ranged_file_response(
     else:
         first, last = byte_range
         length = last - first + 1
-        # Closed by the response (through _FileSlice.close) once the body has been sent.
-        handle = open(path, "rb")
+        # Closed by the response, through _FileSlice.close, once the body has been sent.
         response = FileResponse(
             _FileSlice(handle, first, length), status=206, content_type=content_type
         )
@@ -221,5 +247,5 @@ def ranged_file_response(
     for name, value in validators.items():
         response[name] = value
     if filename:
-        response["Content-Disposition"] = content_disposition_header(False, filename)
+        response["Content-Disposition"] = _inline(filename)
     return response

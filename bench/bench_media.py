@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
             f"clip: {args.kind}, {result.duration:.2f} s, {width}x{height} @ {args.fps} fps, "
             f"{source.stat().st_size / 1e6:.2f} MB (synthesised in {synth_s:.2f} s)"
         )
+        probe_ms = statistics.median(probe_times) * 1000
         print(
-            f"probe (ffprobe + last-second decode): median {statistics.median(probe_times) * 1000:.0f} ms "
+            f"probe (ffprobe + last-second decode): median {probe_ms:.0f} ms "
             f"over {args.repeat} runs"
         )
         print(

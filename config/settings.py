@@ -122,8 +122,9 @@ MEDIA_X_ACCEL_REDIRECT = env_bool("MEDIA_X_ACCEL_REDIRECT", False)
 MEDIA_ACCEL_PREFIX = os.environ.get("MEDIA_ACCEL_PREFIX", "/protected-media/")
 
 # Celery: no broker configured means tasks run eagerly, in the calling process.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
+BROKER_CONFIGURED = bool(os.environ.get("CELERY_BROKER_URL"))
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not BROKER_CONFIGURED)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True

@@ -73,7 +73,7 @@ END;
 def create_triggers(apps, schema_editor):
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
-        schema_editor.execute(POSTGRES_FORWARD)
+        schema_editor.execute(POSTGRES_FORWARD, params=None)
     elif vendor == "sqlite":
         schema_editor.execute(sqlite_trigger("INSERT"))
         schema_editor.execute(sqlite_trigger("UPDATE"))
@@ -83,7 +83,7 @@ def create_triggers(apps, schema_editor):
 
 def drop_triggers(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(POSTGRES_BACKWARD)
+        schema_editor.execute(POSTGRES_BACKWARD, params=None)
     else:
         schema_editor.execute("DROP TRIGGER IF EXISTS annotation_window_timeline_insert")
         schema_editor.execute("DROP TRIGGER IF EXISTS annotation_window_timeline_update")

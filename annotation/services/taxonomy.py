@@ -10,14 +10,31 @@ from django.utils import timezone
 
 from annotation.models import FailureMode, TaxonomyVersion
 from annotation.services.errors import ServiceError, TaxonomyFrozen
-from annotation.taxonomy import DEFAULT_TAXONOMY_NAME, DEFAULT_TAXONOMY_VERSION, taxonomy_hash
+from annotation.taxonomy import (
+    DEFAULT_MODES,
+    DEFAULT_PRECEDENCE_RULES,
+    DEFAULT_TAXONOMY_NAME,
+    DEFAULT_TAXONOMY_VERSION,
+    taxonomy_hash,
+)
 
 EDITABLE_MODE_FIELDS = ("name", "definition", "decision_test", "level")
 
 
 def taxonomy_default() -> TaxonomyVersion:
-    """The taxonomy created by migration 0003."""
-    return TaxonomyVersion.objects.get(name=DEFAULT_TAXONOMY_NAME, version=DEFAULT_TAXONOMY_VERSION)
+    """The default taxonomy, version 1; migration 0003 creates it, this recreates it if missing
+    (an emptied database, such as after a test flush)."""
+    existing = TaxonomyVersion.objects.filter(
+        name=DEFAULT_TAXONOMY_NAME, version=DEFAULT_TAXONOMY_VERSION
+    ).first()
+    if existing:
+        return existing
+    return taxonomy_create_version(
+        name=DEFAULT_TAXONOMY_NAME,
+        modes=DEFAULT_MODES,
+        precedence_rules=DEFAULT_PRECEDENCE_RULES,
+        description="The six failure modes of the human-correction protocol.",
+    )
 
 
 def taxonomy_compute_hash(*, taxonomy: TaxonomyVersion) -> str:

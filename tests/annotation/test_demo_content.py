@@ -147,7 +147,9 @@ def test_some_overview_is_correct_while_a_window_of_the_same_caption_is_not() ->
     )
 
 
-def test_hard_cut_captions_put_a_window_boundary_at_the_cut_unless_segmentation_is_planted() -> None:
+def test_hard_cut_captions_put_a_window_boundary_at_the_cut_unless_segmentation_is_planted() -> (
+    None
+):
     for clip in DEMO_CLIPS:
         if clip["kind"] != "hard_cut":
             continue

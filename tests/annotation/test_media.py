@@ -153,7 +153,9 @@ def test_probe_says_permission_denied_in_plain_words(
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
-def test_probe_says_permission_denied_for_an_unreadable_file(tiny_clip: Path, tmp_path: Path) -> None:
+def test_probe_says_permission_denied_for_an_unreadable_file(
+    tiny_clip: Path, tmp_path: Path
+) -> None:
     locked = tmp_path / "x.mp4"
     shutil.copy(tiny_clip, locked)
     locked.chmod(0)
@@ -265,7 +267,9 @@ def test_make_proxy_failure_names_the_file_and_quotes_ffmpeg(tmp_path: Path) -> 
     notes.write_text("not a video\n")
     proxy = tmp_path / "proxy.mp4"
 
-    with pytest.raises(MediaError, match=r"^notes\.txt: making the browser proxy failed \(ffmpeg: .+"):
+    with pytest.raises(
+        MediaError, match=r"^notes\.txt: making the browser proxy failed \(ffmpeg: .+"
+    ):
         media.make_proxy(notes, proxy)
     assert list(tmp_path.iterdir()) == [notes], "no proxy and no partial file is left behind"
 
