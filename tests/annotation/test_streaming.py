@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -102,10 +103,24 @@ def body(response: HttpResponseBase) -> bytes:
         response.close()
 
 
+_served: list[HttpResponseBase] = []
+
+
+@pytest.fixture(autouse=True)
+def close_served_responses() -> Iterator[None]:
+    """Close every response a test made, as Django's handler would, so no file stays open."""
+    yield
+    while _served:
+        _served.pop().close()
+
+
 def serve(path: Path, **headers: str) -> HttpResponseBase:
-    return ranged_file_response(
+    """GET ``path`` through ranged_file_response with the given request headers."""
+    response = ranged_file_response(
         rf.get("/media/c1", headers=headers), path, content_type="video/mp4"
     )
+    _served.append(response)
+    return response
 
 
 def test_without_range_the_whole_file_is_streamed_with_200(media_file: Path) -> None:

@@ -1,0 +1,33 @@
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from annotation import demo_content
+from annotation.models import Caption, Clip, Membership, Reference, Window
+
+pytestmark = pytest.mark.django_db
+
+
+def counts():
+    return (Clip.objects.count(), Caption.objects.count(), Window.objects.count(),
+            Reference.objects.count(), Membership.objects.count())
+
+
+def test_make_demo_builds_the_study_and_running_it_again_changes_nothing(django_capture_on_commit_callbacks):
+    out = StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("make_demo", stdout=out)
+    assert "redline-demo" in out.getvalue()
+    first = counts()
+    assert first[:2] == (len(demo_content.DEMO_CLIPS), len(demo_content.DEMO_CAPTIONS))
+    assert all(clip.poster for clip in Clip.objects.all())
+    call_command("make_demo", stdout=StringIO())
+    assert counts() == first
+
+
+def test_demo_accounts_hold_the_four_roles(db):
+    call_command("make_demo", stdout=StringIO())
+    roles = set(Membership.objects.values_list("user__username", "role"))
+    assert {("annotator", "annotator"), ("reviewer", "reviewer"), ("researcher", "researcher"),
+            ("admin", "admin")} <= roles
