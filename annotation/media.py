@@ -25,6 +25,8 @@ from pathlib import Path
 import ffmpeg
 
 __all__ = [
+    "PROXY_CRF",
+    "PROXY_PRESET",
     "SYNTHETIC_KINDS",
     "MediaError",
     "ProbeResult",
@@ -48,6 +50,13 @@ _STILL_IMAGE_FORMATS = frozenset(
     {"image2", "png_pipe", "jpeg_pipe", "webp_pipe", "bmp_pipe", "tiff_pipe", "svg_pipe", "tty"}
 )
 _TEXT_CODECS = frozenset({"ansi", "text", "bintext", "xbin", "idf"})
+# Errors a healthy open-GOP stream (some cameras, broadcast TS) can log when decoding starts at a
+# seek point: frames right after the keyframe refer to frames before it. Not signs of damage.
+_SEEK_ARTEFACT = re.compile(
+    r"reference picture missing|missing reference picture|co located POCs unavailable"
+    r"|Could not find ref with POC|mmco: unref short failure|number of reference frames",
+    re.IGNORECASE,
+)
 # ffmpeg prefixes its log lines with "[h264 @ 0x55d1c...] ", which means nothing to a reader.
 _LOG_PREFIX = re.compile(r"\[[^\]]* @ 0x[0-9a-fA-F]+\]\s*")
 
@@ -63,6 +72,11 @@ class MediaError(Exception):
         self.path = os.fspath(path)
         self.reason = reason
         super().__init__(f"{os.path.basename(self.path)}: {reason}")
+
+    def __reduce__(self) -> tuple[type[MediaError], tuple[str, str]]:
+        # Rebuild from (path, reason), not from the message, so the error survives pickling
+        # (Celery results, multiprocessing).
+        return (type(self), (self.path, self.reason))
 
 
 @dataclass(frozen=True)
@@ -216,8 +230,8 @@ def _check_tail_decodes(path: Path, duration: float) -> None:
     tail = min(1.0, duration) if duration > 0 else 1.0
     command = [
         "ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-v", "error",
-        "-sseof", f"-{tail:.3f}", "-i", os.fspath(path),
-        "-map", "0:v:0", "-an", "-sn", "-dn", "-f", "null", "-", "-progress", "pipe:1",
+        "-progress", "pipe:1", "-sseof", f"-{tail:.3f}", "-i", os.fspath(path),
+        "-map", "0:v:0", "-an", "-sn", "-dn", "-f", "null", "-",
     ]  # fmt: skip
     try:
         result = subprocess.run(
@@ -234,8 +248,10 @@ def _check_tail_decodes(path: Path, duration: float) -> None:
         ) from exc
     except FileNotFoundError as exc:
         raise MediaError(path, "cannot be read (ffmpeg is not installed)") from exc
-    # With "-v error" a healthy file prints nothing on stderr; any line is a decode or demux error.
-    errors = _tail(result.stderr, lines=2, chars=300)
+    # With "-v error" a healthy file prints nothing on stderr; any other line is a decode or demux
+    # error.
+    log = "\n".join(line for line in result.stderr.splitlines() if not _SEEK_ARTEFACT.search(line))
+    errors = _tail(log, lines=2, chars=300)
     if result.returncode != 0 or errors:
         detail = errors.replace("\n", "; ") or f"exit status {result.returncode}"
         raise MediaError(path, f"truncated or corrupt (decoding failed at the end: {detail})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -184,6 +185,14 @@ def test_probe_calls_a_faststart_mp4_cut_short_truncated_although_it_probes(
         MediaError, match=r"^clip\.mp4: truncated or corrupt \(decoding failed at the end: .+\)$"
     ):
         media.probe(cut)
+
+
+def test_media_error_survives_pickling() -> None:
+    error = MediaError("/srv/media/clip.mp4", "truncated or corrupt (cut short)")
+
+    copy = pickle.loads(pickle.dumps(error))
+
+    assert (str(copy), copy.path, copy.reason) == (str(error), error.path, error.reason)
 
 
 # ---------------------------------------------------------------------------------------------
