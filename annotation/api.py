@@ -11,7 +11,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import formats, media
+from annotation import media
 from annotation.models import Caption, Clip
 from annotation.permissions import (
     IsStudyAdmin,
@@ -27,13 +27,12 @@ from annotation.serializers import (
     StudySerializer,
 )
 from annotation.services.captions import (
+    REFERENCE_FORMATS,
+    captions_import_clip_cc,
     captions_import_jsonl,
-    captions_store,
-    references_store,
-    study_caption_pairs,
-    study_clip_durations,
+    references_import,
 )
-from annotation.services.clips import clip_import_file, clip_properties_set
+from annotation.services.clips import clip_import_file, clip_properties_import
 from annotation.services.errors import ImportRefused, ServiceError
 
 UploadSerializer = inline_serializer("Upload", {"file": serializers.FileField()})
@@ -114,21 +113,11 @@ class ClipPropertiesImport(APIView):
     @extend_schema(request=UploadSerializer, responses=None)
     def post(self, request, slug):
         study = study_from_view(self)
-        records, errors = formats.parse_clip_properties_csv(uploaded_bytes(request))
-        clips = {clip.name: clip for clip in study.clips.all()}
-        errors = [str(e) for e in errors] + [
-            f"line {r.line}, clip: unknown clip {r.clip!r}" for r in records if r.clip not in clips
-        ]
-        if errors:
-            return refused(ImportRefused(errors))
-        from django.db import transaction
-
-        with transaction.atomic():
-            for record in records:
-                clip_properties_set(
-                    clip=clips[record.clip], properties=record.properties, manipulated=record.manipulated
-                )
-        return Response({"stored": len(records), "detail": f"Updated {len(records)} clip(s)."})
+        try:
+            count = clip_properties_import(study=study, data=uploaded_bytes(request))
+        except ImportRefused as exc:
+            return refused(exc)
+        return Response({"stored": count, "detail": f"Updated {count} clip(s)."})
 
 
 class CandidateModelList(StudyContextMixin, generics.ListAPIView):
@@ -177,14 +166,9 @@ class CaptionImport(APIView):
         try:
             if request.query_params.get("format", "jsonl") == "clip-cc":
                 model = request.query_params.get("model") or Path(request.FILES["file"].name).stem
-                result = formats.parse_clip_cc_model_file(
-                    data,
-                    model=model,
-                    clip_durations=study_clip_durations(study),
-                    existing_pairs=study_caption_pairs(study),
-                    keep_invalid=keep_invalid,
+                report = captions_import_clip_cc(
+                    study=study, data=data, model=model, keep_invalid=keep_invalid
                 )
-                report = captions_store(study=study, result=result, keep_invalid=keep_invalid)
             else:
                 report = captions_import_jsonl(study=study, data=data, keep_invalid=keep_invalid)
         except ImportRefused as exc:
@@ -208,24 +192,20 @@ class ReferenceImport(APIView):
     @extend_schema(
         request=UploadSerializer,
         parameters=[
-            OpenApiParameter("format", str, enum=["jsonl", "clip-cc", "fm-v2t"]),
+            OpenApiParameter("format", str, enum=list(REFERENCE_FORMATS)),
             OpenApiParameter("language", str),
         ],
     )
     def post(self, request, slug):
         study = study_from_view(self)
         data = uploaded_bytes(request)
-        known = set(study.clips.values_list("name", flat=True))
-        kind = request.query_params.get("format", "jsonl")
-        if kind == "clip-cc":
-            records, errors = formats.parse_clip_cc_references(data, known_clips=known)
-        elif kind == "fm-v2t":
-            language = request.query_params.get("language", "en")
-            records, errors = formats.parse_fmv2t_descriptions_csv(data, language=language, known_clips=known)
-        else:
-            records, errors = formats.parse_references_jsonl(data, known_clips=known)
         try:
-            report = references_store(study=study, records=records, errors=errors)
+            report = references_import(
+                study=study,
+                data=data,
+                format=request.query_params.get("format", "jsonl"),
+                language=request.query_params.get("language", "en"),
+            )
         except ImportRefused as exc:
             return refused(exc)
         return Response(

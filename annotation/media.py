@@ -44,6 +44,9 @@ StrPath = str | os.PathLike[str]
 # How long the tail decode in probe() may take before we call the file unreadable. A healthy
 # one-second decode takes well under a second even for 4K material.
 _TAIL_CHECK_TIMEOUT_S = 60.0
+# Stretches of the end decoded by probe(), tried in turn until one yields a frame: 1 s nearly
+# always does; 20 s covers the longest keyframe interval encoders use by default (10 s).
+_TAIL_WINDOWS_S = (1.0, 20.0)
 # Containers that ffprobe reports for single pictures or text, which have a "video" stream but are
 # not clips anyone can annotate.
 _STILL_IMAGE_FORMATS = frozenset(
@@ -220,17 +223,14 @@ def _ffprobe(path: Path, head: bytes) -> dict[str, object]:
         raise MediaError(path, "cannot be read (ffprobe gave no usable answer)") from exc
 
 
-def _check_tail_decodes(path: Path, duration: float) -> None:
-    """Decode the last second of the first video stream; raise MediaError if that fails.
+def _decode_tail(path: Path, seconds: float) -> int:
+    """Decode the last ``seconds`` of the first video stream; return how many frames came out.
 
-    A file cut short after its index was written (faststart MP4, Matroska, MPEG-TS) still probes
-    with the full duration; only decoding shows the missing data. The last second is the part
-    most likely to be missing and is cheap to decode.
+    Raises MediaError when ffmpeg reports a decode or demux error on the way.
     """
-    tail = min(1.0, duration) if duration > 0 else 1.0
     command = [
         "ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-v", "error",
-        "-progress", "pipe:1", "-sseof", f"-{tail:.3f}", "-i", os.fspath(path),
+        "-progress", "pipe:1", "-sseof", f"-{seconds:.3f}", "-i", os.fspath(path),
         "-map", "0:v:0", "-an", "-sn", "-dn", "-f", "null", "-",
     ]  # fmt: skip
     try:
@@ -249,15 +249,38 @@ def _check_tail_decodes(path: Path, duration: float) -> None:
     except FileNotFoundError as exc:
         raise MediaError(path, "cannot be read (ffmpeg is not installed)") from exc
     # With "-v error" a healthy file prints nothing on stderr; any other line is a decode or demux
-    # error.
-    log = "\n".join(line for line in result.stderr.splitlines() if not _SEEK_ARTEFACT.search(line))
+    # error. "Last message repeated" lines only echo the line before them.
+    log = "\n".join(
+        line
+        for line in result.stderr.splitlines()
+        if not _SEEK_ARTEFACT.search(line) and "Last message repeated" not in line
+    )
     errors = _tail(log, lines=2, chars=300)
     if result.returncode != 0 or errors:
         detail = errors.replace("\n", "; ") or f"exit status {result.returncode}"
         raise MediaError(path, f"truncated or corrupt (decoding failed at the end: {detail})")
-    frames = [int(m) for m in re.findall(r"^frame=(\d+)", result.stdout, flags=re.M)]
-    if not frames or frames[-1] == 0:
-        raise MediaError(path, "truncated or corrupt (no frame could be decoded at the end)")
+    frames = re.findall(r"^frame=(\d+)", result.stdout, flags=re.M)
+    return int(frames[-1]) if frames else 0
+
+
+def _check_tail_decodes(path: Path, duration: float) -> None:
+    """Decode the end of the first video stream; raise MediaError if that fails.
+
+    A file cut short after its index was written (faststart MP4, Matroska) still probes with the
+    full duration; only decoding shows the missing data. The last second is the part most likely
+    to be missing and is cheap to decode. Formats without a keyframe index (MPEG-TS) seek to an
+    arbitrary frame, and with a long GOP no frame of the last second is decodable on its own, so
+    when the last second yields nothing a longer stretch is tried before calling the file broken.
+    """
+    tried: set[float] = set()
+    for seconds in _TAIL_WINDOWS_S:
+        window = min(seconds, duration) if duration > 0 else seconds
+        if window in tried:
+            break
+        tried.add(window)
+        if _decode_tail(path, window) > 0:
+            return
+    raise MediaError(path, "truncated or corrupt (no frame could be decoded at the end)")
 
 
 def probe(path: StrPath) -> ProbeResult:

@@ -51,6 +51,23 @@ def captions_import_jsonl(*, study: Study, data: bytes, keep_invalid: bool = Fal
     return captions_store(study=study, result=result, keep_invalid=keep_invalid)
 
 
+def captions_import_clip_cc(
+    *, study: Study, data: bytes, model: str, keep_invalid: bool = False
+) -> CaptionImportReport:
+    """A CLIP-CC-Bench model file ({"001": text}) as overview-only captions of `model`."""
+    try:
+        result = formats.parse_clip_cc_model_file(
+            data,
+            model=model,
+            clip_durations=study_clip_durations(study),
+            existing_pairs=study_caption_pairs(study),
+            keep_invalid=keep_invalid,
+        )
+    except ValueError as exc:  # an unusable model name
+        raise ImportRefused([str(exc)]) from exc
+    return captions_store(study=study, result=result, keep_invalid=keep_invalid)
+
+
 def captions_store(*, study: Study, result: formats.ParseResult, keep_invalid: bool) -> CaptionImportReport:
     refusing = [e for e in result.errors if not (keep_invalid and e.storable)]
     if refusing:
@@ -98,6 +115,30 @@ def _caption_create(*, record: formats.CaptionRecord, clip: Clip, model) -> Capt
 class ReferenceImportReport:
     stored: int = 0
     already_present: int = 0
+
+
+REFERENCE_FORMATS = ("jsonl", "clip-cc", "fm-v2t")
+
+
+def references_import(
+    *, study: Study, data: bytes, format: str = "jsonl", language: str = "en"
+) -> ReferenceImportReport:
+    """Parse references in one of REFERENCE_FORMATS and store them all-or-nothing."""
+    known = set(study.clips.values_list("name", flat=True))
+    if format == "jsonl":
+        records, errors = formats.parse_references_jsonl(data, known_clips=known)
+    elif format == "clip-cc":
+        records, errors = formats.parse_clip_cc_references(data, known_clips=known)
+    elif format == "fm-v2t":
+        try:
+            records, errors = formats.parse_fmv2t_descriptions_csv(
+                data, language=language, known_clips=known
+            )
+        except ValueError as exc:  # an unusable language code
+            raise ImportRefused([str(exc)]) from exc
+    else:
+        raise ImportRefused([f"unknown reference format {format!r}; use one of {', '.join(REFERENCE_FORMATS)}"])
+    return references_store(study=study, records=records, errors=errors)
 
 
 def references_store(

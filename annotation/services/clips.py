@@ -12,9 +12,9 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotation import media
+from annotation import formats, media
 from annotation.models import Clip, Study
-from annotation.services.errors import DuplicateClip, ServiceError
+from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
 
 logger = logging.getLogger(__name__)
 
@@ -194,3 +194,22 @@ def clip_properties_set(
         clip.manipulated = manipulated
     clip.save(update_fields=[*clean, "manipulated"])
     return clip
+
+
+def clip_properties_import(*, study: Study, data: bytes) -> int:
+    """Apply a clip-properties CSV to the study's clips, all-or-nothing; returns the rows applied."""
+    records, errors = formats.parse_clip_properties_csv(data)
+    clips = {clip.name: clip for clip in study.clips.all()}
+    problems = [str(error) for error in errors] + [
+        f"line {record.line}, clip: unknown clip {record.clip!r}"
+        for record in records
+        if record.clip not in clips
+    ]
+    if problems:
+        raise ImportRefused(problems)
+    with transaction.atomic():
+        for record in records:
+            clip_properties_set(
+                clip=clips[record.clip], properties=record.properties, manipulated=record.manipulated
+            )
+    return len(records)

@@ -93,3 +93,37 @@ def test_openapi_schema_and_docs_are_served(client):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200 and b"/api/studies/{slug}/captions/import/" in schema.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_admin_imports_clip_properties_and_an_unknown_clip_refuses_the_file(personas, clips):
+    client = client_for(personas["admin"])
+    good = client.post(
+        "/api/studies/s1/clips/properties/",
+        upload("p.csv", b"clip,camera_platform,manipulated\na,handheld,yes\n"), format="multipart",
+    )
+    assert good.status_code == 200, good.content
+    assert Clip.objects.get(name="a").camera_platform == "handheld"
+    bad = client.post(
+        "/api/studies/s1/clips/properties/",
+        upload("p.csv", b"clip,camera_platform\nb,tripod_static\nzzz,handheld\n"), format="multipart",
+    )
+    assert bad.status_code == 400 and "unknown clip 'zzz'" in bad.json()["errors"][0]
+    assert Clip.objects.get(name="b").camera_platform == ""
+
+
+def test_reference_import_with_a_bad_language_code_is_refused_clearly(personas, clips):
+    response = client_for(personas["admin"]).post(
+        "/api/studies/s1/references/import/?format=fm-v2t&language=not%20a%20language",
+        upload("d.csv", b"Video-Filename,Text\na,Hello\n"), format="multipart",
+    )
+    assert response.status_code == 400
+    assert "language" in response.json()["errors"][0]
+
+
+def test_admin_imports_a_clip_cc_model_file_through_the_api(personas, clips):
+    response = client_for(personas["admin"]).post(
+        "/api/studies/s1/captions/import/?format=clip-cc&model=longva",
+        upload("x.json", json.dumps({"a": "A paragraph."}).encode()), format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    assert Caption.objects.get().model.name == "longva"

@@ -195,6 +195,41 @@ def test_media_error_survives_pickling() -> None:
     assert (str(copy), copy.path, copy.reason) == (str(error), error.path, error.reason)
 
 
+def test_probe_calls_a_matroska_file_cut_short_truncated(tmp_path: Path) -> None:
+    whole, cut = tmp_path / "whole.mkv", tmp_path / "cut.mkv"
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=s=160x90:r=25:d=3",
+        "-c:v", "libx264", "-preset", "ultrafast", os.fspath(whole),
+    )  # fmt: skip
+    cut.write_bytes(whole.read_bytes()[: int(whole.stat().st_size * 0.6)])
+
+    with pytest.raises(MediaError, match=r"^cut\.mkv: truncated or corrupt"):
+        media.probe(cut)
+
+
+@pytest.mark.parametrize(
+    ("name", "encoder_args"),
+    [
+        # MPEG-TS has no keyframe index, and x264's default GOP is 10 s: the last second alone
+        # holds no decodable frame.
+        ("long_gop.ts", ["-c:v", "libx264", "-preset", "ultrafast"]),
+        # Open GOP: frames after the seek point refer to frames before it and log errors.
+        (
+            "open_gop.mp4",
+            ["-c:v", "libx264", "-preset", "ultrafast", "-x264-params",
+             "open-gop=1:keyint=20:bframes=3"],
+        ),
+    ],
+)  # fmt: skip
+def test_probe_accepts_healthy_files_that_are_awkward_to_decode_from_the_end(
+    tmp_path: Path, name: str, encoder_args: list[str]
+) -> None:
+    target = tmp_path / name
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=160x90:r=25:d=3", *encoder_args, os.fspath(target))
+
+    assert media.probe(target).duration == pytest.approx(3.0, abs=0.1)
+
+
 # ---------------------------------------------------------------------------------------------
 # sha256_file, is_faststart, needs_proxy
 

@@ -2,14 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import formats
 from annotation.management.commands._study import get_study
-from annotation.services.captions import (
-    captions_import_jsonl,
-    captions_store,
-    study_caption_pairs,
-    study_clip_durations,
-)
+from annotation.services.captions import captions_import_clip_cc, captions_import_jsonl
 from annotation.services.errors import ImportRefused
 
 
@@ -42,14 +36,9 @@ class Command(BaseCommand):
             if format == "jsonl":
                 report = captions_import_jsonl(study=study, data=data, keep_invalid=keep_invalid)
             else:
-                result = formats.parse_clip_cc_model_file(
-                    data,
-                    model=model or file.stem,
-                    clip_durations=study_clip_durations(study),
-                    existing_pairs=study_caption_pairs(study),
-                    keep_invalid=keep_invalid,
+                report = captions_import_clip_cc(
+                    study=study, data=data, model=model or file.stem, keep_invalid=keep_invalid
                 )
-                report = captions_store(study=study, result=result, keep_invalid=keep_invalid)
         except ImportRefused as exc:
             raise CommandError(f"{file}: {exc}") from exc
         for error in report.errors:

@@ -1,0 +1,163 @@
+"""A scripted OpenAI-compatible chat-completions server, run as a real process by the tests.
+
+Run ``python llmfacts_fake_server.py``: it listens on 127.0.0.1 on a free port and prints
+``PORT <n>``. Endpoints:
+
+- ``POST /v1/chat/completions``: answers from the script, records the request;
+- ``POST /_script`` with ``{"rules": [...]}``: replaces the script and clears the record;
+- ``GET /_requests``: the recorded requests (``headers`` and ``body``), oldest first.
+
+A rule is ``{"match": [substring, ...], "responses": [response, ...]}``. A request takes the
+first rule whose substrings all occur in its messages, and that rule's next response; the last
+response repeats. A response is ``{"content": str}`` (HTTP 200), optionally with ``"status"``
+(an error status, answered with an error body) and ``"delay_s"`` (sleep first). A request that
+matches no rule gets HTTP 400, which the client does not retry, so a test fails loudly.
+
+:class:`FakeChatServer` starts and stops the process and talks to those endpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+_lock = threading.Lock()
+_rules: list[dict[str, Any]] = []
+_requests: list[dict[str, Any]] = []
+
+
+def _next_response(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    joined = "\n".join(str(message.get("content", "")) for message in messages)
+    with _lock:
+        for rule in _rules:
+            if all(part in joined for part in rule["match"]):
+                responses = rule["responses"]
+                return responses.pop(0) if len(responses) > 1 else responses[0]
+    return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the tests read the record instead."""
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout test); nothing to answer
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length", "0"))
+        return json.loads(self.rfile.read(length) or b"null")
+
+    def do_GET(self) -> None:
+        if self.path == "/_requests":
+            with _lock:
+                self._send_json(200, list(_requests))
+        else:
+            self._send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if self.path == "/_script":
+            with _lock:
+                _rules[:] = body["rules"]
+                _requests.clear()
+            self._send_json(200, {"ok": True})
+            return
+        if self.path != "/v1/chat/completions":
+            self._send_json(404, {"error": {"message": "not found"}})
+            return
+        with _lock:
+            _requests.append({"headers": dict(self.headers), "body": body})
+        response = _next_response(body.get("messages", []))
+        if response is None:
+            self._send_json(400, {"error": {"message": "no scripted answer for this request"}})
+            return
+        time.sleep(response.get("delay_s", 0))
+        status = response.get("status", 200)
+        if status != 200:
+            self._send_json(status, {"error": {"message": f"scripted HTTP {status}"}})
+            return
+        self._send_json(
+            200,
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": response["content"]},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        )
+
+
+def serve() -> None:
+    """Serve on 127.0.0.1 with a free port until killed, announcing ``PORT <n>``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+class FakeChatServer:
+    """Runs this file as a separate process and scripts it over HTTP."""
+
+    def __init__(self) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve())],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._process.stdout is not None
+        announced = self._process.stdout.readline().split()
+        if len(announced) != 2 or announced[0] != "PORT":
+            self.stop()
+            raise RuntimeError(f"fake server did not start: {announced!r}")
+        self.port = int(announced[1])
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base_url = f"{self.root}/v1"
+
+    def script(self, *rules: dict[str, Any]) -> None:
+        """Replace the script with ``rules`` and forget recorded requests."""
+        self._call("/_script", {"rules": list(rules)})
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The chat requests received since the last :meth:`script`."""
+        result: list[dict[str, Any]] = self._call("/_requests")
+        return result
+
+    def stop(self) -> None:
+        """End the server process."""
+        self._process.terminate()
+        self._process.wait(timeout=10)
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+    def _call(self, path: str, payload: Any = None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        request = urllib.request.Request(
+            self.root + path, data=data, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+
+if __name__ == "__main__":
+    serve()

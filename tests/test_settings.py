@@ -1,0 +1,44 @@
+"""Configuration from the environment: safe defaults, and refusal of unsafe production settings."""
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PRINT = (
+    "import django; django.setup(); from django.conf import settings as s; "
+    "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.DEBUG, s.ALLOWED_HOSTS)"
+)
+
+
+def load_settings(**env):
+    clean = {k: v for k, v in os.environ.items() if k not in {
+        "DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "ALLOWED_HOSTS"}}
+    return subprocess.run(
+        [sys.executable, "-c", PRINT], cwd=REPO, capture_output=True, text=True,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+    )
+
+
+def test_nothing_set_means_sqlite_eager_tasks_and_debug():
+    result = load_settings()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[:3] == ["django.db.backends.sqlite3", "True", "True"]
+
+
+def test_database_and_broker_urls_switch_to_postgresql_and_a_real_broker():
+    result = load_settings(DATABASE_URL="postgres://u@127.0.0.1:5432/x", CELERY_BROKER_URL="redis://127.0.0.1:6379/0")
+    assert result.stdout.split()[:2] == ["django.db.backends.postgresql", "False"]
+
+
+def test_debug_off_with_the_development_secret_is_refused():
+    result = load_settings(DEBUG="0")
+    assert result.returncode != 0
+    assert "SECRET_KEY is the development secret" in result.stderr
+
+
+def test_debug_off_with_a_real_secret_starts_with_the_given_hosts():
+    result = load_settings(DEBUG="0", SECRET_KEY="x" * 50, ALLOWED_HOSTS="redline.example.org")
+    assert result.returncode == 0, result.stderr
+    assert "['redline.example.org']" in result.stdout
