@@ -27,10 +27,11 @@ serve: venv
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The whole suite: PostgreSQL, Redis, a real Celery worker, headless Chromium.
+# Tasks run eagerly except in the worker tests, which send them through Redis.
 test: venv
 	@scripts/system-packages.sh test
 	@scripts/services.sh
-	DATABASE_URL=$(TEST_DATABASE_URL) REDLINE_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \
 		$(PYTEST) -p no:cacheprovider
 
 # The inner loop: SQLite, no browser, no worker, no model loading.

@@ -14,7 +14,8 @@ PRINT = (
 
 def load_settings(**env):
     clean = {k: v for k, v in os.environ.items() if k not in {
-        "DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "ALLOWED_HOSTS"}}
+        "DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER",
+        "ALLOWED_HOSTS"}}
     return subprocess.run(
         [sys.executable, "-c", PRINT], cwd=REPO, capture_output=True, text=True,
         env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},

@@ -17,34 +17,31 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def redis_url():
-    url = os.environ.get("REDLINE_TEST_REDIS_URL")
-    if not url:
-        pytest.fail("REDLINE_TEST_REDIS_URL is not set: run the suite with `make test`")
-    return url
+def worker(media_root):
+    """A worker process on the test database, consuming the broker `make test` configured.
 
-
-@pytest.fixture
-def worker(redis_url, media_root):
-    """A worker process on the test database, consuming from Redis; the app sends there too."""
+    `make test` points CELERY_BROKER_URL at a test Redis database and keeps tasks eager;
+    here the app stops being eager, so the service's on_commit sends the job to Redis.
+    """
+    broker = celery_app.conf.broker_url
+    if not broker.startswith("redis://"):
+        pytest.fail("CELERY_BROKER_URL is not a Redis URL: run the suite with `make test`")
     db = connection.settings_dict
     env = {
         **os.environ,
-        "CELERY_BROKER_URL": redis_url,
         "MEDIA_ROOT": str(media_root),
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "CELERY_TASK_ALWAYS_EAGER": "0",
     }
-    queue = f"redline-test-{os.getpid()}"
+    celery_app.control.purge()  # jobs left in the test queue by an earlier, interrupted run
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", queue,
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
          "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=REPO, env=env,
     )
-    keys = ("broker_url", "task_always_eager", "task_default_queue")
-    saved = {key: celery_app.conf[key] for key in keys}
-    celery_app.conf.update(broker_url=redis_url, task_always_eager=False, task_default_queue=queue)
+    celery_app.conf.task_always_eager = False
     yield process
-    celery_app.conf.update(saved)
+    celery_app.conf.task_always_eager = True
     process.terminate()
     process.wait(timeout=30)
 
