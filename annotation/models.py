@@ -284,3 +284,167 @@ class Reference(models.Model):
 
     def __str__(self) -> str:
         return f"{self.clip} ({self.source}, {self.language})"
+
+
+class Annotation(models.Model):
+    """One annotator's work on one caption, from assignment to the approved final verdict.
+
+    The workflow is a state machine (annotation.workflow); services move it with
+    conditional updates on `version`, so two concurrent actions cannot both succeed,
+    and the check constraints below refuse states that make no sense.
+    """
+
+    class State(models.TextChoices):
+        ASSIGNED = "assigned"
+        IN_PROGRESS = "in_progress", "in progress"
+        SUBMITTED = "submitted"
+        IN_REVIEW = "in_review", "in review"
+        APPROVED = "approved"
+        RETURNED = "returned"
+
+    caption = models.ForeignKey(Caption, on_delete=models.PROTECT, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
+    )
+    taxonomy = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="annotations")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.ASSIGNED)
+    # Every save bumps the version; a save based on an older version is a conflict.
+    version = models.PositiveIntegerField(default=1)
+    overview_locked_at = models.DateTimeField(null=True, blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="reviews",
+    )
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
+    return_comment = models.TextField(blank=True)
+    active_seconds = models.FloatField(default=0)
+    # Watch telemetry: share of the clip played, seeks, playback speeds.
+    telemetry = models.JSONField(default=dict, blank=True)
+    # Where the annotator was (pass, window), so a reload restores the page exactly.
+    ui_state = models.JSONField(default=dict, blank=True)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["assigned_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["caption", "annotator"], name="annotation_once_per_annotator"),
+            models.CheckConstraint(
+                condition=Q(state__in=["assigned", "in_progress", "submitted", "in_review", "approved", "returned"]),
+                name="annotation_state_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state__in=["submitted", "in_review", "approved"])
+                | (Q(submitted_at__isnull=False) & Q(overview_locked_at__isnull=False)),
+                name="annotation_submitted_has_locked_overview",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="in_review") | (Q(reviewer__isnull=False) & Q(claim_expires_at__isnull=False)),
+                name="annotation_in_review_is_claimed",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="approved") | (Q(reviewer__isnull=False) & Q(reviewed_at__isnull=False)),
+                name="annotation_approved_has_reviewer",
+            ),
+            models.CheckConstraint(
+                condition=~Q(reviewer=F("annotator")), name="annotation_not_reviewed_by_its_annotator"
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="returned") | ~Q(return_comment=""),
+                name="annotation_returned_has_comment",
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "submitted_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.caption} by {self.annotator} ({self.state})"
+
+
+class CorrectionPass(models.Model):
+    """The annotator's pass, or the QC reviewer's amendments kept beside it (never over it)."""
+
+    class Kind(models.TextChoices):
+        ANNOTATOR = "annotator"
+        QC = "qc", "QC"
+
+    class Verdict(models.TextChoices):
+        UNDECIDED = "", "undecided"
+        ACCEPT = "accept"
+        REJECT = "reject"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.PROTECT, related_name="passes")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    overview_verdict = models.CharField(max_length=10, choices=Verdict.choices, blank=True)
+    overview_text = models.TextField(blank=True, help_text="the corrected overview")
+    overview_modes = models.JSONField(default=list, blank=True)
+    segmentation_verdict = models.CharField(max_length=10, choices=Verdict.choices, blank=True)
+    segmentation_modes = models.JSONField(default=list, blank=True)
+    # The corrected window list ([{start, end, scene, shot}]) of a rejected segmentation.
+    corrected_windows = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "kind"], name="one_pass_of_each_kind"),
+            models.CheckConstraint(
+                condition=~Q(overview_verdict="accept") | Q(overview_modes=[]),
+                name="accepted_overview_has_no_modes",
+            ),
+            models.CheckConstraint(
+                condition=~Q(segmentation_verdict="accept") | Q(segmentation_modes=[]),
+                name="accepted_segmentation_has_no_modes",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} pass of {self.annotation}"
+
+
+class WindowCorrection(models.Model):
+    correction_pass = models.ForeignKey(CorrectionPass, on_delete=models.CASCADE, related_name="windows")
+    window = models.ForeignKey(Window, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=10, choices=CorrectionPass.Verdict.choices, blank=True)
+    scene = models.TextField(blank=True)
+    shot = models.TextField(blank=True)
+    start = models.FloatField()
+    end = models.FloatField()
+    modes = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["correction_pass", "window__index"]
+        constraints = [
+            models.UniqueConstraint(fields=["correction_pass", "window"], name="one_correction_per_window"),
+            models.CheckConstraint(condition=Q(start__gte=0) & Q(start__lt=F("end")), name="corrected_window_times"),
+            models.CheckConstraint(
+                condition=~Q(verdict="accept") | Q(modes=[]), name="accepted_window_has_no_modes"
+            ),
+        ]
+
+
+class AuditEvent(models.Model):
+    """Who did what, when, with the state before and after. Never updated or deleted."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="audit_events")
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.PROTECT, null=True, blank=True, related_name="audit_events"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    action = models.CharField(max_length=40)
+    at = models.DateTimeField(auto_now_add=True)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+        indexes = [models.Index(fields=["annotation", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action}"

@@ -1,0 +1,583 @@
+"""Annotations from assignment to final verdict: assigning, saving drafts, submitting, QC.
+
+Every action is a transaction that first moves the annotation with a conditional
+UPDATE (on its state and, for saves, on the version the client based its change
+on). When that touches no row, someone else acted first: the action is refused
+with Conflict (409 in the API), carrying the current state so the person can choose.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation import workflow
+from annotation.models import (
+    Annotation,
+    AuditEvent,
+    Caption,
+    CorrectionPass,
+    Membership,
+    Study,
+    WindowCorrection,
+)
+from annotation.services.errors import ServiceError
+from annotation.services.taxonomy import taxonomy_freeze
+from annotation.taxonomy import precedence_conflicts
+
+CLAIM_MINUTES = 30
+MAX_ACTIVE_SECONDS_PER_SAVE = 600  # a save never credits more than 10 minutes of work
+
+
+class Conflict(ServiceError):
+    """The annotation changed since the client loaded it; `current` is what it is now."""
+
+    def __init__(self, message: str, current: Mapping[str, Any]):
+        super().__init__(message)
+        self.current = dict(current)
+
+
+class NotAllowed(ServiceError):
+    """The person may not do this to this annotation."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def pass_snapshot(correction: CorrectionPass | None) -> dict[str, Any]:
+    """A pass as plain data: what the API returns and what the audit trail records."""
+    if correction is None:
+        return {}
+    return {
+        "overview": {
+            "verdict": correction.overview_verdict,
+            "text": correction.overview_text,
+            "modes": list(correction.overview_modes),
+        },
+        "windows": [
+            {
+                "index": w.window.index,
+                "verdict": w.verdict,
+                "scene": w.scene,
+                "shot": w.shot,
+                "start": w.start,
+                "end": w.end,
+                "modes": list(w.modes),
+            }
+            for w in correction.windows.select_related("window").order_by("window__index")
+        ],
+        "segmentation": {
+            "verdict": correction.segmentation_verdict,
+            "modes": list(correction.segmentation_modes),
+            "windows": list(correction.corrected_windows),
+        },
+    }
+
+
+def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
+    passes = {p.kind: p for p in annotation.passes.all()}
+    return {
+        "id": annotation.pk,
+        "state": annotation.state,
+        "version": annotation.version,
+        "overview_locked": annotation.overview_locked_at is not None,
+        "return_comment": annotation.return_comment,
+        "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
+        "claim_expires_at": annotation.claim_expires_at.isoformat() if annotation.claim_expires_at else None,
+        "active_seconds": annotation.active_seconds,
+        "telemetry": annotation.telemetry,
+        "ui_state": annotation.ui_state,
+        "annotator_pass": pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR)),
+        "qc_pass": pass_snapshot(passes.get(CorrectionPass.Kind.QC)),
+    }
+
+
+def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: Mapping) -> None:
+    AuditEvent.objects.create(
+        study_id=annotation.caption.clip.study_id,
+        annotation=annotation,
+        actor=actor,
+        action=action,
+        before=dict(before),
+        after=dict(after),
+    )
+
+
+# --------------------------------------------------------------------------- assignment
+
+
+@dataclass
+class AssignmentReport:
+    created: int
+    skipped: int
+
+
+def _roles(study: Study, user) -> set[str]:
+    return set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
+
+
+@transaction.atomic
+def annotations_assign(
+    *,
+    study: Study,
+    annotators: Sequence,
+    captions: Iterable[Caption] | None = None,
+    overlap_share: float = 0.0,
+    seed: int = 0,
+    actor=None,
+) -> AssignmentReport:
+    """Give each caption to one annotator, round-robin over `annotators` (in the order given).
+
+    A share `overlap_share` of the captions (chosen with `seed`) also goes to a
+    second annotator, for agreement. Captions a person already has are skipped
+    and go to the next annotator; nobody gets the same caption twice.
+    """
+    if not annotators:
+        raise ServiceError("Choose at least one annotator.")
+    if not 0 <= overlap_share <= 1:
+        raise ServiceError(f"The overlap share must be between 0 and 1, not {overlap_share}.")
+    for person in annotators:
+        if Membership.Role.ANNOTATOR not in _roles(study, person):
+            raise ServiceError(f"{person} is not an annotator in study {study.slug!r}.")
+    if overlap_share and len(annotators) < 2:
+        raise ServiceError("Overlap needs at least two annotators.")
+    captions = list(
+        captions
+        if captions is not None
+        else Caption.objects.filter(clip__study=study).order_by("clip__name", "model__alias")
+    )
+    taxonomy = taxonomy_freeze(taxonomy=study.taxonomy)
+    existing: dict[int, set[int]] = {}
+    for caption_id, annotator_id in Annotation.objects.filter(caption__in=captions).values_list(
+        "caption_id", "annotator_id"
+    ):
+        existing.setdefault(caption_id, set()).add(annotator_id)
+    doubled = set(random.Random(seed).sample(range(len(captions)), round(overlap_share * len(captions))))
+    created = skipped = 0
+    turn = 0
+    for position, caption in enumerate(captions):
+        wanted = 2 if position in doubled else 1
+        holders = existing.setdefault(caption.pk, set())
+        for _ in range(max(0, wanted - len(holders))):
+            for step in range(len(annotators)):
+                person = annotators[(turn + step) % len(annotators)]
+                if person.pk not in holders:
+                    Annotation.objects.create(caption=caption, annotator=person, taxonomy=taxonomy)
+                    holders.add(person.pk)
+                    turn = (turn + step + 1) % len(annotators)
+                    created += 1
+                    break
+            else:
+                skipped += 1
+    if created:
+        AuditEvent.objects.create(
+            study=study, actor=actor, action="assign",
+            after={"created": created, "overlap_share": overlap_share, "annotators": [a.username for a in annotators]},
+        )
+    return AssignmentReport(created=created, skipped=skipped)
+
+
+# --------------------------------------------------------------------------- annotator
+
+
+def _claim_version(annotation_id: int, base_version: int, states: Iterable[str]) -> Annotation:
+    """Bump the version if it is still `base_version` in one of `states`; else Conflict."""
+    moved = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=list(states)).update(
+        version=F("version") + 1
+    )
+    annotation = Annotation.objects.select_related("caption__clip", "taxonomy").get(pk=annotation_id)
+    if not moved:
+        if annotation.version != base_version:
+            message = (
+                f"This annotation changed since you loaded it (your version {base_version}, "
+                f"now {annotation.version})."
+            )
+        else:
+            message = f"This annotation is {annotation.get_state_display()} and cannot be changed now."
+        raise Conflict(message, annotation_snapshot(annotation))
+    return annotation
+
+
+def _annotator_pass(annotation: Annotation) -> CorrectionPass:
+    correction, _ = CorrectionPass.objects.get_or_create(
+        annotation=annotation, kind=CorrectionPass.Kind.ANNOTATOR, defaults={"author": annotation.annotator}
+    )
+    return correction
+
+
+def _check_modes(annotation: Annotation, modes: Sequence[str], *, unit: str) -> list[str]:
+    levels = dict(annotation.taxonomy.modes.values_list("key", "level"))
+    unknown = [m for m in modes if m not in levels]
+    if unknown:
+        raise ServiceError(f"Unknown failure mode(s) {unknown} in taxonomy {annotation.taxonomy}.")
+    if unit != "segmentation":
+        caption_only = [m for m in modes if levels[m] == "caption"]
+        if caption_only:
+            raise ServiceError(f"{', '.join(caption_only)} is judged once per caption, not on the {unit}.")
+    return sorted(set(modes), key=list(levels).index)
+
+
+@transaction.atomic
+def annotation_open(*, annotation: Annotation, actor) -> Annotation:
+    """The annotator starts (or restarts after a return) work on their annotation."""
+    if annotation.annotator_id != actor.pk:
+        raise NotAllowed("Only the assigned annotator may work on this annotation.")
+    if annotation.state not in workflow.TRANSITIONS["open"].sources:
+        return annotation
+    moved = Annotation.objects.filter(
+        pk=annotation.pk, state__in=list(workflow.TRANSITIONS["open"].sources)
+    ).update(
+        state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now()
+    )
+    annotation.refresh_from_db()
+    if moved:
+        _annotator_pass(annotation)
+        _audit(annotation, actor, "open", {}, {"state": annotation.state})
+    return annotation
+
+
+def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: Mapping[str, Any]) -> None:
+    if annotation.overview_locked_at is not None:
+        raise ServiceError("The overview verdict is locked; it was submitted before the window pass.")
+    if "verdict" in change:
+        if change["verdict"] not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown verdict {change['verdict']!r}: use accept or reject.")
+        correction.overview_verdict = change["verdict"]
+    if "text" in change:
+        correction.overview_text = str(change["text"])
+    if "modes" in change:
+        correction.overview_modes = _check_modes(annotation, change["modes"], unit="overview")
+    if correction.overview_verdict == CorrectionPass.Verdict.ACCEPT:
+        # An accept carries no modes and no corrected text.
+        correction.overview_modes = []
+        correction.overview_text = ""
+
+
+def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: Sequence[Mapping[str, Any]]) -> None:
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first: the window pass opens after it.")
+    windows = {w.index: w for w in annotation.caption.windows.all()}
+    for change in changes:
+        index = change.get("index")
+        if index not in windows:
+            raise ServiceError(f"This caption has no window {index!r}.")
+        window = windows[index]
+        row, _ = WindowCorrection.objects.get_or_create(
+            correction_pass=correction,
+            window=window,
+            defaults={"scene": window.scene, "shot": window.shot, "start": window.start, "end": window.end},
+        )
+        verdict = change.get("verdict", row.verdict)
+        if verdict not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown verdict {verdict!r} for window {index}.")
+        row.verdict = verdict
+        for field in ("scene", "shot"):
+            if field in change:
+                setattr(row, field, str(change[field]))
+        for field in ("start", "end"):
+            if field in change:
+                setattr(row, field, float(change[field]))
+        if not 0 <= row.start < row.end <= annotation.caption.clip.duration + 0.5:
+            raise ServiceError(
+                f"Window {index + 1}: {row.start:g}-{row.end:g} s is not a span inside the clip "
+                f"(0-{annotation.caption.clip.duration:g} s)."
+            )
+        if "modes" in change:
+            row.modes = _check_modes(annotation, change["modes"], unit=f"window {index + 1}")
+        if verdict == CorrectionPass.Verdict.ACCEPT:
+            row.modes, row.scene, row.shot, row.start, row.end = [], window.scene, window.shot, window.start, window.end
+        row.save()
+
+
+def _check_timeline(windows: Sequence[Mapping[str, Any]], duration: float) -> list[dict[str, Any]]:
+    clean = []
+    previous_end = 0.0
+    for number, window in enumerate(windows, start=1):
+        try:
+            start, end = float(window["start"]), float(window["end"])
+        except (KeyError, TypeError, ValueError):
+            raise ServiceError(f"Corrected window {number} needs numeric start and end.") from None
+        if not 0 <= start < end <= duration + 0.5:
+            raise ServiceError(f"Corrected window {number}: {start:g}-{end:g} s is not inside the clip.")
+        if start < previous_end:
+            raise ServiceError(f"Corrected window {number} starts before window {number - 1} ends.")
+        previous_end = end
+        clean.append({"start": start, "end": end, "scene": str(window.get("scene", "")),
+                      "shot": str(window.get("shot", ""))})
+    return clean
+
+
+def _apply_segmentation(annotation: Annotation, correction: CorrectionPass, change: Mapping[str, Any]) -> None:
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first: segmentation is judged in the window pass.")
+    if "verdict" in change:
+        if change["verdict"] not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown segmentation verdict {change['verdict']!r}.")
+        correction.segmentation_verdict = change["verdict"]
+    if "modes" in change:
+        correction.segmentation_modes = _check_modes(annotation, change["modes"], unit="segmentation")
+    if "windows" in change:
+        correction.corrected_windows = _check_timeline(change["windows"], annotation.caption.clip.duration)
+    if correction.segmentation_verdict == CorrectionPass.Verdict.ACCEPT:
+        correction.segmentation_modes, correction.corrected_windows = [], []
+
+
+@transaction.atomic
+def annotation_save(
+    *, annotation_id: int, actor, base_version: int, changes: Mapping[str, Any]
+) -> Annotation:
+    """Autosave part of the annotator's pass. Keys of `changes`, all optional:
+
+    overview {verdict, text, modes} · windows [{index, verdict, scene, shot, start, end, modes}] ·
+    segmentation {verdict, modes, windows} · ui_state {...} · active_seconds (to add) ·
+    telemetry {...}. Refused with Conflict when `base_version` is not the current version.
+    """
+    annotation = Annotation.objects.get(pk=annotation_id)
+    if annotation.annotator_id != actor.pk:
+        raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    before_annotation = annotation
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    correction = _annotator_pass(annotation)
+    before = pass_snapshot(correction)
+    if "overview" in changes:
+        _apply_overview(annotation, correction, changes["overview"])
+    if "windows" in changes:
+        _apply_windows(annotation, correction, changes["windows"])
+    if "segmentation" in changes:
+        _apply_segmentation(annotation, correction, changes["segmentation"])
+    correction.save()
+    updates: dict[str, Any] = {}
+    if "ui_state" in changes:
+        updates["ui_state"] = dict(changes["ui_state"])
+    if "telemetry" in changes:
+        updates["telemetry"] = {**before_annotation.telemetry, **dict(changes["telemetry"])}
+    if "active_seconds" in changes:
+        added = min(max(float(changes["active_seconds"]), 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+        updates["active_seconds"] = F("active_seconds") + added
+    if updates:
+        Annotation.objects.filter(pk=annotation.pk).update(**updates)
+        annotation.refresh_from_db()
+    after = pass_snapshot(correction)
+    if after != before:
+        _audit(annotation, actor, "save", before, after)
+    return annotation
+
+
+def overview_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
+    original = annotation.caption.overview
+    if correction.overview_verdict == CorrectionPass.Verdict.REJECT:
+        problems = []
+        if correction.overview_text.strip() == original.strip():
+            problems.append("A rejected overview needs a corrected text that differs from the original.")
+        if not correction.overview_modes:
+            problems.append("A rejected overview needs at least one failure mode.")
+        return problems
+    if correction.overview_verdict == CorrectionPass.Verdict.ACCEPT:
+        return []
+    return ["Accept or reject the overview."]
+
+
+@transaction.atomic
+def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
+    """Submit the overview verdict: it is locked, and the window pass opens."""
+    annotation = Annotation.objects.get(pk=annotation_id)
+    if annotation.annotator_id != actor.pk:
+        raise NotAllowed("Only the assigned annotator may submit this overview.")
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    correction = _annotator_pass(annotation)
+    problems = overview_problems(annotation, correction)
+    if problems:
+        raise ServiceError(" ".join(problems))
+    if annotation.overview_locked_at is None:
+        Annotation.objects.filter(pk=annotation.pk).update(overview_locked_at=timezone.now())
+        annotation.refresh_from_db()
+        _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
+    return annotation
+
+
+def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
+    """Everything that keeps a pass from being complete, in words for the person."""
+    problems = overview_problems(annotation, correction)
+    judged = {w.window_id: w for w in correction.windows.all()}
+    for window in annotation.caption.windows.all():
+        row = judged.get(window.pk)
+        label = f"Window {window.index + 1}"
+        if row is None or not row.verdict:
+            problems.append(f"{label}: accept or reject it.")
+        elif row.verdict == CorrectionPass.Verdict.REJECT:
+            unchanged = (row.scene, row.shot, row.start, row.end) == (window.scene, window.shot, window.start, window.end)
+            if unchanged:
+                problems.append(f"{label}: a rejected window needs a correction.")
+            if not row.modes:
+                problems.append(f"{label}: a rejected window needs at least one failure mode.")
+    if not correction.segmentation_verdict:
+        problems.append("Judge the segmentation: accept or reject the window boundaries.")
+    elif correction.segmentation_verdict == CorrectionPass.Verdict.REJECT:
+        if not correction.segmentation_modes:
+            problems.append("A rejected segmentation needs at least one failure mode.")
+        if not correction.corrected_windows:
+            problems.append("A rejected segmentation needs the corrected window boundaries.")
+    return problems
+
+
+@transaction.atomic
+def annotation_submit(*, annotation_id: int, actor, base_version: int) -> Annotation:
+    """Send the complete annotation to QC."""
+    annotation = Annotation.objects.get(pk=annotation_id)
+    if annotation.annotator_id != actor.pk:
+        raise NotAllowed("Only the assigned annotator may submit this annotation.")
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    correction = _annotator_pass(annotation)
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first.")
+    problems = pass_problems(annotation, correction)
+    if problems:
+        raise ServiceError(" ".join(problems))
+    Annotation.objects.filter(pk=annotation.pk).update(
+        state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment=""
+    )
+    annotation.refresh_from_db()
+    _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, {"state": annotation.state})
+    return annotation
+
+
+# --------------------------------------------------------------------------- QC
+
+
+def _require_reviewer(annotation: Annotation, actor) -> None:
+    study = annotation.caption.clip.study
+    if Membership.Role.REVIEWER not in _roles(study, actor):
+        raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    if annotation.annotator_id == actor.pk:
+        raise NotAllowed("Nobody reviews their own annotation.")
+
+
+@transaction.atomic
+def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> Annotation:
+    """Lock a submitted annotation for this reviewer for `minutes`; an expired claim may be taken over."""
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    now = timezone.now()
+    expires = now + timedelta(minutes=minutes)
+    claimable = (
+        Annotation.objects.filter(pk=annotation_id, state=workflow.SUBMITTED)
+        | Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, claim_expires_at__lt=now)
+        | Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor)
+    )
+    moved = Annotation.objects.filter(pk__in=claimable.values("pk")).update(
+        state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
+    )
+    annotation.refresh_from_db()
+    if not moved:
+        holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
+        raise Conflict(
+            f"This annotation is {annotation.get_state_display()}"
+            + (f", claimed by {holder} until {annotation.claim_expires_at:%H:%M} UTC." if annotation.state == workflow.IN_REVIEW else "."),
+            annotation_snapshot(annotation),
+        )
+    _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
+    return annotation
+
+
+def _finish_review(annotation_id: int, actor, action: str, **fields: Any) -> Annotation:
+    target = workflow.TRANSITIONS[action].target
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at__gte=timezone.now()
+    ).update(state=target, version=F("version") + 1, **fields)
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    if not moved:
+        raise Conflict(
+            "Claim this annotation first (your claim may have expired or another reviewer holds it).",
+            annotation_snapshot(annotation),
+        )
+    return annotation
+
+
+@transaction.atomic
+def review_approve(*, annotation_id: int, actor) -> Annotation:
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    annotation = _finish_review(annotation_id, actor, "approve", reviewed_at=timezone.now())
+    _audit(annotation, actor, "approve", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
+    return annotation
+
+
+@transaction.atomic
+def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> Annotation:
+    """Approve with the reviewer's amendments stored as the QC pass, beside the annotator's."""
+    annotation = Annotation.objects.select_related("caption__clip__study", "taxonomy").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    annotator_pass = _annotator_pass(annotation)
+    qc, _ = CorrectionPass.objects.get_or_create(
+        annotation=annotation,
+        kind=CorrectionPass.Kind.QC,
+        defaults={
+            "author": actor,
+            "overview_verdict": annotator_pass.overview_verdict,
+            "overview_text": annotator_pass.overview_text,
+            "overview_modes": annotator_pass.overview_modes,
+            "segmentation_verdict": annotator_pass.segmentation_verdict,
+            "segmentation_modes": annotator_pass.segmentation_modes,
+            "corrected_windows": annotator_pass.corrected_windows,
+        },
+    )
+    for row in annotator_pass.windows.all():
+        WindowCorrection.objects.get_or_create(
+            correction_pass=qc, window_id=row.window_id,
+            defaults={f: getattr(row, f) for f in ("verdict", "scene", "shot", "start", "end", "modes")},
+        )
+    # The overview lock applies to the annotator only; QC may amend the overview too.
+    unlocked = Annotation(pk=annotation.pk, caption=annotation.caption, taxonomy=annotation.taxonomy)
+    if "overview" in changes:
+        _apply_overview(unlocked, qc, changes["overview"])
+    unlocked.overview_locked_at = annotation.overview_locked_at
+    if "windows" in changes:
+        _apply_windows(unlocked, qc, changes["windows"])
+    if "segmentation" in changes:
+        _apply_segmentation(unlocked, qc, changes["segmentation"])
+    qc.save()
+    problems = pass_problems(annotation, qc)
+    if problems:
+        raise ServiceError("The amended version is incomplete: " + " ".join(problems))
+    annotation = _finish_review(annotation_id, actor, "amend", reviewed_at=timezone.now())
+    _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), pass_snapshot(qc))
+    return annotation
+
+
+@transaction.atomic
+def review_return(*, annotation_id: int, actor, comment: str) -> Annotation:
+    """Send the annotation back to its annotator with a comment saying what to fix."""
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    if not comment.strip():
+        raise ServiceError("Say what the annotator should fix: a return needs a comment.")
+    annotation = _finish_review(annotation_id, actor, "return", return_comment=comment.strip())
+    _audit(annotation, actor, "return", {"state": workflow.IN_REVIEW}, {"state": annotation.state, "comment": comment})
+    return annotation
+
+
+@transaction.atomic
+def review_release(*, annotation_id: int, actor) -> Annotation:
+    """Give a claimed annotation back to the queue."""
+    moved = Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor).update(
+        state=workflow.SUBMITTED, claim_expires_at=None, version=F("version") + 1
+    )
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    if moved:
+        _audit(annotation, actor, "release", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
+    return annotation
+
+
+def final_pass(annotation: Annotation) -> CorrectionPass | None:
+    """The final verdict: the QC pass where the reviewer amended, else the annotator's; None until approved."""
+    if annotation.state != workflow.APPROVED:
+        return None
+    passes = {p.kind: p for p in annotation.passes.all()}
+    return passes.get(CorrectionPass.Kind.QC) or passes.get(CorrectionPass.Kind.ANNOTATOR)
