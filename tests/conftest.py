@@ -117,3 +117,35 @@ def clips(study, clip_files):
 
 def jsonl(*records) -> bytes:
     return "\n".join(json.dumps(record) for record in records).encode("utf-8")
+
+
+CAPTION_B = {
+    "clip": "b",
+    "model": "m1",
+    "overview": "A test card with a counter that counts up.",
+    "windows": [
+        {"start": 0, "end": 2, "scene": "Colour bars and a counter.", "shot": "Static frame."},
+        {"start": 2, "end": 4, "scene": "The counter keeps running.", "shot": "Static frame."},
+        {"start": 4, "end": 6, "scene": "The counter reaches five.", "shot": "Static frame."},
+    ],
+}
+
+
+@pytest.fixture
+def caption(personas, clips, study):
+    """Clip b's caption (three windows) by model m1."""
+    from annotation.models import Caption
+    from annotation.services.captions import captions_import_jsonl
+
+    captions_import_jsonl(study=study, data=jsonl(CAPTION_B))
+    return Caption.objects.get(clip__name="b")
+
+
+@pytest.fixture
+def annotation(caption, personas, study):
+    """The annotator's annotation of `caption`, opened (in progress)."""
+    from annotation.services.workflow import annotation_open, annotations_assign
+
+    annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
+    item = caption.annotations.get()
+    return annotation_open(annotation=item, actor=personas["annotator"])

@@ -1,0 +1,235 @@
+"""The annotation workflow: drafts with versions, the overview lock, submit, and QC."""
+
+import importlib
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from annotation import workflow
+from annotation.models import Annotation, AuditEvent, CorrectionPass
+from annotation.services.errors import ServiceError
+from annotation.services.workflow import (
+    Conflict,
+    NotAllowed,
+    annotation_save,
+    annotation_submit,
+    annotations_assign,
+    final_pass,
+    overview_lock,
+    review_amend,
+    review_approve,
+    review_claim,
+    review_return,
+)
+
+pytestmark = pytest.mark.django_db
+
+REJECTED_OVERVIEW = {"verdict": "reject", "text": "A test card with a counter.", "modes": ["factual"]}
+
+
+def save(annotation, actor, **changes):
+    return annotation_save(annotation_id=annotation.pk, actor=actor, base_version=annotation.version, changes=changes)
+
+
+def complete(annotation, annotator):
+    """Drive an annotation through a full, valid annotator pass."""
+    annotation = save(annotation, annotator, overview=REJECTED_OVERVIEW)
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    annotation = save(annotation, annotator, windows=[
+        {"index": 0, "verdict": "accept"},
+        {"index": 1, "verdict": "reject", "scene": "The counter runs.", "end": 4.5, "modes": ["temporal"]},
+        {"index": 2, "verdict": "accept"},
+    ], segmentation={"verdict": "accept"})
+    return annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+
+
+def test_migration_transitions_match_the_state_machine():
+    frozen = set(importlib.import_module("annotation.migrations.0005_annotation_state_transitions").ALLOWED)
+    code = {(source, t.target) for t in workflow.TRANSITIONS.values() for source in t.sources}
+    assert frozen == code
+
+
+def test_round_robin_gives_each_caption_once_and_overlap_to_a_second_annotator(personas, study, caption, make_user):
+    from annotation.services.studies import membership_grant
+
+    second = make_user("second")
+    membership_grant(study=study, user=second, role="annotator")
+    report = annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=1.0)
+    assert report.created == 2
+    assert set(caption.annotations.values_list("annotator__username", flat=True)) == {"annotator", "second"}
+    again = annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=1.0)
+    assert again.created == 0
+
+
+def test_assigning_freezes_the_taxonomy(study, caption, personas):
+    annotations_assign(study=study, annotators=[personas["annotator"]])
+    study.taxonomy.refresh_from_db()
+    assert study.taxonomy.is_frozen
+
+
+def test_only_annotators_can_be_assigned(study, caption, personas):
+    with pytest.raises(ServiceError, match="not an annotator"):
+        annotations_assign(study=study, annotators=[personas["reviewer"]])
+
+
+def test_a_save_based_on_an_old_version_is_a_conflict_carrying_the_current_state(annotation, personas):
+    annotator = personas["annotator"]
+    stale = Annotation.objects.get(pk=annotation.pk)
+    save(annotation, annotator, overview={"verdict": "reject", "text": "tab one"})
+    with pytest.raises(Conflict) as conflict:
+        save(stale, annotator, overview={"verdict": "reject", "text": "tab two"})
+    assert conflict.value.current["annotator_pass"]["overview"]["text"] == "tab one"
+    assert CorrectionPass.objects.get().overview_text == "tab one"
+
+
+def test_someone_else_cannot_save_into_an_annotation(annotation, personas):
+    with pytest.raises(NotAllowed):
+        save(annotation, personas["reviewer"], overview={"verdict": "accept"})
+
+
+def test_reject_without_a_change_or_a_mode_cannot_be_locked(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview={"verdict": "reject", "text": annotation.caption.overview})
+    with pytest.raises(ServiceError, match="differs from the original.*at least one failure mode"):
+        overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+
+
+def test_accept_drops_modes_and_text(annotation, personas):
+    save(annotation, personas["annotator"], overview={"verdict": "accept", "modes": ["factual"], "text": "x"})
+    correction = CorrectionPass.objects.get()
+    assert (correction.overview_modes, correction.overview_text) == ([], "")
+
+
+def test_segmentation_is_refused_on_a_unit(annotation, personas):
+    with pytest.raises(ServiceError, match="once per caption"):
+        save(annotation, personas["annotator"], overview={"verdict": "reject", "modes": ["segmentation"]})
+
+
+def test_window_pass_opens_only_after_the_overview_lock(annotation, personas):
+    with pytest.raises(ServiceError, match="Submit the overview verdict first"):
+        save(annotation, personas["annotator"], windows=[{"index": 0, "verdict": "accept"}])
+
+
+def test_locked_overview_cannot_change(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview=REJECTED_OVERVIEW)
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    with pytest.raises(ServiceError, match="locked"):
+        save(annotation, annotator, overview={"verdict": "accept"})
+
+
+def test_incomplete_pass_cannot_be_submitted_and_says_what_is_missing(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview={"verdict": "accept"})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    with pytest.raises(ServiceError, match="Window 1: accept or reject it.*Judge the segmentation"):
+        annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+
+
+def test_segmentation_reject_stores_the_corrected_boundaries_beside_the_original(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview={"verdict": "accept"})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    merged = [{"start": 0, "end": 4, "scene": "Bars, counter.", "shot": "Static."},
+              {"start": 4, "end": 6, "scene": "Five.", "shot": "Static."}]
+    save(annotation, annotator, segmentation={"verdict": "reject", "modes": ["segmentation"], "windows": merged})
+    assert CorrectionPass.objects.get().corrected_windows[0]["end"] == 4
+    assert annotation.caption.windows.count() == 3
+
+
+def test_overlapping_corrected_boundaries_are_refused(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview={"verdict": "accept"})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    with pytest.raises(ServiceError, match="starts before window 1 ends"):
+        save(annotation, annotator, segmentation={"verdict": "reject", "modes": ["segmentation"],
+                                                  "windows": [{"start": 0, "end": 4}, {"start": 3, "end": 6}]})
+
+
+def test_full_cycle_approve_keeps_the_annotator_pass_as_final(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    assert annotation.state == "submitted"
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    annotation = review_approve(annotation_id=annotation.pk, actor=personas["reviewer"])
+    assert annotation.state == "approved"
+    assert final_pass(annotation).kind == "annotator"
+    assert list(AuditEvent.objects.filter(annotation=annotation).values_list("action", flat=True)) == [
+        "open", "save", "lock_overview", "save", "submit", "claim", "approve",
+    ]
+
+
+def test_amend_stores_the_qc_pass_beside_the_annotator_pass(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    annotation = review_amend(annotation_id=annotation.pk, actor=personas["reviewer"], changes={
+        "overview": {"verdict": "reject", "text": "A test card; a counter counts to five.", "modes": ["omission"]},
+    })
+    passes = {p.kind: p for p in annotation.passes.all()}
+    assert passes["annotator"].overview_text == REJECTED_OVERVIEW["text"]
+    assert passes["qc"].overview_modes == ["omission"]
+    assert final_pass(annotation).kind == "qc"
+
+
+def test_return_needs_a_comment_and_reopens_for_the_annotator(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    with pytest.raises(ServiceError, match="needs a comment"):
+        review_return(annotation_id=annotation.pk, actor=personas["reviewer"], comment=" ")
+    annotation = review_return(annotation_id=annotation.pk, actor=personas["reviewer"], comment="Window 2 is fine.")
+    assert (annotation.state, annotation.return_comment) == ("returned", "Window 2 is fine.")
+
+
+def test_two_reviewers_racing_for_one_item_one_wins_the_other_is_told(annotation, personas, make_user, study):
+    from annotation.services.studies import membership_grant
+
+    other = make_user("other-reviewer")
+    membership_grant(study=study, user=other, role="reviewer")
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    with pytest.raises(Conflict, match="claimed by reviewer"):
+        review_claim(annotation_id=annotation.pk, actor=other)
+
+
+def test_expired_claim_can_be_taken_over(annotation, personas, make_user, study):
+    from annotation.services.studies import membership_grant
+
+    other = make_user("other-reviewer")
+    membership_grant(study=study, user=other, role="reviewer")
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"], minutes=-1)
+    assert review_claim(annotation_id=annotation.pk, actor=other).reviewer == other
+
+
+def test_nobody_reviews_their_own_annotation(annotation, personas, study):
+    from annotation.services.studies import membership_grant
+
+    membership_grant(study=study, user=personas["annotator"], role="reviewer")
+    annotation = complete(annotation, personas["annotator"])
+    with pytest.raises(NotAllowed, match="own annotation"):
+        review_claim(annotation_id=annotation.pk, actor=personas["annotator"])
+
+
+def test_database_refuses_an_illegal_transition(annotation):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(state="assigned")
+
+
+def test_approved_is_final_even_for_raw_updates(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    review_approve(annotation_id=annotation.pk, actor=personas["reviewer"])
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(state="returned", return_comment="x")
+
+
+def test_annotations_and_audit_events_are_never_deleted(annotation):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AuditEvent.objects.all().delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).delete()
+
+
+def test_active_time_accumulates_and_is_capped_per_save(annotation, personas):
+    annotation = save(annotation, personas["annotator"], active_seconds=12.5)
+    annotation = save(annotation, personas["annotator"], active_seconds=99999)
+    assert annotation.active_seconds == pytest.approx(612.5)
