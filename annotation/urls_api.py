@@ -21,3 +21,23 @@ urlpatterns = [
         name="api-reference-import",
     ),
 ]
+
+from annotation import api_workflow as flow  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/my-queue/", flow.MyQueue.as_view(), name="api-my-queue"),
+    path("studies/<slug:slug>/my-queue/next/", flow.StartNext.as_view(), name="api-start-next"),
+    path("studies/<slug:slug>/review-queue/", flow.ReviewQueue.as_view(), name="api-review-queue"),
+    path("studies/<slug:slug>/assignments/", flow.Assign.as_view(), name="api-assign"),
+    path("annotations/<int:annotation_id>/", flow.AnnotationDetail.as_view(), name="api-annotation"),
+    path("annotations/<int:annotation_id>/draft/", flow.AnnotationDraft.as_view(), name="api-annotation-draft"),
+    path("annotations/<int:annotation_id>/lock-overview/", flow.OverviewLock.as_view(), name="api-lock-overview"),
+    path("annotations/<int:annotation_id>/submit/", flow.AnnotationSubmit.as_view(), name="api-submit"),
+    path("annotations/<int:annotation_id>/audit/", flow.AuditTrail.as_view(), name="api-audit"),
+    path("annotations/<int:annotation_id>/claim/", flow.ReviewAction.as_view(action="claim"), name="api-claim"),
+    path("annotations/<int:annotation_id>/release/", flow.ReviewAction.as_view(action="release"), name="api-release"),
+    path("annotations/<int:annotation_id>/approve/", flow.ReviewAction.as_view(action="approve"), name="api-approve"),
+    path("annotations/<int:annotation_id>/amend/", flow.ReviewAction.as_view(action="amend"), name="api-amend"),
+    path("annotations/<int:annotation_id>/return/", flow.ReviewAction.as_view(action="return"), name="api-return"),
+    path("edit-size/", flow.EditSize.as_view(), name="api-edit-size"),
+]

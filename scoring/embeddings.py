@@ -125,7 +125,7 @@ def _normalised(vectors: npt.NDArray[np.floating]) -> Vectors:
     """Return float32 rows scaled to unit length (all-zero rows stay zero)."""
     array = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return array / np.where(norms > 0, norms, 1.0)
+    return (array / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
 
 
 class CachingJudge:

@@ -122,7 +122,7 @@ def kendalls_w(means: Mapping[str, Mapping[str, float]]) -> float:
     judges agree on the order; 0 no agreement. Needs at least two models.
     """
     _, _, matrix = _as_matrix(means)
-    m, n = matrix.shape
+    m, n = int(matrix.shape[0]), int(matrix.shape[1])
     if n < 2:
         raise ValueError("Kendall's W needs at least two models")
     ranks = stats.rankdata(-matrix, method="average", axis=1)

@@ -134,11 +134,13 @@ _SCORERS: dict[str, BatchScorer] = {
 
 
 def register_family(family: str, scorer: BatchScorer, metrics: Iterable[Metric]) -> None:
-    """Add (or replace) a family's batch scorer and its metrics."""
-    _SCORERS[family] = scorer
-    for metric in metrics:
+    """Add (or replace) a family's batch scorer and its metrics; nothing changes on refusal."""
+    added = list(metrics)
+    for metric in added:
         if metric.family != family:
             raise ValueError(f"metric {metric.name!r} belongs to {metric.family!r}, not {family!r}")
+    _SCORERS[family] = scorer
+    for metric in added:
         METRICS[metric.name] = metric
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from scoring.ranking import (
     BordaRow,
-    borda,
     bootstrap_ranks,
+    borda,
     judge_ranking,
     kendall_tau,
     kendalls_w,

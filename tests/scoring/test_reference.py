@@ -15,8 +15,8 @@ TABLE_3_REFERENCE = (
     "trailing behind it."
 )
 TABLE_3_CANDIDATES = {
-    "Negation": 'A small airplane is flying across the sky, with no banner reading "BUSSI SUSI-LEO" '
-    "trailing behind it.",
+    "Negation": "A small airplane is flying across the sky, with no banner reading "
+    '"BUSSI SUSI-LEO" trailing behind it.',
     "NameChange": "A small airplane is flying across the sky, with a banner reading "
     '"BUSSI JOSEF-MARIA" trailing behind it.',
     "InternLM": "A helicopter is flying across a clear blue sky, with a banner reading "

@@ -1,0 +1,288 @@
+"""REST API of the annotation workflow: queues, the workspace's autosave, QC actions.
+
+Each view checks who may act, calls one service and returns the annotation's
+snapshot. A stale save or a lost race answers 409 with the current state.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Annotation, AuditEvent
+from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
+from annotation.queues import annotator_queue, review_queue
+from annotation.services.errors import ServiceError
+from annotation.services.workflow import (
+    Conflict,
+    NotAllowed,
+    annotation_open,
+    annotation_save,
+    annotation_snapshot,
+    annotation_submit,
+    annotations_assign,
+    overview_lock,
+    review_amend,
+    review_approve,
+    review_claim,
+    review_release,
+    review_return,
+)
+from scoring import edits
+
+
+def workspace_payload(annotation: Annotation, user) -> dict:
+    """Everything the workspace and review pages need about one annotation."""
+    caption = annotation.caption
+    clip = caption.clip
+    study = clip.study
+    roles = user_roles(user, study)
+    return {
+        **annotation_snapshot(annotation),
+        "study": study.slug,
+        "near_total_cut": study.near_total_cut,
+        "annotator": annotation.annotator.username,
+        "clip": {"id": clip.pk, "name": clip.name, "duration": clip.duration, "fps": clip.fps,
+                 "video_url": f"/clips/{clip.pk}/video",
+                 "poster_url": f"/clips/{clip.pk}/poster" if clip.poster else None},
+        "caption": {
+            "model": caption.model.name if roles & {Role.ADMIN, Role.RESEARCHER} else caption.model.alias,
+            "overview": caption.overview,
+            "windows": [
+                {"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
+                for w in caption.windows.all()
+            ],
+        },
+        "taxonomy": {
+            "name": str(annotation.taxonomy),
+            "precedence_rules": annotation.taxonomy.precedence_rules,
+            "modes": [
+                {"key": m.key, "name": m.name, "definition": m.definition,
+                 "decision_test": m.decision_test, "level": m.level}
+                for m in annotation.taxonomy.modes.all()
+            ],
+        },
+    }
+
+
+def get_annotation_for(user, annotation_id: int) -> Annotation:
+    """The annotation if `user` may see it: its annotator, the study's reviewers, admins, researchers."""
+    annotation = get_object_or_404(
+        Annotation.objects.select_related("caption__clip__study", "caption__model", "taxonomy", "annotator"),
+        pk=annotation_id,
+    )
+    roles = user_roles(user, annotation.caption.clip.study)
+    if annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
+        return annotation
+    raise PermissionDenied("This annotation is not yours to see.")
+
+
+def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_OK):
+    try:
+        annotation = call()
+    except Conflict as conflict:
+        return Response({"detail": str(conflict), "current": conflict.current}, status=status.HTTP_409_CONFLICT)
+    except NotAllowed as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+    except ServiceError as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    annotation = get_annotation_for(user, annotation.pk)
+    return Response(workspace_payload(annotation, user), status=ok_status)
+
+
+class BaseVersionSerializer(serializers.Serializer):
+    base_version = serializers.IntegerField(min_value=1)
+
+
+class DraftSerializer(BaseVersionSerializer):
+    changes = serializers.DictField()
+
+
+class AmendSerializer(serializers.Serializer):
+    changes = serializers.DictField()
+
+
+class ReturnSerializer(serializers.Serializer):
+    comment = serializers.CharField(allow_blank=True)
+
+
+class AssignSerializer(serializers.Serializer):
+    annotators = serializers.ListField(child=serializers.CharField(), min_length=1)
+    overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
+    seed = serializers.IntegerField(default=0)
+
+
+class EditSizeSerializer(serializers.Serializer):
+    original = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    corrected = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    near_total_cut = serializers.FloatField(min_value=0, max_value=1, default=0.55)
+
+
+# --------------------------------------------------------------------------- annotator
+
+
+class MyQueue(APIView):
+    permission_classes = [IsStudyMember]
+
+    def get(self, request, slug):
+        return Response(annotator_queue(study=study_from_view(self), annotator=request.user))
+
+
+class StartNext(APIView):
+    """Open the next item: returned ones first, then work in progress, then new ones."""
+
+    permission_classes = [IsStudyMember]
+
+    def post(self, request, slug):
+        items = annotator_queue(study=study_from_view(self), annotator=request.user)["items"]
+        waiting = [item for item in items if item["state"] in {"returned", "in_progress", "assigned"}]
+        if not waiting:
+            return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
+        annotation = get_annotation_for(request.user, waiting[0]["id"])
+        annotation = annotation_open(annotation=annotation, actor=request.user)
+        return Response({"id": annotation.pk, "url": f"/annotate/{annotation.pk}/"})
+
+
+class AnnotationDetail(APIView):
+    def get(self, request, annotation_id):
+        annotation = get_annotation_for(request.user, annotation_id)
+        if annotation.annotator_id == request.user.pk:
+            annotation = annotation_open(annotation=annotation, actor=request.user)
+        return Response(workspace_payload(annotation, request.user))
+
+
+class AnnotationDraft(APIView):
+    def patch(self, request, annotation_id):
+        data = DraftSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return service_response(
+            lambda: annotation_save(annotation_id=annotation_id, actor=request.user,
+                                    base_version=data.validated_data["base_version"],
+                                    changes=data.validated_data["changes"]),
+            request.user, annotation_id,
+        )
+
+
+class OverviewLock(APIView):
+    def post(self, request, annotation_id):
+        data = BaseVersionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return service_response(
+            lambda: overview_lock(annotation_id=annotation_id, actor=request.user,
+                                  base_version=data.validated_data["base_version"]),
+            request.user, annotation_id,
+        )
+
+
+class AnnotationSubmit(APIView):
+    def post(self, request, annotation_id):
+        data = BaseVersionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return service_response(
+            lambda: annotation_submit(annotation_id=annotation_id, actor=request.user,
+                                      base_version=data.validated_data["base_version"]),
+            request.user, annotation_id,
+        )
+
+
+class EditSize(APIView):
+    """The edit-size readout of the workspace, computed by the scoring library itself."""
+
+    def post(self, request):
+        data = EditSizeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        original, corrected = data.validated_data["original"], data.validated_data["corrected"]
+        size = edits.edit_size(original, corrected, near_total_cut=data.validated_data["near_total_cut"])
+        return Response({
+            "words_changed": size.words_changed,
+            "char_similarity": size.char_similarity,
+            "near_total": size.near_total,
+            "length_change": size.length_change,
+            "direction": size.direction,
+            "diff": [{"op": s.op, "text": s.text} for s in edits.word_diff(original, corrected)],
+        })
+
+
+# --------------------------------------------------------------------------- QC
+
+
+class ReviewQueue(APIView):
+    permission_classes = [IsStudyMember]
+
+    def get(self, request, slug):
+        study = study_from_view(self)
+        if not user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN}:
+            raise PermissionDenied("Only QC reviewers and study admins see the review queue.")
+        params = request.query_params
+        return Response(review_queue(
+            study=study, reviewer=request.user, order=params.get("order", "risk"),
+            model_alias=params.get("model") or None, annotator=params.get("annotator") or None,
+            state=params.get("state") or None,
+        ))
+
+
+class ReviewAction(APIView):
+    action = ""
+
+    def post(self, request, annotation_id):
+        get_annotation_for(request.user, annotation_id)
+        user = request.user
+        if self.action == "claim":
+            call = lambda: review_claim(annotation_id=annotation_id, actor=user)  # noqa: E731
+        elif self.action == "release":
+            call = lambda: review_release(annotation_id=annotation_id, actor=user)  # noqa: E731
+        elif self.action == "approve":
+            call = lambda: review_approve(annotation_id=annotation_id, actor=user)  # noqa: E731
+        elif self.action == "amend":
+            data = AmendSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            call = lambda: review_amend(annotation_id=annotation_id, actor=user,  # noqa: E731
+                                        changes=data.validated_data["changes"])
+        else:
+            data = ReturnSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            call = lambda: review_return(annotation_id=annotation_id, actor=user,  # noqa: E731
+                                         comment=data.validated_data["comment"])
+        return service_response(call, user, annotation_id)
+
+
+class AuditTrail(APIView):
+    def get(self, request, annotation_id):
+        annotation = get_annotation_for(request.user, annotation_id)
+        events = AuditEvent.objects.filter(annotation=annotation).select_related("actor")
+        return Response([
+            {"at": e.at.isoformat(), "actor": e.actor.username if e.actor_id else None,
+             "action": e.action, "before": e.before, "after": e.after}
+            for e in events
+        ])
+
+
+# --------------------------------------------------------------------------- admin
+
+
+class Assign(APIView):
+    permission_classes = [IsStudyAdmin]
+
+    def post(self, request, slug):
+        study = study_from_view(self)
+        data = AssignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        names = data.validated_data["annotators"]
+        users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+        missing = [n for n in names if n not in users]
+        if missing:
+            return Response({"detail": f"No such user(s): {', '.join(missing)}."}, status=400)
+        try:
+            report = annotations_assign(
+                study=study, annotators=[users[n] for n in names],
+                overlap_share=data.validated_data["overlap_share"], seed=data.validated_data["seed"],
+                actor=request.user,
+            )
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        return Response({"created": report.created, "skipped": report.skipped,
+                         "detail": f"Assigned {report.created} caption(s)."}, status=201)
