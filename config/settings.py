@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation",
+    "scoring",
     "frontend",
 ]
 

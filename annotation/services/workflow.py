@@ -9,7 +9,7 @@ with Conflict (409 in the API), carrying the current state so the person can cho
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -33,6 +33,16 @@ from annotation.services.taxonomy import taxonomy_freeze
 from annotation.taxonomy import precedence_conflicts
 
 CLAIM_MINUTES = 30
+
+# Called with an annotation id after the transaction that made its verdict final
+# commits. Other apps register here (scoring enqueues its jobs) so that this
+# module does not depend on them.
+FINAL_VERDICT_HOOKS: list[Callable[[int], None]] = []
+
+
+def _after_final_verdict(annotation_id: int) -> None:
+    for hook in FINAL_VERDICT_HOOKS:
+        transaction.on_commit(lambda hook=hook: hook(annotation_id))
 MAX_ACTIVE_SECONDS_PER_SAVE = 600  # a save never credits more than 10 minutes of work
 
 
@@ -505,6 +515,7 @@ def review_approve(*, annotation_id: int, actor) -> Annotation:
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
     annotation = _finish_review(annotation_id, actor, "approve", reviewed_at=timezone.now())
+    _after_final_verdict(annotation.pk)
     _audit(annotation, actor, "approve", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
     return annotation
 
@@ -547,6 +558,7 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     if problems:
         raise ServiceError("The amended version is incomplete: " + " ".join(problems))
     annotation = _finish_review(annotation_id, actor, "amend", reviewed_at=timezone.now())
+    _after_final_verdict(annotation.pk)
     _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), pass_snapshot(qc))
     return annotation
 
