@@ -20,6 +20,7 @@ from annotation.models import Membership, Study
 from annotation.services.captions import captions_import_jsonl, references_store, study_caption_pairs
 from annotation.services.clips import clip_import_file
 from annotation.services.studies import candidate_model_get_or_create, membership_grant, study_create
+from annotation.services.workflow import annotations_assign
 
 DEMO_PASSWORD = "redline-demo"
 # username -> roles in the demo study; "admin" is also a site superuser.
@@ -37,6 +38,7 @@ class DemoReport:
     clips_added: int = 0
     captions_added: int = 0
     references_added: int = 0
+    assigned: int = 0
     # (username, password or None when the account already existed, roles)
     accounts: list[tuple[str, str | None, tuple[str, ...]]] = field(default_factory=list)
 
@@ -119,4 +121,7 @@ def demo_build(*, progress: Callable[[str], None] = lambda message: None) -> Dem
     ]
     with transaction.atomic():
         report.references_added = references_store(study=study, records=records).stored
+    # Every caption goes to the demo annotator, so "Start next" has work to offer.
+    annotator = get_user_model().objects.get(username="annotator")
+    report.assigned = annotations_assign(study=study, annotators=[annotator]).created
     return report

@@ -184,7 +184,8 @@ def difficulty_penalty(
             inside = labels.isin(list(buckets)).fillna(False).to_numpy(float)[:, None]
             sides.append((clip_sums(caption_clip, by_model * inside * rejected, len(clips)),
                           clip_sums(caption_clip, by_model * inside, len(clips))))
-        rates = [_rates(numerator, denominator) for numerator, denominator in sides]
+        rates = [_rates(numerator.sum(axis=0), denominator.sum(axis=0))
+                 for numerator, denominator in sides]
         resampled = [_rates(weights @ numerator, weights @ denominator)
                      for numerator, denominator in sides]
         low, high = percentile_interval(100 * (resampled[0] - resampled[1]), alpha)
@@ -203,10 +204,7 @@ def difficulty_penalty(
 
 
 def _rates(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """Return column sums' ratio for a (clips x k) pair, or elementwise for (resamples x k)."""
-    if numerator.ndim == 2 and numerator.shape[0] and denominator.shape == numerator.shape \
-            and numerator.shape[0] != 0 and numerator is not None:
-        pass
-    top, bottom = numerator, denominator
+    """Return numerator / denominator elementwise, NaN where the denominator is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1),
+                        np.nan)

@@ -31,3 +31,10 @@ def test_demo_accounts_hold_the_four_roles(db):
     roles = set(Membership.objects.values_list("user__username", "role"))
     assert {("annotator", "annotator"), ("reviewer", "reviewer"), ("researcher", "researcher"),
             ("admin", "admin")} <= roles
+
+
+def test_demo_captions_wait_in_the_annotators_queue(db):
+    from annotation.models import Annotation
+
+    call_command("make_demo", stdout=StringIO())
+    assert Annotation.objects.filter(annotator__username="annotator").count() == len(demo_content.DEMO_CAPTIONS)

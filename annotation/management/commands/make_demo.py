@@ -15,7 +15,7 @@ class Command(BaseCommand):
             f"{study.candidate_models.count()} models, "
             f"{Caption.objects.filter(clip__study=study).count()} captions "
             f"(added {report.clips_added} clips, {report.captions_added} captions, "
-            f"{report.references_added} references)."
+            f"{report.references_added} references; {report.assigned} captions assigned to 'annotator')."
         )
         self.stdout.write("Demo accounts:")
         for username, password, roles in report.accounts:

@@ -1,0 +1,217 @@
+"""The failure profile: every table of PROTOCOL.md section 5 from the tidy tables, in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from scoring.analysis.gaps import pairwise_gaps
+from scoring.analysis.generation import generation_details
+from scoring.analysis.metrics import metric_auc
+from scoring.analysis.modes import (
+    mode_incidence,
+    mode_incidence_by_model,
+    mode_incidence_variants,
+    mode_severity,
+    omission_vs_factual,
+)
+from scoring.analysis.properties import (
+    MIN_VERDICTS,
+    clip_property_buckets,
+    clip_property_tests,
+    difficulty_penalty,
+)
+from scoring.analysis.rates import (
+    accepted_with_rejected_window,
+    correctness,
+    intervention_rate,
+    models_failing_per_clip,
+    untouched,
+    windows_rejected_per_caption,
+)
+from scoring.analysis.repairs import model_profile, repair_direction
+from scoring.analysis.tidy import model_order, paired_subset, validate_tidy
+from scoring.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
+
+Progress = Callable[[str], None]
+
+#: Table name -> what each number means. The keys are the names :func:`failure_profile`
+#: returns, in this order; exports name their files after them.
+TABLE_CAPTIONS: dict[str, str] = {
+    "metric_auc": (
+        "Table 1. AUC of each automatic score for separating accepted from rejected final "
+        "overviews (0.5 = no information; oriented in advance, so < 0.5 points the wrong way), "
+        "with a 95% percentile bootstrap interval over clips. Matched: only accepted-rejected "
+        "pairs on the same clip."),
+    "intervention_rate": (
+        "Table 2 / Figure 1. Overview intervention rate (%) per model at increasing evidence "
+        "thresholds: a caption fails at t when its final correction changed at least t words "
+        "(word-level diff, replacements counted at the longer side). All captions."),
+    "intervention_rate_paired": (
+        "Table 16. Table 2 on the paired subset (clips with a final verdict from every model)."),
+    "mode_incidence": (
+        "Table 3 / Figure 2. Share of captions (%) carrying each mode by detector: overview "
+        "pass (tagged on the rejected QC-pass overview) vs window pass (tagged on any rejected "
+        "annotator-pass window of the caption); ratio = window / overview. k = captions."),
+    "mode_incidence_variants": (
+        "Table 4. Table 3 under the robustness variants: annotator pass at both levels, QC pass "
+        "at both levels, camera-over-factual precedence enforced on every unit, paired subset, "
+        "manipulated control clips excluded."),
+    "mode_severity": (
+        "Table 6. Each mode pooled across models, window detector: share of captions carrying "
+        "it; share of its window repairs rewritten to similarity below the near-total cut; "
+        "captions per 100 with at least one near-total repair carrying it. Segmentation is "
+        "caption-level and has no window severity. Floors: modes are recorded on rejected "
+        "units only."),
+    "mode_incidence_by_model": (
+        "Table 7 / Figure 7. Share of each model's captions (%) carrying each mode at least "
+        "once, window detector, all captions, with 95% Clopper-Pearson intervals. Modes are "
+        "not exclusive."),
+    "mode_incidence_by_model_paired": "Table 17. Table 7 on the paired subset.",
+    "correctness": (
+        "Table 5 / Figure 5. Paired subset. Correct overview: final overview accepted as "
+        "written (%, Clopper-Pearson 95%). Correct window: share of windows accepted (%, 95% "
+        "bootstrap over clips). Critical: share of captions with at least one rejected window "
+        "whose corrected text has character similarity below the near-total cut (%, "
+        "Clopper-Pearson); derived from edit size, not recorded by reviewers."),
+    "correctness_all": "Table 5 on all captions.",
+    "accepted_with_rejected_window": (
+        "Figure 3. Share of overviews the annotator accepted whole that contain at least one "
+        "window the same annotator rejected (%, Clopper-Pearson 95%); pooled_pct is the rate "
+        "over all models."),
+    "windows_rejected_per_caption": (
+        "Figure 4. Rejected windows per caption among captions with exactly K windows, against "
+        "independent windows at each model's own rejection rate (expected counts)."),
+    "models_failing_per_clip": (
+        "Figure 8. Number of models whose final overview was rejected on each paired clip, "
+        "against a binomial at the pooled rate (expected counts)."),
+    "omission_vs_factual": (
+        "Figure 10. Omission rate against factual-error rate per model (%, window detector, "
+        "all captions), with Pearson r across models."),
+    "untouched": (
+        "Table 8. Share of each component left untouched (%): overview and segmentation per "
+        "caption, scene and shot text per window. Rewritten: share of all characters of "
+        "overview and timeline text changed (characters outside the alignment, both sides), "
+        "accepted text counting as unchanged."),
+    "difficulty_penalty": (
+        "Table 13 / Figure 9. Intervention rate (%) on difficult vs easier footage per model: "
+        "handheld vs tripod-static, medium/high vs low scene complexity; penalty in points with "
+        "a 95% percentile bootstrap interval over clips."),
+    "repair_direction": (
+        "Table 9. Direction of window repairs (changed scene or shot fields of rejected "
+        "windows): lengthened / shortened / same length within +-0, 5 and 10% bands (%), "
+        "median length change (%), profile (additive >= 55% lengthened at +-5%, substitutive "
+        "< 45%, mixed otherwise) and the handheld penalty from Table 13."),
+    "model_profile": (
+        "Table 10. Model profiles: correct-overview rate on the paired subset, the two most "
+        "frequent modes (window detector, all captions), handheld penalty (points), repairs "
+        "lengthened / shortened / same at +-5% and the direction profile."),
+    "clip_property_tests": (
+        "Table 11. Correct-overview rate pooled across models by clip property (buckets with "
+        "fewer than the minimum verdicts and 'unclear' labels omitted): range across buckets; "
+        "caption-level chi-square (treats captions as independent, overstates the evidence); "
+        "clip-level Kruskal-Wallis on per-clip correct shares, Bonferroni-corrected across "
+        "properties."),
+    "clip_property_buckets": (
+        "Table 12. Correct-overview rate (%) by bucket, pooled across models: verdicts, clips, "
+        "captions per model (range) and model spread (best minus worst model, points)."),
+    "pairwise_gaps": (
+        "Table 15. Pairwise gaps in overview intervention rate (model_a minus model_b, points) "
+        "on the paired subset. Raw: paired bootstrap over clips. Adjusted: additive model with "
+        "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
+        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero."),
+    "generation": (
+        "Table 14. Generation details per model: identifier, route, distinct serving "
+        "providers, median input tokens per second of video, captions retried, re-encoded, "
+        "and kept although invalid."),
+}
+
+
+def failure_profile(
+    captions: pd.DataFrame,
+    windows: pd.DataFrame,
+    *,
+    resamples: int = 20_000,
+    adjusted_resamples: int = 4_000,
+    seed: int = 0,
+    paired_only: bool = False,
+    progress: Progress | None = None,
+    near_total_cut: float = NEAR_TOTAL_CUT,
+    thresholds: tuple[int, ...] = WORD_THRESHOLDS,
+    min_verdicts: int = MIN_VERDICTS,
+    windows_per_caption: int = 4,
+) -> dict[str, pd.DataFrame]:
+    """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
+
+    Validates the inputs first (:func:`~scoring.analysis.tidy.validate_tidy`). With
+    ``paired_only`` every table is computed on the paired subset. ``resamples`` is used by every
+    clip bootstrap except the adjusted pairwise model, which uses ``adjusted_resamples``. The
+    same inputs and seed give identical numbers. ``progress``, when given, is called with each
+    table's name just before it is computed. Models appear in the same order in every per-model
+    table (highest paired correct-overview rate first), except tables the paper sorts by
+    their own column (repair_direction, difficulty_penalty).
+    """
+    validate_tidy(captions, windows)
+    if paired_only:
+        captions, paired_windows = paired_subset(captions, windows)
+        assert paired_windows is not None
+        windows = paired_windows
+    captions = captions.reset_index(drop=True)
+    windows = windows.reset_index(drop=True)
+    models = model_order(captions)
+    paired, paired_windows = paired_subset(captions, windows)
+    assert paired_windows is not None
+    boot: dict[str, Any] = {"resamples": resamples, "seed": seed, "models": models}
+    out: dict[str, pd.DataFrame] = {}
+
+    steps: dict[str, Callable[[], pd.DataFrame]] = {
+        "metric_auc": lambda: metric_auc(captions, resamples=resamples, seed=seed),
+        "intervention_rate": lambda: intervention_rate(captions, thresholds=thresholds,
+                                                       models=models),
+        "intervention_rate_paired": lambda: intervention_rate(paired, thresholds=thresholds,
+                                                              models=models),
+        "mode_incidence": lambda: mode_incidence(captions, windows),
+        "mode_incidence_variants": lambda: mode_incidence_variants(captions, windows),
+        "mode_severity": lambda: mode_severity(captions, windows, near_total_cut=near_total_cut),
+        "mode_incidence_by_model": lambda: mode_incidence_by_model(captions, windows,
+                                                                   models=models),
+        "mode_incidence_by_model_paired": lambda: mode_incidence_by_model(
+            paired, paired_windows, models=models),
+        "correctness": lambda: correctness(paired, paired_windows, near_total_cut=near_total_cut,
+                                           **boot),
+        "correctness_all": lambda: correctness(captions, windows, near_total_cut=near_total_cut,
+                                               **boot),
+        "accepted_with_rejected_window": lambda: accepted_with_rejected_window(
+            captions, windows, models=models),
+        "windows_rejected_per_caption": lambda: windows_rejected_per_caption(
+            captions, windows, windows_per_caption=windows_per_caption, models=models),
+        "models_failing_per_clip": lambda: models_failing_per_clip(captions),
+        "omission_vs_factual": lambda: omission_vs_factual(out["mode_incidence_by_model"]),
+        "untouched": lambda: untouched(captions, windows, models=models),
+        "difficulty_penalty": lambda: difficulty_penalty(captions, **boot),
+        "repair_direction": lambda: _with_handheld_penalty(
+            repair_direction(captions, windows, models=models), out["difficulty_penalty"]),
+        "model_profile": lambda: model_profile(out["correctness"], out["mode_incidence_by_model"],
+                                               out["difficulty_penalty"], out["repair_direction"]),
+        "clip_property_tests": lambda: clip_property_tests(captions, min_verdicts=min_verdicts),
+        "clip_property_buckets": lambda: clip_property_buckets(captions, min_verdicts=min_verdicts,
+                                                               models=models),
+        "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
+                                               adjusted_resamples=adjusted_resamples, seed=seed,
+                                               models=models),
+        "generation": lambda: generation_details(captions, models=models),
+    }
+    assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
+    for name, compute in steps.items():
+        if progress is not None:
+            progress(name)
+        out[name] = compute()
+    return out
+
+
+def _with_handheld_penalty(repairs: pd.DataFrame, penalty: pd.DataFrame) -> pd.DataFrame:
+    """Return the repair-direction table with Table 13's handheld penalty as a last column."""
+    handheld = penalty.set_index("model")["handheld_penalty_pts"]
+    return repairs.assign(handheld_penalty_pts=repairs["model"].map(handheld).astype(float))
