@@ -229,8 +229,12 @@ class ReviewAction(APIView):
     action = ""
 
     def post(self, request, annotation_id):
-        get_annotation_for(request.user, annotation_id)
+        annotation = get_annotation_for(request.user, annotation_id)
         user = request.user
+        # Services check the role for claim and the decisions; release must not be a silent
+        # no-op for people who may never hold a claim.
+        if Role.REVIEWER not in user_roles(user, annotation.caption.clip.study):
+            raise PermissionDenied("Only the study's QC reviewers act on reviews.")
         if self.action == "claim":
             call = lambda: review_claim(annotation_id=annotation_id, actor=user)  # noqa: E731
         elif self.action == "release":

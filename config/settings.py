@@ -132,6 +132,32 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "redline")
+# Redis hands a task whose worker died before acknowledging it (acks late) to a worker again once
+# this many seconds have passed since delivery. Keep it above the longest task (a study's scoring
+# job): a task still running when it expires is delivered a second time (scoring jobs then hand
+# over to the new delivery, see scoring/services.py).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
+}
+
+# Scoring jobs (scoring/services.py). Judges are the embedding models of CosPar, CosSen, HM-CF...
+SCORING_JUDGES = env_list("SCORING_JUDGES", ["minilm", "e5-small"])
+SCORING_ON_FINAL_VERDICT = env_bool("SCORING_ON_FINAL_VERDICT", True)
+# Metrics of the job queued by each final verdict; empty: edit size, the embedding metrics,
+# and llmfacts_f1 when it is configured.
+SCORING_VERDICT_METRICS = env_list("SCORING_VERDICT_METRICS", [])
+# Items scored between two commits (and progress updates) of a job.
+SCORING_CHUNK_SIZE = int(os.environ.get("SCORING_CHUNK_SIZE", "64"))
+# A running job whose last progress update is older than this may be taken over by another run.
+SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
+# LLMFactsF1 needs an OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, APIs).
+# Unset: llmfacts_f1 is left out of the default metrics; asking for it fails for it alone.
+LLMFACTS_BASE_URL = os.environ.get("LLMFACTS_BASE_URL", "")
+LLMFACTS_MODEL = os.environ.get("LLMFACTS_MODEL", "")
+LLMFACTS_API_KEY = os.environ.get("LLMFACTS_API_KEY", "")
+LLMFACTS_TIMEOUT_S = float(os.environ.get("LLMFACTS_TIMEOUT_S", "120"))
+LLMFACTS_RETRIES = int(os.environ.get("LLMFACTS_RETRIES", "3"))
+LLMFACTS_CACHE_DIR = Path(os.environ.get("LLMFACTS_CACHE_DIR", VAR_DIR / "llmfacts-cache"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -7,6 +7,7 @@ from annotation import views as annotation_views
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("annotation.urls_api")),
+    path("api/", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("clips/<int:clip_id>/video", annotation_views.clip_video, name="clip-video"),

@@ -1,14 +1,83 @@
-"""Pages of the QC reviewer: the review queue of a study, and the review of one annotation."""
+"""Pages of the QC reviewer: the review queue of a study, and the review of one annotation.
+
+The pages are shells: the queue and the review data come from the workflow API,
+which the page scripts call (and which decides every action). Model identity
+stays hidden here: reviewers review blind, so even an admin sees only the alias.
+"""
+
+from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from annotation.api_workflow import workspace_payload
+from annotation.models import Annotation, Membership
+from annotation.permissions import Role, user_roles
+from frontend.views import _member_study
+
+REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}
 
 
 @login_required
+@ensure_csrf_cookie
 def review_queue(request, slug: str):
-    raise Http404("Being built.")
+    study = _member_study(request, slug)
+    roles = user_roles(request.user, study)
+    if not roles & REVIEW_ROLES:
+        raise PermissionDenied("Only QC reviewers and study admins see the review queue.")
+    annotators = (
+        Membership.objects.filter(study=study, role=Role.ANNOTATOR)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+    config = {
+        "study": study.slug,
+        "queue_url": f"/api/studies/{study.slug}/review-queue/",
+        "me": request.user.username,
+        "can_review": Role.REVIEWER in roles,
+        "models": list(study.candidate_models.order_by("alias").values_list("alias", flat=True)),
+        "annotators": list(annotators),
+    }
+    return render(request, "frontend/review_queue.html", {"study": study, "config": config})
 
 
 @login_required
+@ensure_csrf_cookie
 def review(request, annotation_id: int):
-    raise Http404("Being built.")
+    annotation = get_object_or_404(
+        Annotation.objects.select_related("caption__clip__study", "caption__model", "taxonomy", "annotator"),
+        pk=annotation_id,
+    )
+    study = annotation.caption.clip.study
+    roles = user_roles(request.user, study)
+    if not roles:
+        raise Http404("No such annotation.")
+    if not roles & REVIEW_ROLES:
+        raise PermissionDenied("Only QC reviewers and study admins review annotations.")
+    payload = workspace_payload(annotation, request.user)
+    alias = annotation.caption.model.alias
+    payload["caption"]["model"] = alias
+    config = {
+        "id": annotation.pk,
+        "study": study.slug,
+        "me": request.user.username,
+        "model_alias": alias,
+        "can_review": Role.REVIEWER in roles and annotation.annotator_id != request.user.pk,
+        "queue_url": f"/studies/{study.slug}/review/",
+        "api": f"/api/annotations/{annotation.pk}/",
+    }
+    return render(
+        request,
+        "frontend/review.html",
+        {
+            "study": study,
+            "annotation": annotation,
+            "clip": annotation.caption.clip,
+            "model_alias": alias,
+            "config": config,
+            "payload": payload,
+        },
+    )

@@ -1,14 +1,72 @@
-"""Pages of the annotator: their queue in a study, and the workspace for one annotation."""
+"""Pages of the annotator: their queue in a study, and the workspace for one annotation.
+
+Both pages are server templates; the workspace gets its first payload through
+json_script and then calls the same REST API as every other client
+(annotation.api_workflow).
+"""
+
+from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotation import workflow
+from annotation.api_workflow import get_annotation_for, workspace_payload
+from annotation.models import Annotation, Study
+from annotation.permissions import Role, is_member, user_roles
+from annotation.queues import annotator_queue as queue_of
+from annotation.services.workflow import annotation_open
+
+WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
+DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 
 
 @login_required
 def annotator_queue(request, slug: str):
-    raise Http404("Being built.")
+    study = get_object_or_404(Study, slug=slug)
+    if not is_member(request.user, study):
+        raise Http404("No such study.")
+    queue = queue_of(study=study, annotator=request.user)
+    for item in queue["items"]:
+        item["label"] = Annotation.State(item["state"]).label
+        item["open"] = item["state"] in WAITING
+    counts = queue["counts"]
+    total = queue["total"]
+    return render(
+        request,
+        "frontend/queue.html",
+        {
+            "study": study,
+            "queue": queue,
+            "is_annotator": Role.ANNOTATOR in user_roles(request.user, study),
+            "to_do": sum(counts.get(state, 0) for state in WAITING),
+            "returned": sum(1 for item in queue["items"] if item["return_comment"] and item["state"] in WAITING),
+            "in_progress": counts.get(workflow.IN_PROGRESS, 0),
+            "new": counts.get(workflow.ASSIGNED, 0),
+            "with_qc": sum(counts.get(state, 0) for state in (workflow.SUBMITTED, workflow.IN_REVIEW)),
+            "approved": counts.get(workflow.APPROVED, 0),
+            "percent": round(100 * queue["done"] / total) if total else 0,
+        },
+    )
 
 
 @login_required
 def workspace(request, annotation_id: int):
-    raise Http404("Being built.")
+    """The annotator's workspace; anyone else who may see the annotation is sent to its review page."""
+    annotation = get_object_or_404(Annotation, pk=annotation_id)
+    if annotation.annotator_id != request.user.pk:
+        study = Study.objects.get(clips__captions__annotations=annotation)
+        if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
+            return redirect("review", annotation_id=annotation.pk)
+        raise Http404("No such annotation.")
+    annotation_open(annotation=annotation, actor=request.user)
+    annotation = get_annotation_for(request.user, annotation.pk)
+    payload = workspace_payload(annotation, request.user)
+    # The annotator works blind, whatever other roles they hold in the study.
+    payload["caption"]["model"] = annotation.caption.model.alias
+    return render(
+        request,
+        "frontend/workspace.html",
+        {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload},
+    )

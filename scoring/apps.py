@@ -7,3 +7,12 @@ class ScoringConfig(AppConfig):
 
     name = "scoring"
     verbose_name = "Scoring"
+
+    def ready(self) -> None:
+        from annotation.services.workflow import FINAL_VERDICT_HOOKS
+        from scoring.families import register_llmfacts_family
+        from scoring.services import score_final_verdict
+
+        register_llmfacts_family()
+        if score_final_verdict not in FINAL_VERDICT_HOOKS:
+            FINAL_VERDICT_HOOKS.append(score_final_verdict)

@@ -31,6 +31,7 @@ from annotation.models import (
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_freeze
 from annotation.taxonomy import precedence_conflicts
+from scoring import edits
 
 CLAIM_MINUTES = 30
 
@@ -559,8 +560,41 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
         raise ServiceError("The amended version is incomplete: " + " ".join(problems))
     annotation = _finish_review(annotation_id, actor, "amend", reviewed_at=timezone.now())
     _after_final_verdict(annotation.pk)
-    _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), pass_snapshot(qc))
+    after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
+    _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), after)
     return annotation
+
+
+def _size(original: str, corrected: str, cut: float) -> dict[str, Any]:
+    size = edits.edit_size(original, corrected, near_total_cut=cut)
+    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 4),
+            "near_total": size.near_total}
+
+
+def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: CorrectionPass) -> dict[str, Any]:
+    """Edit size from the annotator's version to the QC version: the overview, and each window QC changed.
+
+    A version is the text it stands for: the original where the pass accepted it,
+    else the corrected text. A window's text is its scene and shot together.
+    """
+    cut = annotation.caption.clip.study.near_total_cut
+    original = annotation.caption.overview
+
+    def overview_of(correction: CorrectionPass) -> str:
+        rejected = correction.overview_verdict == CorrectionPass.Verdict.REJECT
+        return correction.overview_text if rejected else original
+
+    fields = ("verdict", "scene", "shot", "start", "end", "modes")
+    mine = {row.window_id: row for row in annotator_pass.windows.all()}
+    windows = []
+    for row in qc.windows.select_related("window").order_by("window__index"):
+        before = mine.get(row.window_id)
+        if before is not None and all(getattr(before, f) == getattr(row, f) for f in fields):
+            continue
+        source = before or row.window
+        windows.append({"index": row.window.index,
+                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", cut)})
+    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), cut), "windows": windows}
 
 
 @transaction.atomic

@@ -25,7 +25,7 @@ def models_for(captions: pd.DataFrame, models: Sequence[str] | None) -> list[str
 
 def codes(values: pd.Series, categories: Sequence[str] | pd.Index) -> np.ndarray:
     """Return the position of each value in ``categories`` (-1 when absent)."""
-    return pd.Index(categories).get_indexer(values)
+    return np.asarray(pd.Index(categories).get_indexer(values))
 
 
 def clip_codes(captions: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:

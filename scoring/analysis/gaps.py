@@ -64,7 +64,7 @@ def _demean_within(values: np.ndarray, clip: np.ndarray, n_clips: int) -> np.nda
     """Return ``values`` (rows x k) minus the mean of their clip."""
     counts = np.bincount(clip, minlength=n_clips).astype(float)
     means = clip_sums(clip, values, n_clips) / np.maximum(counts, 1)[:, None]
-    return values - means[clip]
+    return np.asarray(values - means[clip])
 
 
 def adjusted_model_effects(paired: pd.DataFrame, models: list[str], weights: np.ndarray,

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 
 from scoring.analysis.common import clip_codes
-from scoring.analysis.stats import ALPHA, ClipAUC, clip_resample_counts, percentile_interval, rng_for
+from scoring.analysis.stats import (
+    ALPHA,
+    ClipAUC,
+    clip_resample_counts,
+    percentile_interval,
+    rng_for,
+)
 from scoring.analysis.tidy import score_columns
 
 #: Scores for which a *lower* value should mean "accepted" (shorter overview -> accept).

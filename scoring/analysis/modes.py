@@ -66,7 +66,7 @@ def overview_flags(captions: pd.DataFrame, detector: Detector = PRIMARY) -> pd.D
 
 
 def rejected_window_flags(windows: pd.DataFrame, detector: Detector = PRIMARY) -> pd.DataFrame:
-    """Return, per window, which unit modes it carries as a rejected window (windows x UNIT_MODES)."""
+    """Return, per window, the unit modes it carries as a rejected window (windows x UNIT_MODES)."""
     prefix = detector.window_pass
     rejected = windows[f"{prefix}_verdict"].eq("reject").to_numpy()
     flags = pd.DataFrame({mode: windows[f"{prefix}_{mode}"].to_numpy(bool) & rejected

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from scoring.analysis.common import clip_codes, codes, models_for, pct
+from scoring.analysis.common import clip_codes, codes, models_for
 from scoring.analysis.stats import (
     ALPHA,
     bonferroni,

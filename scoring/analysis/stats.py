@@ -51,7 +51,8 @@ def clip_resample_counts(n_clips: int, resamples: int, rng: np.random.Generator)
         return np.zeros((resamples, 0))
     draws = rng.integers(0, n_clips, size=(resamples, n_clips))
     flat = (draws + n_clips * np.arange(resamples)[:, None]).ravel()
-    return np.bincount(flat, minlength=resamples * n_clips).reshape(resamples, n_clips).astype(float)
+    counts = np.bincount(flat, minlength=resamples * n_clips)
+    return counts.reshape(resamples, n_clips).astype(float)
 
 
 def ratio_resamples(weights: np.ndarray, numerators: np.ndarray, denominators: np.ndarray
@@ -85,19 +86,12 @@ def percentile_interval(
 
 def bonferroni(p_values: np.ndarray, comparisons: int) -> np.ndarray:
     """Return Bonferroni-adjusted p-values, ``min(1, p * comparisons)`` (NaN stays NaN)."""
-    return np.minimum(1.0, np.asarray(p_values, dtype=float) * comparisons)
+    return np.asarray(np.minimum(1.0, np.asarray(p_values, dtype=float) * comparisons))
 
 
 def binomial_expected(units: float, trials: int, p: float) -> np.ndarray:
     """Return the expected number of units with 0..trials successes under Binomial(trials, p)."""
-    return units * stats.binom.pmf(np.arange(trials + 1), trials, p)
-
-
-def onehot(codes: np.ndarray, size: int) -> np.ndarray:
-    """Return the (len(codes) x size) indicator matrix of integer ``codes``."""
-    matrix = np.zeros((len(codes), size))
-    matrix[np.arange(len(codes)), codes] = 1.0
-    return matrix
+    return np.asarray(units * stats.binom.pmf(np.arange(trials + 1), trials, p), dtype=float)
 
 
 def clip_sums(codes: np.ndarray, values: np.ndarray, n_clips: int) -> np.ndarray:
@@ -131,14 +125,10 @@ class ClipAUC:
         scores, accepted, codes = scores[keep], np.asarray(accepted)[keep], clip_codes[keep]
         if not higher_accepts:
             scores = -scores
-        acc, rej = scores[accepted], scores[~accepted]
-        # Why a dense comparison: a few hundred by a few hundred captions is cheap and exact.
-        wins = (acc[:, None] > rej[None, :]) + 0.5 * (acc[:, None] == rej[None, :])
-        acc_clips = onehot(codes[accepted], n_clips)
-        rej_clips = onehot(codes[~accepted], n_clips)
-        self.pair_wins = acc_clips.T @ wins @ rej_clips
-        self.n_accepted = acc_clips.sum(axis=0)
-        self.n_rejected = rej_clips.sum(axis=0)
+        self.pair_wins = _pair_wins(scores[accepted], codes[accepted], scores[~accepted],
+                                    codes[~accepted], n_clips)
+        self.n_accepted = np.bincount(codes[accepted], minlength=n_clips).astype(float)
+        self.n_rejected = np.bincount(codes[~accepted], minlength=n_clips).astype(float)
 
     def auc(self) -> float:
         """Return the pooled AUC (NaN without both an accepted and a rejected caption)."""
@@ -161,11 +151,30 @@ class ClipAUC:
         same_clip_pairs = self.n_accepted * self.n_rejected
         for start in range(0, weights.shape[0], chunk):
             w = weights[start:start + chunk]
-            wins = ((w @ self.pair_wins) * w).sum(axis=1)
+            wins = np.einsum("bc,bc->b", w @ self.pair_wins, w)
             pairs = (w @ self.n_accepted) * (w @ self.n_rejected)
             pooled.append(_safe_divide(wins, pairs))
             matched.append(_safe_divide(w @ diagonal, w @ same_clip_pairs))
         return np.concatenate(pooled), np.concatenate(matched)
+
+
+def _pair_wins(acc: np.ndarray, acc_clips: np.ndarray, rej: np.ndarray, rej_clips: np.ndarray,
+               n_clips: int) -> np.ndarray:
+    """Return M (clips x clips): wins of accepted captions of clip c over rejected ones of d."""
+    wins = np.zeros((n_clips, n_clips))
+    if len(acc) == 0 or len(rej) == 0:
+        return wins
+    acc_order = np.argsort(acc_clips, kind="stable")
+    rej_order = np.argsort(rej_clips, kind="stable")
+    acc, acc_clips = acc[acc_order], acc_clips[acc_order]
+    rej, rej_clips = rej[rej_order], rej_clips[rej_order]
+    # Why a dense comparison: a few thousand by a few thousand captions is cheap and exact.
+    pairs = (acc[:, None] > rej[None, :]) + 0.5 * (acc[:, None] == rej[None, :])
+    acc_present, acc_starts = np.unique(acc_clips, return_index=True)
+    rej_present, rej_starts = np.unique(rej_clips, return_index=True)
+    by_clip = np.add.reduceat(np.add.reduceat(pairs, rej_starts, axis=1), acc_starts, axis=0)
+    wins[np.ix_(acc_present, rej_present)] = by_clip
+    return wins
 
 
 def _safe_divide(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:

@@ -336,7 +336,7 @@ def windows_of(captions: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
 def caption_positions(captions: pd.DataFrame, windows: pd.DataFrame) -> np.ndarray:
     """Return, for each window, the row position of its caption in ``captions`` (-1 if none)."""
     known = pd.MultiIndex.from_frame(captions[["clip", "model"]])
-    return known.get_indexer(pd.MultiIndex.from_frame(windows[["clip", "model"]]))
+    return np.asarray(known.get_indexer(pd.MultiIndex.from_frame(windows[["clip", "model"]])))
 
 
 def any_by_caption(flags: np.ndarray, positions: np.ndarray, n_captions: int) -> np.ndarray:

@@ -75,7 +75,9 @@ class TransformersBackend:
     Answers are cut at ``max_new_tokens``. With ``stop_at_json_end`` an answer that starts with
     ``{`` ends where that object closes, like a stop sequence; a fenced or prose answer runs to
     the end-of-turn token. One model in one process gains nothing from parallel calls, so calls
-    are serialised and ``max_concurrency`` is 1.
+    are serialised and ``max_concurrency`` is 1. ``torch_threads``, when given, is applied with
+    ``torch.set_num_threads`` at load time (a process-wide setting): on a busy machine one
+    thread can be many times faster than several threads competing for the same cores.
     """
 
     max_concurrency = 1
@@ -88,6 +90,7 @@ class TransformersBackend:
         max_new_tokens: int = 512,
         stop_at_json_end: bool = True,
         device: str = "cpu",
+        torch_threads: int | None = None,
     ) -> None:
         path = Path(model_path)
         if gguf_file is None and path.suffix == ".gguf":
@@ -97,6 +100,7 @@ class TransformersBackend:
         self.max_new_tokens = max_new_tokens
         self.stop_at_json_end = stop_at_json_end
         self.device = device
+        self.torch_threads = torch_threads
         self._lock = threading.Lock()
         self._model: Any = None
         self._tokenizer: Any = None
@@ -151,7 +155,11 @@ class TransformersBackend:
         if self._model is not None:
             return
         try:
+            import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            if self.torch_threads is not None:
+                torch.set_num_threads(self.torch_threads)
 
             options: dict[str, Any] = {}
             if self.gguf_file is not None:

@@ -210,8 +210,10 @@ def synthetic_study(
         who = np.where(harsh, 0, who)
     model_names = np.array(models, dtype=object)[model_of]
     handheld = labels["camera_platform"][clip_of] == "handheld"
-    p_reject = (np.array([base[m] for m in models])[model_of] + annotator_shift[who]
-                + clip_total[clip_of] + handheld * np.array([interaction[m] for m in models])[model_of])
+    model_base = np.array([base[m] for m in models])[model_of]
+    model_interaction = np.array([interaction[m] for m in models])[model_of]
+    p_reject = (model_base + annotator_shift[who] + clip_total[clip_of]
+                + handheld * model_interaction)
     clipped = int(((p_reject < 0) | (p_reject > 1)).sum())
     rejected = rng.random(n) < np.clip(p_reject, 0, 1)
 
@@ -430,8 +432,12 @@ def caption_row(
     for mode in UNIT_MODES:
         row[f"overview_annotator_{mode}"] = mode in annotator_modes
         row[f"overview_final_{mode}"] = mode in modes
-    row["overview_words_changed"] = (5 if rejected else 0) if words_changed is None else words_changed
-    row["overview_char_similarity"] = (0.9 if rejected else 1.0) if similarity is None else similarity
+    if words_changed is None:
+        words_changed = 5 if rejected else 0
+    if similarity is None:
+        similarity = 0.9 if rejected else 1.0
+    row["overview_words_changed"] = words_changed
+    row["overview_char_similarity"] = similarity
     row["overview_original_chars"], row["overview_corrected_chars"] = chars
     row["segmentation_annotator_verdict"] = annotator_segmentation or segmentation
     row["segmentation_final_verdict"] = segmentation

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.reference import REFERENCE_METRICS, ReferenceScores, ptb_tokenize, reference_scores
+from scoring.reference import (
+    REFERENCE_METRICS,
+    ReferenceScores,
+    ptb_tokenize,
+    reference_scores,
+    rouge_l,
+)
 
 # FM-V2T (ACM MM 2025) Table 3: the "Short-25" reference of one clip, two hand edits of it and
 # three model outputs. Reconstructed from the seed text, whose extraction lost every r, f, t and
@@ -165,3 +171,49 @@ def test_reference_scores_refuses_an_item_without_references(
 
 def test_reference_scores_of_an_empty_corpus_is_empty() -> None:
     assert reference_scores({}, {}) == ReferenceScores(per_item={}, corpus={})
+
+
+ROUGE_CASES = [
+    ("a man walks a dog", ["a man walks a dog"]),
+    ("a man walks a dog", ["a dog walks a man", "the man is walking his dog"]),
+    ("", ["a man walks"]),
+    ("a man walks", [""]),
+    ("completely different words", ["nothing in common here"]),
+    ("the the the the", ["the cat sat on the mat"]),
+    (" ".join(["the man looks at the woman"] * 200), ["the woman looks at the man " * 30]),
+]
+
+
+@pytest.mark.parametrize(("candidate", "references"), ROUGE_CASES)
+def test_rouge_l_equals_the_toolkits_own_rouge(candidate: str, references: list[str]) -> None:
+    from pycocoevalcap.rouge.rouge import Rouge
+
+    assert rouge_l(candidate, references) == Rouge().calc_score([candidate], references)
+
+
+@pytest.mark.slow
+def test_meteor_in_several_jvms_equals_the_toolkits_own_meteor() -> None:
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    texts = {
+        f"{key}-{copy}": text
+        for key, text in TABLE_3_CANDIDATES.items()
+        for copy in range(12)  # 60 items: enough for two JVMs of 30
+    }
+    texts["loop"] = "the man looks at the woman " * 100
+    texts["empty"] = ""
+    references = {key: [TABLE_3_REFERENCE, "A plane tows a banner across the sky."]
+                  for key in texts}
+    ours = reference_scores(texts, references, metrics=["meteor"], meteor_workers=2)
+    tokens = ptb_tokenize(list(texts.values()) + [TABLE_3_REFERENCE,
+                                                  "A plane tows a banner across the sky."])
+    gts = {key: tokens[-2:] for key in texts}
+    res = {key: [tokens[i]] for i, key in enumerate(texts)}
+    meteor = Meteor()
+    try:
+        corpus, per_item = meteor.compute_score(gts, res)
+    finally:
+        meteor.meteor_p.kill()
+        meteor.meteor_p.wait()
+    assert [ours.per_item[key]["meteor"] for key in texts] == per_item
+    assert ours.corpus["meteor"] == corpus

@@ -1,0 +1,44 @@
+"""Failure-profile throughput: every table of a paper-size synthetic study, default resamples.
+
+Run with `make bench` (or `.venv/bin/python bench/bench_analysis.py`). Builds a synthetic study
+the size of the paper's (6 models x 196 clips, 4 windows per caption, some captions missing so
+the paired subset is smaller), then times `failure_profile` with its default resample counts
+(20,000 clip-bootstrap resamples, 4,000 for the adjusted pairwise model) and prints the share of
+the time spent in each table. Target: under 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_SECONDS = 60.0
+
+
+def main() -> int:
+    sys.path.insert(0, str(REPO))
+    from scoring.analysis import failure_profile
+    from tests.analysis.synthetic import synthetic_study
+
+    study = synthetic_study(n_clips=196, windows_per_caption=4, other_window_counts=0.0, seed=0)
+    print(f"study: {len(study.captions)} captions, {len(study.windows)} windows, "
+          f"{study.captions['model'].nunique()} models, {study.captions['clip'].nunique()} clips")
+    marks: list[tuple[str, float]] = []
+    started = time.perf_counter()
+    tables = failure_profile(study.captions, study.windows,
+                             progress=lambda name: marks.append((name, time.perf_counter())))
+    total = time.perf_counter() - started
+    marks.append(("", started + total))
+    print(f"failure_profile: {len(tables)} tables in {total:.2f} s "
+          f"(target < {TARGET_SECONDS:.0f} s -> {total / TARGET_SECONDS:.2f}x of the budget)")
+    print(f"  {'validation and setup':32s} {marks[0][1] - started:6.2f} s "
+          f"{100 * (marks[0][1] - started) / total:5.1f}%")
+    for (name, begin), (_, end) in zip(marks, marks[1:], strict=False):
+        print(f"  {name:32s} {end - begin:6.2f} s {100 * (end - begin) / total:5.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

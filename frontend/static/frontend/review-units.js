@@ -1,0 +1,274 @@
+// Pieces of the review page for one unit (the overview, a window, the segmentation):
+// redlines between two versions with their edit size, mode tags, and the QC editors.
+// Caption text is untrusted: it is only ever set with textContent or input values.
+
+import { fetchEditSize, renderRedline } from "./redline.js";
+
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+export function span(window) {
+  return `${Number(window.start).toFixed(2)}–${Number(window.end).toFixed(2)} s`;
+}
+
+export function sameList(a, b) {
+  return JSON.stringify([...(a || [])].sort()) === JSON.stringify([...(b || [])].sort());
+}
+
+// fetchEditSize aborts the request before it, so calls are chained: none is cut short.
+let chain = Promise.resolve();
+
+export function editSize(original, corrected, cut) {
+  if (original === corrected) {
+    const diff = original ? [{ op: "equal", text: original }] : [];
+    return Promise.resolve({ words_changed: 0, char_similarity: 1, near_total: false, diff });
+  }
+  const next = chain.then(() => fetchEditSize(original, corrected, cut));
+  chain = next.catch(() => {});
+  return next;
+}
+
+export function showSize(node, data) {
+  const words = data.words_changed;
+  node.replaceChildren(
+    element("span", "words", `${words} word${words === 1 ? "" : "s"} changed`),
+    document.createTextNode(` · similarity ${data.char_similarity.toFixed(2)} `),
+  );
+  if (data.near_total) node.appendChild(element("span", "badge warn", "near-total repair"));
+}
+
+// A redline of original -> corrected with its size under it; `.ready` settles when drawn.
+export function redline(label, original, corrected, cut) {
+  const box = element("div", "redline-block");
+  if (label) box.appendChild(element("span", "redline-label", label));
+  const text = element("p", "redline");
+  text.textContent = corrected;
+  const size = element("p", "edit-size muted", "measuring…");
+  box.append(text, size);
+  box.ready = editSize(original, corrected, cut)
+    .then((data) => { renderRedline(text, data.diff); showSize(size, data); })
+    .catch(() => { size.textContent = "edit size unavailable"; });
+  return box;
+}
+
+export function verdictBadge(verdict, who) {
+  const word = verdict === "accept" ? "accepted" : verdict === "reject" ? "rejected" : "undecided";
+  const badge = element("span", `badge verdict verdict-${verdict || "none"}`, who ? `${who}: ${word}` : word);
+  return badge;
+}
+
+export function modeTags(keys, taxonomy) {
+  const box = element("span", "mode-tags");
+  for (const key of keys || []) {
+    const mode = taxonomy.find((m) => m.key === key);
+    const tag = element("span", "mode-tag", mode ? mode.name : key);
+    tag.dataset.mode = key;
+    if (mode) tag.title = `${mode.definition} ${mode.decision_test}`;
+    box.appendChild(tag);
+  }
+  return box;
+}
+
+// --------------------------------------------------------------------------- editors
+
+let unique = 0;
+
+function verdictChoice(label, current, onChange) {
+  const box = element("fieldset", "verdict-choice");
+  box.appendChild(element("legend", null, label));
+  const name = `verdict-${++unique}`;
+  for (const [value, text] of [["accept", "Accept"], ["reject", "Reject"]]) {
+    const option = element("label", "inline");
+    const radio = element("input");
+    radio.type = "radio";
+    radio.name = name;
+    radio.value = value;
+    radio.checked = current === value;
+    radio.addEventListener("change", () => onChange(value));
+    option.append(radio, document.createTextNode(text));
+    box.appendChild(option);
+  }
+  box.value = () => box.querySelector("input:checked")?.value || "";
+  return box;
+}
+
+function modeChoice(label, modes, selected) {
+  const box = element("fieldset", "mode-choice");
+  box.appendChild(element("legend", null, label));
+  for (const mode of modes) {
+    const option = element("label", "inline");
+    option.title = mode.definition;
+    const check = element("input");
+    check.type = "checkbox";
+    check.value = mode.key;
+    check.checked = (selected || []).includes(mode.key);
+    option.append(check, document.createTextNode(mode.name));
+    box.appendChild(option);
+  }
+  box.value = () => [...box.querySelectorAll("input:checked")].map((input) => input.value);
+  return box;
+}
+
+function textField(label, value, rows = 3) {
+  const wrap = element("label", "field");
+  wrap.appendChild(element("span", null, label));
+  const input = element("textarea");
+  input.rows = rows;
+  input.value = value;
+  wrap.appendChild(input);
+  wrap.input = input;
+  return wrap;
+}
+
+function numberField(label, value) {
+  const wrap = element("label", "field number");
+  wrap.appendChild(element("span", null, label));
+  const input = element("input");
+  input.type = "number";
+  input.step = "0.01";
+  input.min = "0";
+  input.value = String(value);
+  wrap.appendChild(input);
+  wrap.input = input;
+  return wrap;
+}
+
+// A redline of the annotator's text -> what QC types, refreshed as they type.
+function liveRedline(label, source, input, cut) {
+  const box = element("div", "redline-block live");
+  box.appendChild(element("span", "redline-label", label));
+  const text = element("p", "redline");
+  const size = element("p", "edit-size muted");
+  box.append(text, size);
+  let timer = null;
+  const refresh = () => {
+    editSize(source, input.value, cut)
+      .then((data) => { renderRedline(text, data.diff); showSize(size, data); })
+      .catch(() => {});
+  };
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(refresh, 250); });
+  refresh();
+  return box;
+}
+
+function unitModes(taxonomy) {
+  return taxonomy.filter((mode) => mode.level === "unit");
+}
+
+export function overviewEditor({ original, mine, taxonomy, cut }) {
+  const form = element("fieldset", "amend-editor");
+  form.appendChild(element("legend", null, "QC version of the overview"));
+  const source = mine.verdict === "reject" ? mine.text : original;
+  const text = textField("QC overview text", source, 5);
+  const modes = modeChoice("Failure modes (QC)", unitModes(taxonomy), mine.modes);
+  const sync = (verdict) => {
+    text.input.disabled = verdict !== "reject";
+    modes.disabled = verdict !== "reject";
+  };
+  const verdict = verdictChoice("Overview verdict (QC)", mine.verdict, sync);
+  form.append(verdict, text, modes, liveRedline("Annotator → QC", source, text.input, cut));
+  sync(mine.verdict);
+  form.change = () => {
+    const now = { verdict: verdict.value(), text: text.input.value, modes: modes.value() };
+    if (now.verdict === "accept") return mine.verdict === "accept" ? null : { verdict: "accept" };
+    const same = mine.verdict === "reject" && now.text === mine.text && sameList(now.modes, mine.modes);
+    return same ? null : now;
+  };
+  return form;
+}
+
+export function windowEditor({ window, mine, taxonomy, cut }) {
+  const number = window.index + 1;
+  const form = element("fieldset", "amend-editor");
+  form.appendChild(element("legend", null, `QC version of window ${number}`));
+  const scene = textField(`Window ${number} scene (QC)`, mine.scene, 2);
+  const shot = textField(`Window ${number} shot (QC)`, mine.shot, 2);
+  const start = numberField(`Window ${number} start (s)`, mine.start);
+  const end = numberField(`Window ${number} end (s)`, mine.end);
+  const times = element("div", "field-row");
+  times.append(start, end);
+  const modes = modeChoice(`Failure modes of window ${number} (QC)`, unitModes(taxonomy), mine.modes);
+  const inputs = [scene.input, shot.input, start.input, end.input];
+  const sync = (verdict) => {
+    for (const input of inputs) input.disabled = verdict !== "reject";
+    modes.disabled = verdict !== "reject";
+  };
+  const verdict = verdictChoice(`Window ${number} verdict (QC)`, mine.verdict, sync);
+  form.append(
+    verdict, scene, shot, times, modes,
+    liveRedline("Scene, annotator → QC", mine.scene, scene.input, cut),
+    liveRedline("Shot, annotator → QC", mine.shot, shot.input, cut),
+  );
+  sync(mine.verdict);
+  form.change = () => {
+    const now = {
+      index: window.index, verdict: verdict.value(), scene: scene.input.value, shot: shot.input.value,
+      start: Number(start.input.value), end: Number(end.input.value), modes: modes.value(),
+    };
+    if (now.verdict === "accept") return mine.verdict === "accept" ? null : { index: window.index, verdict: "accept" };
+    const same = mine.verdict === "reject" && now.scene === mine.scene && now.shot === mine.shot
+      && now.start === mine.start && now.end === mine.end && sameList(now.modes, mine.modes);
+    return same ? null : now;
+  };
+  return form;
+}
+
+function boundaryRow(window) {
+  const row = element("li", "boundary-row");
+  const fields = {
+    start: numberField("start (s)", window.start),
+    end: numberField("end (s)", window.end),
+    scene: textField("scene", window.scene || "", 1),
+    shot: textField("shot", window.shot || "", 1),
+  };
+  const remove = element("button", "link", "remove");
+  remove.type = "button";
+  remove.addEventListener("click", () => row.remove());
+  row.append(fields.start, fields.end, fields.scene, fields.shot, remove);
+  row.value = () => ({
+    start: Number(fields.start.input.value), end: Number(fields.end.input.value),
+    scene: fields.scene.input.value, shot: fields.shot.input.value,
+  });
+  return row;
+}
+
+export function segmentationEditor({ original, mine, taxonomy }) {
+  const form = element("fieldset", "amend-editor");
+  form.appendChild(element("legend", null, "QC version of the segmentation"));
+  const modes = modeChoice("Failure modes of the segmentation (QC)", taxonomy, mine.modes);
+  const list = element("ol", "boundary-rows");
+  const add = element("button", null, "Add a window");
+  add.type = "button";
+  const starting = mine.verdict === "reject" && mine.windows.length ? mine.windows : original;
+  for (const window of starting) list.appendChild(boundaryRow(window));
+  add.addEventListener("click", () => {
+    const rows = [...list.children].map((row) => row.value());
+    const last = rows.length ? rows[rows.length - 1].end : 0;
+    list.appendChild(boundaryRow({ start: last, end: last + 1, scene: "", shot: "" }));
+  });
+  const sync = (verdict) => {
+    const off = verdict !== "reject";
+    for (const input of form.querySelectorAll(".boundary-rows input, .boundary-rows textarea, .boundary-rows button")) input.disabled = off;
+    add.disabled = off;
+    modes.disabled = off;
+  };
+  const verdict = verdictChoice("Segmentation verdict (QC)", mine.verdict, sync);
+  const rowsBox = element("div", "boundaries");
+  rowsBox.append(element("span", "redline-label", "Corrected window boundaries"), list, add);
+  form.append(verdict, modes, rowsBox);
+  sync(mine.verdict);
+  form.change = () => {
+    const now = { verdict: verdict.value(), modes: modes.value(), windows: [...list.children].map((row) => row.value()) };
+    if (now.verdict === "accept") return mine.verdict === "accept" ? null : { verdict: "accept" };
+    const same = mine.verdict === "reject" && sameList(now.modes, mine.modes)
+      && JSON.stringify(now.windows) === JSON.stringify(mine.windows.map((w) => ({
+        start: w.start, end: w.end, scene: w.scene || "", shot: w.shot || "",
+      })));
+    return same ? null : now;
+  };
+  return form;
+}

@@ -1,0 +1,445 @@
+// The QC review of one annotation: the video and its timeline; the original caption against
+// the annotator's version as a redline (overview, every window, the segmentation) with the
+// modes tagged; and the actions: claim, approve, amend (a QC pass kept beside the
+// annotator's), return with a comment, release. Every action goes through the workflow API,
+// which refuses a lost race with 409 and says why.
+// Shortcuts (outside text fields): C claim, A approve, E amend, R return, K play/pause,
+// Esc cancel, Ctrl+Enter send the open form.
+
+import { Player } from "./player.js";
+import { csrfToken } from "./redline.js";
+import {
+  element, modeTags, overviewEditor, redline, sameList, segmentationEditor, span, verdictBadge, windowEditor,
+} from "./review-units.js";
+
+const config = JSON.parse(document.getElementById("review-config").textContent);
+let data = JSON.parse(document.getElementById("review-data").textContent);
+let mode = "view"; // "view" | "amend" | "return"
+let editors = null;
+
+const $ = (id) => document.getElementById(id);
+const notice = $("notice");
+const buttons = {
+  claim: $("claim-button"), approve: $("approve-button"), amend: $("amend-button"),
+  return: $("return-button"), release: $("release-button"),
+};
+const taxonomy = () => data.taxonomy.modes;
+const cut = () => data.near_total_cut;
+
+// --------------------------------------------------------------------------- player
+
+const video = $("video");
+const player = new Player({
+  video, timeline: $("timeline"), clock: $("clock"), duration: data.clip.duration, fps: data.clip.fps,
+});
+player.setWindows(data.caption.windows);
+player.onTime((t, current) => {
+  for (const item of document.querySelectorAll(".review-window")) {
+    item.classList.toggle("current", Number(item.dataset.index) === current);
+  }
+});
+let correctedPlayer = null;
+
+function drawCorrectedTimeline(windows) {
+  $("corrected-timeline-box").hidden = !windows.length;
+  if (!windows.length) return;
+  if (!correctedPlayer) {
+    correctedPlayer = new Player({
+      video, timeline: $("timeline-corrected"), clock: null, duration: data.clip.duration, fps: data.clip.fps,
+    });
+  }
+  correctedPlayer.setWindows(windows);
+}
+
+// --------------------------------------------------------------------------- messages
+
+function tell(message, kind = "error", link = null) {
+  notice.hidden = !message;
+  notice.className = `review-notice ${kind}`;
+  notice.replaceChildren(document.createTextNode(message || ""));
+  if (link) {
+    notice.appendChild(document.createTextNode(" "));
+    const anchor = element("a", null, link.text);
+    anchor.href = link.href;
+    notice.appendChild(anchor);
+  }
+}
+
+function clockTime(iso) {
+  return new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+// --------------------------------------------------------------------------- state
+
+function claimExpired() {
+  return data.claim_expires_at && new Date(data.claim_expires_at) <= new Date();
+}
+
+function mine() {
+  return data.state === "in_review" && data.reviewer === config.me && !claimExpired();
+}
+
+function claimable() {
+  if (!config.can_review) return false;
+  if (data.state === "submitted") return true;
+  return data.state === "in_review" && (claimExpired() || data.reviewer === config.me);
+}
+
+function renderStatus() {
+  const state = $("state");
+  state.textContent = data.state.replace("_", " ");
+  state.className = `badge state-${data.state}`;
+  document.body.dataset.state = data.state;
+  let claim = "";
+  if (data.state === "in_review") {
+    if (claimExpired()) claim = `The claim by ${data.reviewer} has expired.`;
+    else if (mine()) claim = `Claimed by you until ${clockTime(data.claim_expires_at)}.`;
+    else claim = `Claimed by ${data.reviewer} until ${clockTime(data.claim_expires_at)}.`;
+  } else if (data.state === "approved") {
+    claim = `Approved by ${data.reviewer}${data.qc_pass && data.qc_pass.overview ? " with QC amendments" : ""}.`;
+  } else if (data.state === "returned") {
+    claim = `Returned to ${data.annotator}: “${data.return_comment}”`;
+  } else if (data.state === "submitted") {
+    claim = "Waiting for a reviewer.";
+  } else {
+    claim = `With the annotator (${data.state.replace("_", " ")}).`;
+  }
+  $("claim").textContent = claim;
+
+  const acting = mine();
+  buttons.claim.hidden = !claimable() || acting;
+  for (const name of ["approve", "amend", "return", "release"]) {
+    buttons[name].hidden = !config.can_review;
+    buttons[name].disabled = !acting || mode !== "view";
+  }
+  buttons.claim.disabled = mode !== "view";
+  $("read-only").hidden = config.can_review;
+  $("return-form").hidden = mode !== "return";
+  $("amend-bar").hidden = mode !== "amend";
+  document.body.classList.toggle("amending", mode === "amend");
+}
+
+// --------------------------------------------------------------------------- units
+
+function annotatorWindow(index) {
+  return (data.annotator_pass.windows || []).find((w) => w.index === index) || { verdict: "" };
+}
+
+function qcWindow(index) {
+  return ((data.qc_pass && data.qc_pass.windows) || []).find((w) => w.index === index);
+}
+
+function differs(a, b, fields) {
+  return fields.some((f) => (Array.isArray(a[f]) ? !sameList(a[f], b[f]) : a[f] !== b[f]));
+}
+
+function overviewText(version) {
+  return version.verdict === "reject" ? version.text : data.caption.overview;
+}
+
+const pending = [];
+
+function track(block) {
+  pending.push(block.ready);
+  return block;
+}
+
+function unitHeader(title, version, who) {
+  const header = element("header", "unit-head");
+  header.appendChild(element("h3", null, title));
+  header.appendChild(verdictBadge(version.verdict, who));
+  header.appendChild(modeTags(version.modes, taxonomy()));
+  return header;
+}
+
+function renderOverview() {
+  const box = $("overview");
+  const original = data.caption.overview;
+  const annotator = data.annotator_pass.overview || { verdict: "" };
+  box.replaceChildren(unitHeader("Overview", annotator, "annotator"));
+  const part = element("div", "unit-version annotator");
+  if (annotator.verdict === "reject") {
+    part.appendChild(track(redline("Original → annotator", original, annotator.text, cut())));
+  } else {
+    part.appendChild(element("span", "redline-label", "Original, accepted as written"));
+    part.appendChild(element("p", "redline", original));
+  }
+  box.appendChild(part);
+  const qc = data.qc_pass && data.qc_pass.overview;
+  if (qc && differs(qc, annotator, ["verdict", "text", "modes"])) {
+    const amended = element("div", "unit-version qc");
+    amended.appendChild(unitHeader("QC amendment", qc, "QC"));
+    amended.appendChild(track(redline("Annotator → QC", overviewText(annotator), overviewText(qc), cut())));
+    box.appendChild(amended);
+  }
+  if (editors) box.appendChild(editors.overview);
+}
+
+function windowBlocks(part, window, version, label) {
+  if (version.verdict !== "reject") {
+    part.appendChild(element("p", "redline scene", window.scene));
+    part.appendChild(element("p", "redline shot", window.shot));
+    return;
+  }
+  part.appendChild(track(redline(`Scene, ${label}`, window.scene, version.scene, cut())));
+  part.appendChild(track(redline(`Shot, ${label}`, window.shot, version.shot, cut())));
+  if (version.start !== window.start || version.end !== window.end) {
+    part.appendChild(element("p", "retime", `Retimed: ${span(window)} → ${span(version)}`));
+  }
+}
+
+// What QC changed in a window, against the annotator's version (the original where they accepted it).
+function qcWindowPart(window, annotator, qc) {
+  const amended = element("div", "unit-version qc");
+  amended.appendChild(unitHeader("QC amendment", qc, "QC"));
+  const base = annotator.verdict === "reject" ? annotator : window;
+  const target = qc.verdict === "reject" ? qc : window;
+  amended.appendChild(track(redline("Scene, annotator → QC", base.scene, target.scene, cut())));
+  amended.appendChild(track(redline("Shot, annotator → QC", base.shot, target.shot, cut())));
+  if (base.start !== target.start || base.end !== target.end) {
+    amended.appendChild(element("p", "retime", `Retimed: ${span(base)} → ${span(target)}`));
+  }
+  return amended;
+}
+
+function renderWindows() {
+  const list = $("windows");
+  list.replaceChildren();
+  for (const window of data.caption.windows) {
+    const annotator = annotatorWindow(window.index);
+    const item = element("li", "review-window");
+    item.dataset.index = window.index;
+    const header = unitHeader(`Window ${window.index + 1}`, annotator, "annotator");
+    const seek = element("button", "link span", span(window));
+    seek.type = "button";
+    seek.title = "Play from here";
+    seek.addEventListener("click", () => player.seek(window.start));
+    header.insertBefore(seek, header.children[1]);
+    item.appendChild(header);
+    const part = element("div", "unit-version annotator");
+    windowBlocks(part, window, annotator, "original → annotator");
+    item.appendChild(part);
+    const qc = qcWindow(window.index);
+    if (qc && differs(qc, annotator, ["verdict", "scene", "shot", "start", "end", "modes"])) {
+      item.appendChild(qcWindowPart(window, annotator, qc));
+    }
+    if (editors) item.appendChild(editors.windows[window.index]);
+    list.appendChild(item);
+  }
+}
+
+function boundaryTable(title, windows) {
+  const table = element("table", "table boundaries-table");
+  const caption = element("caption", null, title);
+  const head = element("tr");
+  for (const text of ["#", "Span", "Scene", "Shot"]) head.appendChild(element("th", null, text));
+  table.append(caption, head);
+  windows.forEach((window, position) => {
+    const row = element("tr");
+    row.append(element("td", null, String(position + 1)), element("td", "num", span(window)),
+      element("td", null, window.scene || ""), element("td", "muted", window.shot || ""));
+    table.appendChild(row);
+  });
+  return table;
+}
+
+function renderSegmentation() {
+  const box = $("segmentation");
+  const annotator = data.annotator_pass.segmentation || { verdict: "", modes: [], windows: [] };
+  box.replaceChildren(unitHeader("Segmentation", annotator, "annotator"));
+  const part = element("div", "unit-version annotator");
+  if (annotator.verdict === "reject") {
+    const pair = element("div", "boundary-pair");
+    pair.append(boundaryTable("Original windows", data.caption.windows),
+      boundaryTable("Annotator's boundaries", annotator.windows));
+    part.appendChild(pair);
+  } else {
+    part.appendChild(element("p", "muted", `The ${data.caption.windows.length} windows' boundaries are accepted as they are.`));
+  }
+  box.appendChild(part);
+  const qc = data.qc_pass && data.qc_pass.segmentation;
+  const changed = qc && (differs(qc, annotator, ["verdict", "modes"]) || JSON.stringify(qc.windows) !== JSON.stringify(annotator.windows));
+  if (changed) {
+    const amended = element("div", "unit-version qc");
+    amended.appendChild(unitHeader("QC amendment", qc, "QC"));
+    if (qc.verdict === "reject") amended.appendChild(boundaryTable("QC boundaries", qc.windows));
+    box.appendChild(amended);
+  }
+  const final = qc && qc.verdict ? qc : annotator;
+  drawCorrectedTimeline(final.verdict === "reject" ? final.windows : []);
+  $("corrected-timeline-label").textContent = qc && qc.verdict ? "Corrected segmentation (QC)" : "Corrected segmentation (annotator)";
+  if (editors) box.appendChild(editors.segmentation);
+}
+
+function renderWork() {
+  const facts = $("work-facts");
+  facts.replaceChildren();
+  const add = (term, value) => facts.append(element("dt", null, term), element("dd", null, value));
+  const minutes = Math.floor(data.active_seconds / 60);
+  add("Active time", `${minutes} min ${Math.round(data.active_seconds - 60 * minutes)} s`);
+  const watched = data.telemetry && data.telemetry.watched_share;
+  add("Clip watched", watched === undefined ? "—" : `${Math.round(100 * Number(watched))}%`);
+  if (data.telemetry && data.telemetry.seeks !== undefined) add("Seeks", String(data.telemetry.seeks));
+  add("Clip", `${data.clip.duration.toFixed(2)} s at ${data.clip.fps.toFixed(2)} fps`);
+}
+
+async function renderHistory() {
+  const list = $("history-list");
+  const response = await fetch(`${config.api}audit/`, { credentials: "same-origin" });
+  if (!response.ok) return;
+  const events = await response.json();
+  list.replaceChildren();
+  for (const event of events) {
+    if (event.action === "save") continue;
+    const item = element("li");
+    item.appendChild(element("time", "muted", new Date(event.at).toLocaleString([], { dateStyle: "short", timeStyle: "short" })));
+    item.appendChild(document.createTextNode(` ${event.actor || "system"}: ${event.action.replace("_", " ")}`));
+    if (event.after && event.after.comment) item.appendChild(element("q", "return-comment", event.after.comment));
+    const size = event.after && event.after.edit_size;
+    if (size) {
+      const parts = [`overview ${size.overview.words_changed} words (similarity ${size.overview.char_similarity.toFixed(2)})`];
+      for (const w of size.windows) parts.push(`window ${w.index + 1} ${w.words_changed} words (similarity ${w.char_similarity.toFixed(2)})`);
+      item.appendChild(element("span", "qc-edit-size muted", ` — QC edit size: ${parts.join("; ")}`));
+    }
+    list.appendChild(item);
+  }
+  $("history").dataset.count = String(list.children.length);
+}
+
+function render() {
+  pending.length = 0;
+  document.body.dataset.ready = "false";
+  renderStatus();
+  renderOverview();
+  renderWindows();
+  renderSegmentation();
+  renderWork();
+  renderHistory();
+  Promise.all(pending).then(() => { document.body.dataset.ready = "true"; });
+}
+
+// --------------------------------------------------------------------------- actions
+
+async function act(action, body) {
+  const response = await fetch(`${config.api}${action}/`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    credentials: "same-origin",
+    body: JSON.stringify(body || {}),
+  });
+  const answer = await response.json().catch(() => ({ detail: response.statusText }));
+  if (response.ok) {
+    data = { ...answer, caption: { ...answer.caption, model: config.model_alias } };
+    return { ok: true };
+  }
+  if (response.status === 409 && answer.current) data = { ...data, ...answer.current };
+  return { ok: false, status: response.status, detail: answer.detail || `Refused (${response.status}).` };
+}
+
+function setMode(next) {
+  mode = next;
+  if (mode === "amend") {
+    const pass = data.annotator_pass;
+    editors = {
+      overview: overviewEditor({ original: data.caption.overview, mine: pass.overview, taxonomy: taxonomy(), cut: cut() }),
+      windows: Object.fromEntries(data.caption.windows.map((window) => [
+        window.index, windowEditor({ window, mine: annotatorWindow(window.index), taxonomy: taxonomy(), cut: cut() }),
+      ])),
+      segmentation: segmentationEditor({ original: data.caption.windows, mine: pass.segmentation, taxonomy: taxonomy() }),
+    };
+  } else {
+    editors = null;
+  }
+  render();
+  if (mode === "return") $("return-comment").focus();
+  if (mode === "amend") {
+    const first = editors.overview.querySelector("textarea:not(:disabled)") || editors.overview.querySelector("input:checked");
+    if (first) first.focus();
+  }
+}
+
+const done = { approve: "Approved.", amend: "Amended and approved: the QC pass is stored beside the annotator's.",
+  return: "Returned to the annotator, with your comment.", release: "Released: the item is back in the queue." };
+
+async function run(action, body) {
+  if (action !== "claim" && !mine()) {
+    tell(claimable() ? "Claim this item first." : "This item is not claimed by you.");
+    return;
+  }
+  for (const button of Object.values(buttons)) button.disabled = true;
+  const result = await act(action, body);
+  if (result.ok) {
+    mode = "view";
+    editors = null;
+    if (action === "claim") tell("");
+    else tell(done[action], "ok", { text: "Back to the queue", href: config.queue_url });
+    render();
+    return;
+  }
+  if (result.status === 409) {
+    mode = "view";
+    editors = null;
+    tell(`Not done: ${result.detail}`);
+    render();
+    return;
+  }
+  tell(result.detail);
+  renderStatus();
+}
+
+function amend() {
+  const changes = {};
+  const overview = editors.overview.change();
+  if (overview) changes.overview = overview;
+  const windows = Object.values(editors.windows).map((editor) => editor.change()).filter(Boolean);
+  if (windows.length) changes.windows = windows;
+  const segmentation = editors.segmentation.change();
+  if (segmentation) changes.segmentation = segmentation;
+  if (!Object.keys(changes).length) {
+    tell("Nothing is amended yet: change the QC version, or cancel and approve.");
+    return;
+  }
+  run("amend", { changes });
+}
+
+function sendReturn() {
+  const comment = $("return-comment").value.trim();
+  if (!comment) {
+    tell("Say what the annotator should fix: a return needs a comment.");
+    $("return-comment").focus();
+    return;
+  }
+  run("return", { comment });
+}
+
+buttons.claim.addEventListener("click", () => run("claim"));
+buttons.approve.addEventListener("click", () => run("approve"));
+buttons.release.addEventListener("click", () => run("release"));
+buttons.amend.addEventListener("click", () => { tell(""); setMode("amend"); });
+buttons.return.addEventListener("click", () => { tell(""); setMode("return"); });
+$("amend-save").addEventListener("click", amend);
+$("return-form").addEventListener("submit", (event) => { event.preventDefault(); sendReturn(); });
+for (const cancel of document.querySelectorAll("[data-cancel]")) {
+  cancel.addEventListener("click", () => { tell(""); setMode("view"); });
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && mode !== "view") { tell(""); setMode("view"); return; }
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    if (mode === "amend") amend();
+    if (mode === "return") sendReturn();
+    return;
+  }
+  const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+  if (typing || event.ctrlKey || event.metaKey || event.altKey || mode !== "view") return;
+  const key = event.key.toLowerCase();
+  if (key === "k") { player.toggle(); event.preventDefault(); return; }
+  const action = { c: "claim", a: "approve", e: "amend", r: "return" }[key];
+  if (!action || buttons[action].hidden || buttons[action].disabled) return;
+  event.preventDefault();
+  buttons[action].click();
+});
+
+// The claim runs out while the page is open: show it when it does.
+setInterval(() => { if (mode === "view") renderStatus(); }, 15000);
+render();

@@ -1,0 +1,140 @@
+"""REST API of scoring: the job table, starting a study job, and the stored scores."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.permissions import IsStudyAdmin, Role, study_from_view, user_roles
+from annotation.services.errors import ServiceError
+from scoring.models import ScoreJob, ScoreResult
+from scoring.services import score_job_create, score_summary
+
+
+class SeesScores(BasePermission):
+    """The study's admins and researchers see jobs and scores."""
+
+    message = "Only the study's admins and researchers see its scores."
+
+    def has_permission(self, request, view):
+        return bool(user_roles(request.user, study_from_view(view)) & {Role.ADMIN, Role.RESEARCHER})
+
+
+class ScoreJobSerializer(serializers.ModelSerializer):
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ScoreJob
+        fields = [
+            "id", "kind", "annotation", "metrics", "judges", "status", "progress", "errors",
+            "requested_by", "attempts", "created_at", "started_at", "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_progress(self, job: ScoreJob) -> dict:
+        percent = round(100 * job.progress_done / job.progress_total) if job.progress_total else (
+            100 if job.finished else 0
+        )
+        return {"done": job.progress_done, "total": job.progress_total, "percent": percent}
+
+
+class ScoreJobStartSerializer(serializers.Serializer):
+    metrics = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
+    judges = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
+
+
+class ScoreResultSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScoreResult
+        fields = [
+            "id", "subject", "item_key", "caption", "window", "annotation", "metric",
+            "judge_or_backend", "metric_version", "value", "detail", "job", "computed_at",
+        ]
+
+
+class ScoreJobList(generics.ListAPIView):
+    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins)."""
+
+    serializer_class = ScoreJobSerializer
+
+    def get_permissions(self):
+        return [IsStudyAdmin()] if self.request.method == "POST" else [SeesScores()]
+
+    def get_queryset(self):
+        return ScoreJob.objects.filter(study=study_from_view(self)).select_related("requested_by")
+
+    @extend_schema(request=ScoreJobStartSerializer, responses={202: ScoreJobSerializer})
+    def post(self, request, slug):
+        start = ScoreJobStartSerializer(data=request.data)
+        start.is_valid(raise_exception=True)
+        try:
+            job = score_job_create(
+                study=study_from_view(self),
+                metrics=start.validated_data.get("metrics") or None,
+                judges=start.validated_data.get("judges") or None,
+                requested_by=request.user,
+            )
+        except ServiceError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        job.refresh_from_db()  # without a broker it has already run
+        return Response(ScoreJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ScoreJobDetail(generics.RetrieveAPIView):
+    permission_classes = [SeesScores]
+    serializer_class = ScoreJobSerializer
+    lookup_url_kwarg = "job_id"
+
+    def get_queryset(self):
+        return ScoreJob.objects.filter(study=study_from_view(self))
+
+
+class ScoreResultList(generics.ListAPIView):
+    """Stored scores; filter with ?subject=, ?metric=, ?judge=, ?caption=, ?annotation=."""
+
+    permission_classes = [SeesScores]
+    serializer_class = ScoreResultSerializer
+
+    def get_queryset(self):
+        results = ScoreResult.objects.filter(study=study_from_view(self))
+        filters = {
+            "subject": "subject", "metric": "metric", "judge": "judge_or_backend",
+            "caption": "caption_id", "annotation": "annotation_id",
+        }
+        for parameter, field in filters.items():
+            value = self.request.query_params.get(parameter)
+            if value is not None:
+                if field.endswith("_id") and not value.isdigit():
+                    raise serializers.ValidationError({parameter: "Give a number."})
+                results = results.filter(**{field: value})
+        return results
+
+
+SummaryRows = inline_serializer(
+    "ScoreSummaryRow",
+    many=True,
+    fields={
+        "subject": serializers.CharField(),
+        "metric": serializers.CharField(),
+        "judge_or_backend": serializers.CharField(),
+        "metric_version": serializers.CharField(),
+        "count": serializers.IntegerField(),
+        "mean": serializers.FloatField(allow_null=True),
+        "minimum": serializers.FloatField(allow_null=True),
+        "maximum": serializers.FloatField(allow_null=True),
+    },
+)
+
+
+class ScoreSummary(APIView):
+    """Per subject, metric, judge and metric version: count, mean, min and max."""
+
+    permission_classes = [SeesScores]
+
+    @extend_schema(responses=SummaryRows)
+    def get(self, request, slug):
+        return Response(score_summary(study=study_from_view(self)))

@@ -1,0 +1,136 @@
+"""Scoring jobs and the scores they store. Every write goes through `scoring.services`.
+
+A result is keyed by what was compared (`item_key`, e.g. ``annotation:12:window:40:scene``),
+the metric, the judge or backend that computed it ('' when the metric has none) and the metric's
+version. The key is one unique constraint on plain strings, so it works the same on SQLite and
+PostgreSQL (a unique constraint over nullable foreign keys would let NULLs repeat), and running a
+job again updates rows in place instead of adding new ones.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotation.models import Annotation, Caption, Study, Window
+
+
+class ScoreJob(models.Model):
+    """One request to score: a final verdict (automatic) or a whole study (on demand)."""
+
+    class Kind(models.TextChoices):
+        VERDICT = "verdict", "final verdict"
+        STUDY = "study", "whole study"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        PARTIAL = "partial", "partly failed"
+        FAILED = "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="score_jobs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="score_jobs"
+    )
+    metrics = models.JSONField(default=list, help_text="metric names, in the order asked")
+    judges = models.JSONField(default=list, blank=True, help_text="judges of embedding metrics")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    # {"cospar@minilm": "overview: ...", "llmfacts_f1": "..."}: what failed, and why.
+    errors = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The Celery task id, chosen before sending: a redelivered or retried task carries it.
+    task_id = models.CharField(max_length=64, blank=True)
+    # Set by each claim; a run whose token was replaced has been taken over and stops.
+    run_token = models.CharField(max_length=32, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="how many runs claimed it")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="verdict", annotation__isnull=False)
+                | Q(kind="study", annotation__isnull=True),
+                name="score_job_verdict_has_annotation",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "partial", "failed"]),
+                name="score_job_status_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(progress_done__lte=F("progress_total")),
+                name="score_job_progress_within_total",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} scoring #{self.pk} of {self.study.slug} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.Status.DONE, self.Status.PARTIAL, self.Status.FAILED}
+
+
+class ScoreResult(models.Model):
+    """One metric's value for one compared pair of texts."""
+
+    class Subject(models.TextChoices):
+        OVERVIEW = "overview", "overview: original vs final"
+        WINDOW_SCENE = "window_scene", "window scene: original vs final"
+        WINDOW_SHOT = "window_shot", "window shot: original vs final"
+        CAPTION_VS_REFERENCE = "caption_vs_reference", "caption overview vs references"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="score_results")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="score_results")
+    window = models.ForeignKey(
+        Window, on_delete=models.CASCADE, null=True, blank=True, related_name="score_results"
+    )
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="score_results"
+    )
+    subject = models.CharField(max_length=30, choices=Subject.choices)
+    item_key = models.CharField(max_length=120, help_text="what was compared, as one string")
+    metric = models.CharField(max_length=60)
+    judge_or_backend = models.CharField(max_length=200, blank=True)
+    metric_version = models.CharField(max_length=60)
+    value = models.FloatField(null=True, blank=True, help_text="empty when not a finite number")
+    detail = models.JSONField(default=dict, blank=True)
+    job = models.ForeignKey(
+        ScoreJob, on_delete=models.SET_NULL, null=True, blank=True, related_name="results"
+    )
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["study", "item_key", "metric", "judge_or_backend"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item_key", "metric", "judge_or_backend", "metric_version"],
+                name="score_result_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(subject__in=["window_scene", "window_shot"], window__isnull=False)
+                | (~Q(subject__in=["window_scene", "window_shot"]) & Q(window__isnull=True)),
+                name="score_result_window_iff_window_subject",
+            ),
+            models.CheckConstraint(
+                condition=Q(subject="caption_vs_reference", annotation__isnull=True)
+                | (~Q(subject="caption_vs_reference") & Q(annotation__isnull=False)),
+                name="score_result_verdict_subjects_have_annotation",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "subject", "metric"])]
+
+    def __str__(self) -> str:
+        judge = f" [{self.judge_or_backend}]" if self.judge_or_backend else ""
+        return f"{self.item_key} {self.metric}{judge} = {self.value}"

@@ -1,0 +1,631 @@
+"""Scoring jobs: compare what the models wrote with the final verdicts and the references, and
+store every number. Writes go through the functions here; tasks and commands only call them.
+
+**What is compared** (``ScoreResult.subject``; the first text is the candidate):
+
+- ``overview``: the model's overview vs the final verdict's overview (the QC pass where the
+  reviewer amended, else the annotator's; an accepted overview is its original text);
+- ``window_scene`` / ``window_shot``: each window's original field vs the final verdict's field.
+  A rejected segmentation's new timeline is not aligned with the original windows and is not
+  scored;
+- ``caption_vs_reference`` (study jobs only): the caption's overview vs its clip's references.
+
+A verdict job scores one final verdict (``overview`` and windows); a study job scores every final
+verdict of the study and every caption that has references.
+
+**Which metrics where.** Edit-size metrics compare an original with its correction, so they run
+on the verdict subjects only. Embedding metrics (once per judge), LLMFactsF1 and families added
+later run on every subject; against several references an item's value is the mean over its
+references, each reference's value kept in ``detail["per_reference"]``. Reference-overlap metrics
+(BLEU, METEOR, ROUGE-L, CIDEr) are corpus-relative: **CIDEr's idf weights come from all the
+reference sets scored together** (a caption scored alone gets 0). So they run only in study jobs,
+in one run per corpus: all captions of the study with references (``caption_vs_reference``), and
+all final overviews of the study with the correction as the one reference (``overview``; the
+"gold" references of PROTOCOL.md section 5). Each per-item value stored is that item's value in
+that run, with the corpus value and size in its detail; run a study job again after new verdicts
+or references to refresh them. Items with an empty text are left out (edit size only needs one
+side to be non-empty).
+
+**Runs are idempotent.** A result is keyed by (item, metric, judge or backend, metric version)
+and written with an upsert, so running a job twice, or a second job over the same items, leaves
+the same rows. A run first *claims* its job with a conditional update (queued; or running, but
+claimed by the same Celery task, i.e. a retry or a redelivery after its worker died; or running
+with a heartbeat older than ``SCORING_JOB_LEASE_SECONDS``), storing a fresh ``run_token``; every
+later write checks that token, so a run that was taken over stops at its next step. Results are
+committed chunk by chunk (``SCORING_CHUNK_SIZE`` items) together with the progress; a run that
+takes over skips the items this job has already stored.
+
+**Failures are isolated per family (and judge).** An error in one family (the LLM endpoint is
+down, Java is missing) is recorded in ``job.errors`` under each of its metrics, and the others
+go on: the job ends ``partial``. Only database errors abort the run: they are transient, and the
+task retries the job with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from statistics import fmean
+from typing import Any
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Avg, Count, F, Max, Min, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation import workflow
+from annotation.models import Annotation, Caption, CorrectionPass, Reference, Study
+from annotation.services.errors import ServiceError
+from annotation.services.workflow import final_pass
+from scoring import families
+from scoring.models import ScoreJob, ScoreResult
+from scoring.registry import METRICS, Pair, ScoringOptions, metric_names
+
+logger = logging.getLogger(__name__)
+
+Subject = ScoreResult.Subject
+Status = ScoreJob.Status
+#: Errors that abort a run so that the task retries it (they are not a metric's fault).
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+MAX_ERROR_CHARS = 1000
+
+
+# --------------------------------------------------------------------------- creating jobs
+
+
+def score_job_create(
+    *,
+    study: Study,
+    kind: str = ScoreJob.Kind.STUDY,
+    annotation: Annotation | None = None,
+    metrics: Sequence[str] | None = None,
+    judges: Sequence[str] | None = None,
+    requested_by=None,
+    enqueue: bool = True,
+) -> ScoreJob:
+    """Create a scoring job and, once the transaction commits, send it to a worker.
+
+    ``metrics`` defaults to the verdict or study defaults (:mod:`scoring.families`), ``judges``
+    to ``SCORING_JUDGES`` (kept only when an embedding metric is asked for). Refuses unknown
+    metrics, and corpus-relative metrics in a verdict job. Asking for llmfacts_f1 without its
+    settings is allowed: the job records that metric as failed, the others run.
+    """
+    if kind not in ScoreJob.Kind.values:
+        raise ServiceError(f"Unknown job kind {kind!r}: use verdict or study.")
+    if (kind == ScoreJob.Kind.VERDICT) != (annotation is not None):
+        raise ServiceError("A verdict job scores one annotation; a study job scores the study.")
+    if annotation is not None and annotation.caption.clip.study_id != study.pk:
+        raise ServiceError("That annotation belongs to another study.")
+    if metrics:
+        names = list(dict.fromkeys(metrics))
+    elif kind == ScoreJob.Kind.VERDICT:
+        names = families.verdict_default_metrics()
+    else:
+        names = families.study_default_metrics()
+    unknown = [name for name in names if name not in METRICS]
+    if unknown:
+        raise ServiceError(
+            f"Unknown metric(s) {', '.join(unknown)}; available: {', '.join(metric_names())}."
+        )
+    if not names:
+        raise ServiceError("Choose at least one metric.")
+    corpus = [name for name in names if families.family_of(name) in families.CORPUS_FAMILIES]
+    if kind == ScoreJob.Kind.VERDICT and corpus:
+        raise ServiceError(
+            f"{', '.join(corpus)} are corpus-relative (CIDEr's idf comes from the whole corpus): "
+            "score them with a study job."
+        )
+    judged = any(families.family_of(name) in families.JUDGED_FAMILIES for name in names)
+    judge_list = list(dict.fromkeys(judges or families.default_judges())) if judged else []
+    if judged and not judge_list:
+        raise ServiceError("Embedding metrics need at least one judge.")
+    with transaction.atomic():
+        job = ScoreJob.objects.create(
+            study=study,
+            kind=kind,
+            annotation=annotation,
+            metrics=names,
+            judges=judge_list,
+            requested_by=requested_by,
+            task_id=uuid.uuid4().hex,
+        )
+        if enqueue:
+            transaction.on_commit(lambda: score_job_enqueue(job_id=job.pk))
+    return job
+
+
+def score_job_enqueue(*, job_id: int) -> None:
+    """Send a job to the workers (or, without a broker, run it here and now).
+
+    Never raises: this runs after a commit (an approval, say) that must not look failed because
+    scoring could not start; the job records why instead.
+    """
+    from scoring.tasks import run_score_job
+
+    job = ScoreJob.objects.get(pk=job_id)
+    try:
+        run_score_job.apply_async(args=[job.pk], task_id=job.task_id)
+    except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
+        logger.exception("scoring job %s could not be run", job_id)
+        score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
+
+
+def score_final_verdict(annotation_id: int) -> None:
+    """The final-verdict hook: queue a verdict job for the annotation (after its commit)."""
+    if not settings.SCORING_ON_FINAL_VERDICT:
+        return
+    try:
+        annotation = Annotation.objects.select_related("caption__clip__study").get(
+            pk=annotation_id
+        )
+        score_job_create(
+            study=annotation.caption.clip.study,
+            kind=ScoreJob.Kind.VERDICT,
+            annotation=annotation,
+        )
+    except Exception:  # noqa: BLE001 - the verdict is committed; scoring must not undo the request
+        logger.exception("could not queue scoring for annotation %s", annotation_id)
+
+
+def score_job_fail(*, job_id: int, error: str) -> None:
+    """Mark an unfinished job failed with ``error`` (a task that gave up, a broker refusal)."""
+    job = ScoreJob.objects.filter(pk=job_id).first()
+    if job is None or job.finished:
+        return
+    errors = {**job.errors, "job": error[:MAX_ERROR_CHARS]}
+    ScoreJob.objects.filter(pk=job_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+        status=Status.FAILED, errors=errors, finished_at=timezone.now()
+    )
+
+
+# --------------------------------------------------------------------------- what to compare
+
+
+@dataclass(frozen=True)
+class Item:
+    """One pair of texts to score, and where its results belong."""
+
+    key: str
+    subject: str
+    caption_id: int
+    candidate: str
+    references: tuple[str, ...]
+    annotation_id: int | None = None
+    window_id: int | None = None
+    reference_ids: tuple[int, ...] = ()
+
+
+def final_texts(annotation: Annotation) -> list[Item]:
+    """The verdict subjects of an approved annotation: its overview and every window field."""
+    final = final_pass(annotation)
+    if final is None:
+        raise ServiceError(f"Annotation {annotation.pk} has no final verdict yet.")
+    caption = annotation.caption
+    rejected = CorrectionPass.Verdict.REJECT
+    overview = final.overview_text if final.overview_verdict == rejected else caption.overview
+    items = [
+        Item(
+            key=f"annotation:{annotation.pk}:overview",
+            subject=Subject.OVERVIEW,
+            caption_id=caption.pk,
+            annotation_id=annotation.pk,
+            candidate=caption.overview,
+            references=(overview,),
+        )
+    ]
+    corrections = {row.window_id: row for row in final.windows.all()}
+    for window in caption.windows.all():
+        row = corrections.get(window.pk)
+        for name, subject in (("scene", Subject.WINDOW_SCENE), ("shot", Subject.WINDOW_SHOT)):
+            original = getattr(window, name)
+            corrected = getattr(row, name) if row is not None and row.verdict == rejected else original
+            items.append(
+                Item(
+                    key=f"annotation:{annotation.pk}:window:{window.pk}:{name}",
+                    subject=subject,
+                    caption_id=caption.pk,
+                    annotation_id=annotation.pk,
+                    window_id=window.pk,
+                    candidate=original,
+                    references=(corrected,),
+                )
+            )
+    return items
+
+
+def reference_items(study: Study) -> list[Item]:
+    """Every caption of the study whose clip has references, against all of them."""
+    references: dict[int, list[Reference]] = {}
+    for reference in Reference.objects.filter(clip__study=study).order_by("pk"):
+        references.setdefault(reference.clip_id, []).append(reference)
+    items = []
+    for caption in Caption.objects.filter(clip__study=study, clip_id__in=references).order_by("pk"):
+        found = references[caption.clip_id]
+        items.append(
+            Item(
+                key=f"caption:{caption.pk}:references",
+                subject=Subject.CAPTION_VS_REFERENCE,
+                caption_id=caption.pk,
+                candidate=caption.overview,
+                references=tuple(reference.text for reference in found),
+                reference_ids=tuple(reference.pk for reference in found),
+            )
+        )
+    return items
+
+
+def _approved(study: Study):
+    return (
+        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+        .select_related("caption")
+        .prefetch_related("passes__windows", "caption__windows")
+        .order_by("pk")
+    )
+
+
+def _usable(item: Item, family: str) -> Item | None:
+    """The item as ``family`` may score it, or None: blank texts say nothing to compare."""
+    if family == "edit":
+        if not item.candidate.strip() and not any(text.strip() for text in item.references):
+            return None
+        return item
+    kept = [(text, rid) for text, rid in zip(item.references, item.reference_ids or
+            [None] * len(item.references), strict=True) if text.strip()]
+    if not item.candidate.strip() or not kept:
+        return None
+    if len(kept) == len(item.references):
+        return item
+    return Item(
+        key=item.key, subject=item.subject, caption_id=item.caption_id,
+        candidate=item.candidate, references=tuple(text for text, _ in kept),
+        annotation_id=item.annotation_id, window_id=item.window_id,
+        reference_ids=tuple(rid for _, rid in kept if rid is not None),
+    )
+
+
+@dataclass
+class Unit:
+    """One family (with one judge) over one group of items: the unit of failure isolation."""
+
+    family: str
+    metrics: list[str]
+    judge: str
+    group: str
+    items: list[Item]
+
+    @property
+    def corpus(self) -> bool:
+        return self.family in families.CORPUS_FAMILIES
+
+    def error_keys(self) -> list[str]:
+        if self.family in families.JUDGED_FAMILIES:
+            return [f"{name}@{self.judge}" for name in self.metrics]
+        return list(self.metrics)
+
+
+def plan(job: ScoreJob) -> list[Unit]:
+    """The units of work of a job, in the order they run."""
+    groups: dict[str, list[Item]] = {"overview": [], "windows": [], "caption_vs_reference": []}
+    annotations = [job.annotation] if job.kind == ScoreJob.Kind.VERDICT else _approved(job.study)
+    for annotation in annotations:
+        for item in final_texts(annotation):
+            groups["overview" if item.subject == Subject.OVERVIEW else "windows"].append(item)
+    if job.kind == ScoreJob.Kind.STUDY:
+        groups["caption_vs_reference"] = reference_items(job.study)
+    by_family: dict[str, list[str]] = {}
+    for name in job.metrics:
+        if name in METRICS:
+            by_family.setdefault(families.family_of(name), []).append(name)
+    units = []
+    for family, names in by_family.items():
+        judges = job.judges if family in families.JUDGED_FAMILIES else [""]
+        for judge in judges:
+            for group, items in groups.items():
+                if family == "edit" and group == "caption_vs_reference":
+                    continue
+                if family in families.CORPUS_FAMILIES and (
+                    job.kind != ScoreJob.Kind.STUDY or group == "windows"
+                ):
+                    continue
+                usable = [kept for item in items if (kept := _usable(item, family)) is not None]
+                if usable:
+                    units.append(Unit(family, names, judge, group, usable))
+    return units
+
+
+# --------------------------------------------------------------------------- running jobs
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+    step: str
+
+
+class _Superseded(Exception):
+    """Another run took the job over: this one stops."""
+
+
+def score_job_run(
+    *,
+    job_id: int,
+    task_id: str = "",
+    on_progress: Callable[[Progress], None] | None = None,
+) -> str:
+    """Claim the job and run it to the end. Returns what happened: ``ran``; ``finished`` (it
+    already was: nothing to do); ``busy`` (another run holds it); ``missing``; ``superseded``
+    (another run took it over while this one worked). Database errors propagate (retry)."""
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
+    claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, heartbeat_at__lt=stale)
+    if task_id:
+        claimable |= Q(status=Status.RUNNING, task_id=task_id)
+    claimed = ScoreJob.objects.filter(claimable, pk=job_id).update(
+        status=Status.RUNNING,
+        run_token=token,
+        attempts=F("attempts") + 1,
+        started_at=Coalesce(F("started_at"), Value(now)),
+        heartbeat_at=now,
+        finished_at=None,
+        progress_done=0,
+        errors={},
+    )
+    if claimed != 1:
+        job = ScoreJob.objects.filter(pk=job_id).first()
+        if job is None:
+            return "missing"
+        return "finished" if job.finished else "busy"
+    job = ScoreJob.objects.select_related("study", "annotation__caption").get(pk=job_id)
+    run = _Run(job, token, on_progress)
+    try:
+        run.execute()
+    except _Superseded:
+        logger.warning("scoring job %s was taken over by another run", job_id)
+        return "superseded"
+    except DATABASE_ERRORS:
+        raise
+    except Exception as error:  # noqa: BLE001 - recorded on the job, which then ends failed
+        logger.exception("scoring job %s failed", job_id)
+        run.errors["job"] = _describe(error)
+        try:
+            run.finish(Status.FAILED)
+        except _Superseded:
+            return "superseded"
+    return "ran"
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + "..."
+
+
+def _chunks(items: Sequence[Item], size: int) -> Iterator[list[Item]]:
+    for start in range(0, len(items), max(1, size)):
+        yield list(items[start : start + max(1, size)])
+
+
+@dataclass
+class _Run:
+    job: ScoreJob
+    token: str
+    on_progress: Callable[[Progress], None] | None
+    errors: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    done: int = 0
+    total: int = 0
+    stored: int = 0
+
+    def _claimed(self):
+        return ScoreJob.objects.filter(pk=self.job.pk, run_token=self.token)
+
+    def _advance(self, count: int, step: str, **extra: Any) -> None:
+        """Count ``count`` more items done and renew the heartbeat; stop if taken over."""
+        self.done = min(self.total, self.done + count)
+        if not self._claimed().update(
+            progress_done=self.done, heartbeat_at=timezone.now(), **extra
+        ):
+            raise _Superseded
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.done, self.total, step))
+
+    def execute(self) -> None:
+        units = plan(self.job)
+        self.total = sum(len(unit.items) for unit in units)
+        if not self._claimed().update(progress_total=self.total):
+            raise _Superseded
+        for unit in units:
+            self.run_unit(unit)
+        if not self.errors:
+            self.finish(Status.DONE)
+        else:
+            self.finish(Status.PARTIAL if self.stored else Status.FAILED)
+
+    def finish(self, status: str) -> None:
+        now = timezone.now()
+        if not self._claimed().update(
+            status=status,
+            errors=self.errors,
+            progress_done=F("progress_total"),
+            heartbeat_at=now,
+            finished_at=now,
+        ):
+            raise _Superseded
+
+    def record_error(self, unit: Unit, message: str) -> None:
+        """Keep ``message`` under each metric of the unit; the same message for several groups
+        of items is said once ("overview, windows: ...")."""
+        for key in unit.error_keys():
+            groups = self.failures.setdefault(key, {}).setdefault(message, [])
+            groups.append(unit.group)
+            self.errors[key] = "; ".join(
+                f"{', '.join(names)}: {text}" for text, names in self.failures[key].items()
+            )
+
+    def run_unit(self, unit: Unit) -> None:
+        step = f"{unit.family}{f' ({unit.judge})' if unit.judge else ''}, {unit.group}"
+        remaining = list(unit.items)
+        failed: dict[str, str] = {}
+        try:
+            label = families.judge_or_backend(unit.family, unit.judge)
+            version = families.metric_version(unit.metrics[0])
+            if not unit.corpus:
+                stored = self._stored_by_this_job(unit, label, version)
+                skipped = [item for item in remaining if item.key in stored]
+                if skipped:
+                    remaining = [item for item in remaining if item.key not in stored]
+                    self.stored += len(skipped)
+                    self._advance(len(skipped), step)
+            size = len(remaining) if unit.corpus else settings.SCORING_CHUNK_SIZE
+            while remaining:
+                chunk, rest = remaining[:size], remaining[size:]
+                rows, chunk_failed = self._score(unit, chunk, label, version)
+                failed.update(chunk_failed)
+                with transaction.atomic():
+                    self._advance(len(chunk), step)
+                    _upsert(rows)
+                self.stored += len(rows)
+                remaining = rest
+        except (_Superseded, *DATABASE_ERRORS):
+            raise
+        except Exception as error:  # noqa: BLE001 - one family failing must not stop the others
+            logger.warning("scoring job %s: %s failed: %s", self.job.pk, step, error)
+            self.record_error(unit, _describe(error))
+            self._advance(len(remaining), step, errors=self.errors)
+            return
+        if failed:
+            key, message = next(iter(failed.items()))
+            self.record_error(
+                unit, f"{len(failed)} of {len(unit.items)} item(s) failed; {key}: {message}"
+            )
+            self._advance(0, step, errors=self.errors)
+
+    def _stored_by_this_job(self, unit: Unit, label: str, version: str) -> set[str]:
+        """Items of which this job (in an earlier, interrupted run) stored every metric."""
+        counts = (
+            ScoreResult.objects.filter(
+                job=self.job,
+                metric__in=unit.metrics,
+                judge_or_backend=label,
+                metric_version=version,
+                subject__in={item.subject for item in unit.items},
+            )
+            .values("item_key")
+            .annotate(n=Count("pk"))
+        )
+        return {row["item_key"] for row in counts if row["n"] == len(unit.metrics)}
+
+    def _score(
+        self, unit: Unit, items: Sequence[Item], label: str, version: str
+    ) -> tuple[list[ScoreResult], dict[str, str]]:
+        """Score one chunk; returns the rows to store and the items that failed."""
+        pairs: list[Pair] = []
+        pair_ids: dict[str, list[str]] = {}
+        for item in items:
+            if unit.corpus or len(item.references) == 1:
+                ids = [item.key]
+                pairs.append(Pair(item.key, item.candidate, item.references))
+            else:
+                ids = [f"{item.key}#{n}" for n in range(len(item.references))]
+                pairs.extend(
+                    Pair(pid, item.candidate, (text,))
+                    for pid, text in zip(ids, item.references, strict=True)
+                )
+            pair_ids[item.key] = ids
+        options = ScoringOptions(
+            judge=unit.judge or families.default_judges()[0],
+            near_total_cut=self.job.study.near_total_cut,
+        )
+        outcome = families.score_batch(unit.family, pairs, unit.metrics, options)
+        now = timezone.now()
+        rows: list[ScoreResult] = []
+        failed: dict[str, str] = {}
+        for item in items:
+            ids = pair_ids[item.key]
+            missing = [pid for pid in ids if pid not in outcome.scores]
+            if missing:
+                failed[item.key] = outcome.errors.get(missing[0], "no score returned")
+                continue
+            for name in unit.metrics:
+                value, detail = _combine(item, ids, name, outcome)
+                rows.append(
+                    ScoreResult(
+                        study_id=self.job.study_id,
+                        caption_id=item.caption_id,
+                        window_id=item.window_id,
+                        annotation_id=item.annotation_id,
+                        subject=item.subject,
+                        item_key=item.key,
+                        metric=name,
+                        judge_or_backend=label,
+                        metric_version=version,
+                        value=value,
+                        detail=detail,
+                        job_id=self.job.pk,
+                        computed_at=now,
+                    )
+                )
+        return rows, failed
+
+
+def _combine(
+    item: Item, ids: Sequence[str], name: str, outcome: families.BatchOutcome
+) -> tuple[float | None, dict[str, Any]]:
+    """An item's value of ``name``: its pair's, or the mean over one pair per reference."""
+    values = [outcome.scores[pid].get(name) for pid in ids]
+    details = [outcome.details.get(pid, {}).get(name) or {} for pid in ids]
+    if len(ids) == 1:
+        detail = dict(details[0])
+        if item.reference_ids:
+            detail["reference_ids"] = list(item.reference_ids)
+        return values[0], detail
+    finite = [value for value in values if value is not None]
+    per_reference = []
+    for position, (value, extra) in enumerate(zip(values, details, strict=True)):
+        entry: dict[str, Any] = {"value": value}
+        if item.reference_ids:
+            entry["reference_id"] = item.reference_ids[position]
+        if extra:
+            entry["detail"] = extra
+        per_reference.append(entry)
+    mean = fmean(finite) if len(finite) == len(values) else None
+    return mean, {"aggregate": "mean over references", "per_reference": per_reference}
+
+
+UPSERT_FIELDS = ["item_key", "metric", "judge_or_backend", "metric_version"]
+
+
+def _upsert(rows: Sequence[ScoreResult]) -> None:
+    """Insert rows, or update the row with the same key: no duplicates, whoever runs first."""
+    if not rows:
+        return
+    ScoreResult.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=UPSERT_FIELDS,
+        update_fields=[
+            "study", "caption", "window", "annotation", "subject",
+            "value", "detail", "job", "computed_at",
+        ],
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def score_summary(*, study: Study) -> list[dict[str, Any]]:
+    """Per subject, metric, judge and version: how many items, and the mean, min and max."""
+    rows = (
+        ScoreResult.objects.filter(study=study)
+        .values("subject", "metric", "judge_or_backend", "metric_version")
+        .annotate(
+            count=Count("pk"), mean=Avg("value"), minimum=Min("value"), maximum=Max("value")
+        )
+        .order_by("subject", "metric", "judge_or_backend", "metric_version")
+    )
+    return list(rows)

@@ -1,0 +1,319 @@
+"""Every URL and API endpoint, against every role, an anonymous user and a member of another study.
+
+The routes come from the URL resolver, so a new route is swept as soon as it exists; the
+expectations come from EXPECTED below, keyed by URL name (and HTTP method), so a new route
+or method without an entry fails `test_every_route_and_method_has_an_expectation`.
+
+Each request ends in one of three outcomes:
+- "in": served (2xx), or past the gate and refused on content or state (400, 405, 409, 415);
+- "redirect": sent to another page that is not a login page;
+- "out": 401, 403, 404, or sent to log in (a login page with ?next=, or the admin's index).
+An entry lists who gets "in" and who gets "redirect"; everyone else must get "out", exactly.
+
+Besides, no response to a persona who may not see model identity (annotator, QC reviewer,
+outsider, anonymous) may contain a candidate model's real name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
+
+from annotation.models import Reference
+from annotation.services.studies import membership_grant
+from annotation.services.workflow import annotations_assign
+from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+
+pytestmark = pytest.mark.django_db
+
+OTHER_SECRET_MODEL = "Quokka-Vision-2"
+PERSONAS = ("anonymous", "admin", "annotator", "reviewer", "researcher", "outsider")
+ANYONE = frozenset(PERSONAS)
+SIGNED_IN = ANYONE - {"anonymous"}
+MEMBERS = frozenset({"admin", "annotator", "reviewer", "researcher"})
+ADMINS = frozenset({"admin"})
+# The annotation swept belongs to "annotator"; reviewers, admins and researchers may read it.
+OWNER = frozenset({"annotator"})
+READERS = frozenset({"annotator", "reviewer", "admin", "researcher"})
+QC = frozenset({"reviewer"})
+QC_AND_ADMINS = frozenset({"reviewer", "admin"})
+SEE_SCORES = frozenset({"admin", "researcher"})
+NOBODY: frozenset[str] = frozenset()
+BLIND = frozenset({"anonymous", "annotator", "reviewer", "outsider"})
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Who gets in (and who is redirected) for one route and method; `body` is what is sent."""
+
+    allowed: frozenset[str]
+    redirected: frozenset[str] = NOBODY
+    body: Any = None
+    json: bool = True
+
+
+def api_post(allowed, body=None, json=True):
+    return Expect(frozenset(allowed), body=body if body is not None else {}, json=json)
+
+
+UPLOAD = dict(body={}, json=False)  # multipart without a file: 400 once past the gate
+
+EXPECTED: dict[str, dict[str, Expect]] = {
+    # Pages.
+    "home": {"GET": Expect(SIGNED_IN)},
+    "login": {
+        "GET": Expect(ANYONE),
+        "POST": Expect(ANYONE, body={"username": "x", "password": "y"}, json=False),
+        "PUT": Expect(ANYONE),  # Django's LoginView treats PUT as POST
+    },
+    "logout": {"POST": Expect(NOBODY, redirected=ANYONE, body={}, json=False)},
+    "study": {"GET": Expect(MEMBERS)},
+    "clip": {"GET": Expect(MEMBERS)},
+    "clip-video": {"GET": Expect(MEMBERS)},
+    "clip-poster": {"GET": Expect(MEMBERS)},
+    # Every member has a queue page; it lists only the member's own assignments.
+    "annotator-queue": {"GET": Expect(MEMBERS)},
+    # The workspace is the annotator's; those who may read the annotation go to its review page.
+    "workspace": {"GET": Expect(OWNER, redirected=READERS - OWNER)},
+    "review-queue": {"GET": Expect(QC_AND_ADMINS)},
+    "review": {"GET": Expect(QC_AND_ADMINS)},
+    "progress": {"GET": Expect(ADMINS)},
+    # The API's description holds no data.
+    "schema": {"GET": Expect(ANYONE)},
+    "api-docs": {"GET": Expect(ANYONE)},
+    # Studies, clips, models and captions.
+    "api-studies": {"GET": Expect(SIGNED_IN)},  # each sees only their own studies
+    "api-study": {"GET": Expect(MEMBERS)},
+    "api-clips": {"GET": Expect(MEMBERS)},
+    "api-models": {"GET": Expect(MEMBERS)},
+    "api-captions": {"GET": Expect(MEMBERS)},
+    "api-clip-upload": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-clip-properties": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-caption-import": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-reference-import": {"POST": Expect(ADMINS, **UPLOAD)},
+    # The workflow.
+    "api-my-queue": {"GET": Expect(MEMBERS)},  # the caller's own items only
+    "api-start-next": {"POST": api_post(OWNER)},
+    "api-review-queue": {"GET": Expect(QC_AND_ADMINS)},
+    "api-assign": {"POST": api_post(ADMINS, {"annotators": ["annotator"]})},
+    "api-annotation": {"GET": Expect(READERS)},
+    "api-annotation-draft": {"PATCH": api_post(OWNER, {"base_version": 1, "changes": {}})},
+    "api-lock-overview": {"POST": api_post(OWNER, {"base_version": 1})},
+    "api-submit": {"POST": api_post(OWNER, {"base_version": 1})},
+    "api-audit": {"GET": Expect(READERS)},
+    "api-claim": {"POST": api_post(QC)},
+    "api-release": {"POST": api_post(QC)},
+    "api-approve": {"POST": api_post(QC)},
+    "api-amend": {"POST": api_post(QC, {"changes": {}})},
+    "api-return": {"POST": api_post(QC, {"comment": "Look again."})},
+    "api-edit-size": {"POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})},
+    # Scoring: scores name the models, so admins and researchers only.
+    "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
+    "api-score-job": {"GET": Expect(SEE_SCORES)},
+    "api-scores": {"GET": Expect(SEE_SCORES)},
+    "api-score-summary": {"GET": Expect(SEE_SCORES)},
+}
+# The Django admin site is for site staff; no study role opens it. Its routes are generated per
+# registered model, so they share one entry: every route (named or not) is closed to all
+# personas except the admin's login page.
+ADMIN_OPEN = {"admin:login": Expect(ANYONE)}
+ADMIN_CLOSED = Expect(NOBODY)
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+@dataclass(frozen=True)
+class Route:
+    key: str  # the URL name ("admin:..." inside the admin), or the pattern for an unnamed route
+    pattern: str
+    methods: tuple[str, ...]
+    kwargs: tuple[str, ...]
+    admin: bool
+
+
+def _walk(patterns, prefix="", namespace=""):
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            inner = ":".join(part for part in (namespace, entry.namespace) if part)
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern), inner)
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern), namespace, entry
+
+
+def _methods(callback, admin: bool) -> tuple[str, ...]:
+    if admin:
+        return ("GET",)
+    view = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
+    if view is None:
+        return ("GET",)  # a function view: the pages answer GET
+    allowed = [m for m in METHODS if m in view.http_method_names and hasattr(view, m)]
+    return tuple(m.upper() for m in allowed)
+
+
+def discover_routes() -> list[Route]:
+    routes = []
+    for pattern, namespace, entry in _walk(get_resolver().url_patterns):
+        admin = namespace == "admin"
+        key = f"{namespace}:{entry.name}" if namespace and entry.name else entry.name or pattern
+        routes.append(Route(key=key, pattern=pattern, methods=_methods(entry.callback, admin),
+                            kwargs=tuple(entry.pattern.regex.groupindex), admin=admin))
+    return routes
+
+
+ROUTES = discover_routes()
+
+
+def expectation(route: Route, method: str) -> Expect | None:
+    if route.admin:
+        return ADMIN_OPEN.get(route.key, ADMIN_CLOSED)
+    return EXPECTED.get(route.key, {}).get(method)
+
+
+def test_every_route_and_method_has_an_expectation():
+    missing = [f"{r.key} {m} ({r.pattern})" for r in ROUTES for m in r.methods if expectation(r, m) is None]
+    assert not missing, "Routes without an entry in EXPECTED: " + "; ".join(missing)
+
+
+def test_every_expectation_names_a_route_that_exists():
+    swept = {(r.key, m) for r in ROUTES if not r.admin for m in r.methods}
+    stale = [f"{key} {method}" for key, methods in EXPECTED.items() for method in methods if (key, method) not in swept]
+    assert not stale, "Entries of EXPECTED without a route: " + ", ".join(stale)
+
+
+def test_the_sweep_covers_the_admin_site_and_every_api_endpoint():
+    keys = {r.key for r in ROUTES}
+    assert {"admin:index", "api-annotation", "api-claim", "progress", "workspace", "review"} <= keys
+    assert sum(1 for r in ROUTES if r.pattern.startswith("api/")) >= 30
+
+
+# --------------------------------------------------------------------------- the world
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def world(study, other_study, personas):
+    """Study s1 with its four roles; `outsider` is an admin of s2.
+
+    annotator holds a submitted annotation (swept by the annotation routes) and a new one,
+    so that every workflow endpoint has something to act on.
+    """
+    clip = fake_clip(study, "b")
+    fake_clip(other_study, "b")
+    captions = captions_add(study, [caption_record("b", SECRET_MODEL), caption_record("b", OTHER_SECRET_MODEL)])
+    Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
+    annotations_assign(study=study, annotators=[personas["annotator"]])
+    first = captions[0].annotations.get()
+    submitted = complete(first, personas["annotator"])
+    membership_grant(study=study, user=personas["admin"], role="admin")
+    return {"study": study, "clip": clip, "annotation": submitted, "personas": personas}
+
+
+def _score_job_id(world) -> int:
+    from django.apps import apps
+
+    job_model = apps.get_model("scoring", "ScoreJob")
+    return job_model.objects.create(study=world["study"], kind="study", requested_by=world["personas"]["admin"]).pk
+
+
+def url_for(route: Route, world) -> str:
+    values = {
+        "slug": lambda: world["study"].slug,
+        "name": lambda: world["clip"].name,
+        "clip_id": lambda: world["clip"].pk,
+        "annotation_id": lambda: world["annotation"].pk,
+        "job_id": lambda: _score_job_id(world),
+        # The admin's own parameters.
+        "object_id": lambda: 1,
+        "content_type_id": lambda: 1,
+        "id": lambda: 1,
+        "app_label": lambda: "annotation",
+        "url": lambda: "nothing-here/",
+    }
+    missing = [name for name in route.kwargs if name not in values]
+    assert not missing, f"The sweep does not know how to fill {missing} of {route.pattern}; add them to url_for."
+    kwargs = {name: values[name]() for name in route.kwargs}
+    if route.key == route.pattern:  # unnamed: fill the pattern in
+        path = route.pattern.lstrip("^").rstrip("$")
+        for name, value in kwargs.items():
+            path = re.sub(rf"\(\?P<{name}>[^)]*\)|<(\w+:)?{name}>", str(value), path)
+        return "/" + path
+    return reverse(route.key, kwargs=kwargs)
+
+
+def _sent_to_log_in(location: str) -> bool:
+    parts = urlsplit(location)
+    try:
+        name = resolve(parts.path).view_name
+    except Exception:  # noqa: BLE001 - a redirect off the site is a redirect
+        return False
+    return name == "admin:index" or (name in {"login", "admin:login"} and "next" in parse_qs(parts.query))
+
+
+def outcome(response) -> str:
+    status = response.status_code
+    if status in (401, 403, 404):
+        return "out"
+    if 300 <= status < 400:
+        return "out" if _sent_to_log_in(response["Location"]) else "redirect"
+    return "in"
+
+
+def clients(world) -> dict[str, Client]:
+    signed_in = {}
+    for persona in PERSONAS:
+        signed_in[persona] = Client()
+        if persona != "anonymous":
+            signed_in[persona].force_login(world["personas"][persona])
+    return signed_in
+
+
+def request_as(client: Client, method: str, url: str, expect: Expect):
+    kwargs: dict[str, Any] = {}
+    if expect.body is not None:
+        if expect.json:
+            kwargs = {"data": expect.body, "content_type": "application/json"}
+        else:
+            kwargs = {"data": expect.body}
+    return getattr(client, method.lower())(url, **kwargs)
+
+
+def _body(response) -> str:
+    if getattr(response, "streaming", False):
+        return ""
+    return response.content.decode("utf-8", errors="replace")
+
+
+SWEEP = [pytest.param(route, method, id=f"{route.key} {method}") for route in ROUTES for method in route.methods]
+
+
+@pytest.mark.parametrize(("route", "method"), SWEEP)
+def test_route_lets_in_exactly_the_expected_personas(route, method, world):
+    expect = expectation(route, method)
+    assert expect is not None, f"No entry in EXPECTED for {route.key} {method}."
+    url = url_for(route, world)
+    got: dict[str, set[str]] = {"in": set(), "redirect": set(), "out": set()}
+    leaks = []
+    signed_in = clients(world)
+    for persona in PERSONAS:
+        with transaction.atomic():
+            response = request_as(signed_in[persona], method, url, expect)
+            transaction.set_rollback(True)
+        got[outcome(response)].add(persona)
+        if persona in BLIND and (SECRET_MODEL in _body(response) or OTHER_SECRET_MODEL in _body(response)):
+            leaks.append(persona)
+    assert (got["in"], got["redirect"]) == (set(expect.allowed), set(expect.redirected)), (
+        f"{method} {url}: let in {sorted(got['in'])}, redirected {sorted(got['redirect'])}; "
+        f"expected in {sorted(expect.allowed)}, redirected {sorted(expect.redirected)}"
+    )
+    assert not leaks, f"{method} {url} shows a model's real name to {leaks}"

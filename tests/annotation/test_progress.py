@@ -1,0 +1,138 @@
+"""The progress page: per annotator, reviewer and model, and agreement on double annotations."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotation.progress import study_progress
+from annotation.services.studies import membership_grant
+from annotation.services.workflow import (
+    annotation_open,
+    annotation_submit,
+    annotations_assign,
+    review_amend,
+    review_approve,
+    review_claim,
+    review_return,
+)
+from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+
+pytestmark = pytest.mark.django_db
+
+ALL_ACCEPTED = [{"index": i, "verdict": "accept"} for i in range(3)]
+
+
+@pytest.fixture
+def worked(study, personas, make_user):
+    """Three captions, each annotated by two annotators; some approved, amended, returned.
+
+    annotator:  c1 approved, c2 amended, c3 submitted; active 30, 60, 90 s; rejects every overview.
+    annotator2: c1 returned then resubmitted, c2 and c3 submitted; 10 s each; accepts c1's overview.
+    """
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    fake_clip(study, "b")
+    captions = captions_add(study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")])
+    annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=1.0)
+    first = personas["annotator"]
+    mine = {c.model.name: c.annotations.get(annotator=first) for c in captions}
+    theirs = {c.model.name: c.annotations.get(annotator=second) for c in captions}
+    for name, seconds in zip((SECRET_MODEL, "m2", "m3"), (30, 60, 90), strict=True):
+        mine[name] = complete(mine[name], first, active_seconds=seconds)
+    complete(theirs[SECRET_MODEL], second, overview={"verdict": "accept"}, windows=ALL_ACCEPTED, active_seconds=10)
+    complete(theirs["m2"], second, overview={"verdict": "reject", "text": "Other.", "modes": ["omission"]},
+             windows=ALL_ACCEPTED, active_seconds=10)
+    complete(theirs["m3"], second, active_seconds=10)
+
+    reviewer = personas["reviewer"]
+    for annotation in (mine[SECRET_MODEL], mine["m2"], theirs[SECRET_MODEL]):
+        review_claim(annotation_id=annotation.pk, actor=reviewer)
+    review_approve(annotation_id=mine[SECRET_MODEL].pk, actor=reviewer)
+    review_amend(annotation_id=mine["m2"].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    returned = review_return(annotation_id=theirs[SECRET_MODEL].pk, actor=reviewer, comment="Look again.")
+    reopened = annotation_open(annotation=returned, actor=second)
+    annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version)
+    return study
+
+
+def rows_by_label(rows):
+    return {row.label: row for row in rows}
+
+
+def test_annotator_rows_count_states_submissions_time_and_rates(worked):
+    rows = rows_by_label(study_progress(study=worked).annotators)
+    first, second = rows["annotator"], rows["annotator2"]
+    assert first.counts == {"approved": 2, "submitted": 1}
+    assert (first.done, first.throughput, first.median_seconds) == (3, 3.0, 60.0)
+    assert (first.return_rate, first.amendment_rate) == (0.0, 0.5)
+    # The return is remembered although the item has been resubmitted since.
+    assert second.counts == {"submitted": 3}
+    assert (second.done, second.median_seconds, second.return_rate, second.amendment_rate) == (4, 10.0, 1.0, None)
+
+
+def test_reviewer_row_counts_decisions_and_claim_to_decision_time(worked):
+    (row,) = study_progress(study=worked).reviewers
+    assert row.label == "reviewer"
+    assert row.counts == {"approved": 2, "submitted": 1}
+    assert (row.done, row.returns, row.approvals, row.amends) == (3, 1, 1, 1)
+    assert row.return_rate == pytest.approx(1 / 3) and row.amendment_rate == 0.5
+    assert row.median_seconds is not None and row.median_seconds >= 0
+
+
+def test_model_rows_are_by_alias_with_the_name_beside_it(worked):
+    rows = rows_by_label(study_progress(study=worked).models)
+    first = rows["Model A"]
+    assert first.detail == SECRET_MODEL
+    assert first.counts == {"approved": 1, "submitted": 1}
+    assert (first.done, first.return_rate, first.amendment_rate) == (3, 0.5, 0.0)
+    assert sum(row.total for row in rows.values()) == 6
+
+
+def test_agreement_reports_kappa_alpha_and_items_per_judgement_and_mode(worked):
+    progress = study_progress(study=worked)
+    assert progress.double_annotated == 3
+    table = {row.label: row.result for row in progress.agreement}
+    overview = table["Overview: accept / reject"]
+    assert (overview.items, overview.kappa, overview.alpha) == (3, pytest.approx(0.0), pytest.approx(0.0))
+    windows = table["Windows: accept / reject"]
+    # 9 windows, 7 agreements; marginals 3/9 and 1/9 rejected: kappa = (63 - 51) / (81 - 51).
+    assert (windows.items, windows.kappa) == (9, pytest.approx(0.4))
+    segmentation = table["Segmentation: accept / reject"]
+    assert (segmentation.items, segmentation.kappa, segmentation.alpha) == (3, None, None)
+    temporal = table["Mode: Temporal / order"]
+    # 12 units (overview and three windows of three captions): 10 agree; tagged 3 and 1 times.
+    assert (temporal.items, temporal.kappa) == (12, pytest.approx(18 / 42))
+    assert table["Mode: Segmentation"].items == 3
+
+
+def test_progress_page_shows_the_tables_to_a_study_admin(worked, personas):
+    client = Client()
+    client.force_login(personas["admin"])
+    response = client.get("/studies/s1/progress/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in ("annotator2", SECRET_MODEL, "Model A", "Krippendorff", "33%", "0.400"):
+        assert text in html
+
+
+@pytest.mark.parametrize("role", ["annotator", "reviewer", "researcher", "outsider"])
+def test_progress_page_is_not_found_for_anyone_but_study_admins(worked, personas, role):
+    client = Client()
+    client.force_login(personas[role])
+    assert client.get("/studies/s1/progress/").status_code == 404
+
+
+def test_study_page_links_to_progress_for_admins_only(study, personas):
+    client = Client()
+    client.force_login(personas["admin"])
+    assert 'id="progress-link"' in client.get("/studies/s1/").content.decode()
+    client.force_login(personas["researcher"])
+    assert 'id="progress-link"' not in client.get("/studies/s1/").content.decode()
+
+
+def test_progress_of_an_empty_study_has_empty_rows_and_no_agreement(study, personas):
+    progress = study_progress(study=study)
+    assert [row.label for row in progress.annotators] == ["annotator"]
+    assert progress.annotators[0].throughput is None
+    assert all(row.result.items == 0 and row.result.kappa is None for row in progress.agreement)

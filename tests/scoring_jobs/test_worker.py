@@ -1,0 +1,174 @@
+"""Scoring jobs on a real Celery worker fed through Redis, and a worker killed mid-job."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.db.models import Count
+
+from config.celery import app as celery_app
+from scoring.models import ScoreJob, ScoreResult
+from scoring.registry import METRICS
+from scoring.services import score_job_create
+from tests.conftest import REPO
+from tests.scoring_jobs.conftest import import_captions, import_references, make_clip
+
+pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+WORKER_OPTIONS = ["--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
+                  "--without-heartbeat"]
+
+
+@pytest.fixture
+def start_worker(media_root):
+    """Start workers on the test database, consuming the broker `make test` configured.
+
+    As in tests/annotation/test_worker.py, tasks stop being eager here, so on_commit sends jobs
+    to Redis. Each worker starts through worker_main.py (which registers the slow test metric)
+    with extra environment variables; the fixture stops any left running.
+    """
+    broker = celery_app.conf.broker_url
+    if not broker.startswith("redis://"):
+        pytest.fail("CELERY_BROKER_URL is not a Redis URL: run the suite with `make test`")
+    db = connection.settings_dict
+    base_env = {
+        **os.environ,
+        "MEDIA_ROOT": str(media_root),
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "SCORING_VERDICT_METRICS": "words_changed,char_similarity",
+    }
+    # Jobs left in the test queue, or taken and never acknowledged, by an earlier interrupted run.
+    celery_app.control.purge()
+    with celery_app.connection_for_write() as broker_connection:
+        broker_connection.default_channel.client.delete("unacked", "unacked_index")
+    processes: list[subprocess.Popen] = []
+
+    def start(**env: str) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.scoring_jobs.worker_main", *WORKER_OPTIONS],
+            cwd=REPO, env={**base_env, **env},
+        )
+        processes.append(process)
+        return process
+
+    celery_app.conf.task_always_eager = False
+    yield start
+    celery_app.conf.task_always_eager = True
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+@pytest.fixture
+def slow_metric():
+    """The slow test metric, registered in this process too (job creation checks names)."""
+    from tests.scoring_jobs import slow_family
+
+    slow_family.register()
+    yield slow_family.METRIC
+    METRICS.pop(slow_family.METRIC, None)
+
+
+def wait_for(condition, *, worker, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        assert worker.poll() is None, f"the worker died while waiting for {what}"
+        time.sleep(0.1)
+    pytest.fail(f"{what} did not happen in {seconds} s")
+
+
+def test_a_real_worker_runs_a_study_job_while_score_waits_and_prints_progress(
+    start_worker, approved
+):
+    worker = start_worker()
+    out = io.StringIO()
+    call_command("score", "--study", "s1", "--metrics", "words_changed,char_similarity",
+                 "--wait", "--poll", "0.2", stdout=out)
+    text = out.getvalue()
+    assert "Scoring job #" in text and "running in this process" not in text
+    assert "done: 5/5 (100%)" in text
+    assert text.rstrip().endswith("done: 10 result(s) stored.")
+    assert worker.poll() is None
+
+
+def test_a_verdict_approved_on_the_web_is_scored_by_the_worker(start_worker, assigned, personas):
+    from tests.scoring_jobs.conftest import finish_verdict
+
+    worker = start_worker()
+    approved = finish_verdict(assigned, personas)  # each service commits; the last one queues
+    job = wait_for(lambda: ScoreJob.objects.filter(annotation=approved, status="done").first(),
+                   worker=worker, seconds=90, what="the verdict's scoring")
+    assert job.metrics == ["words_changed", "char_similarity"]  # the worker's settings do not matter:
+    assert ScoreResult.objects.filter(annotation=approved).count() == 10  # they are set at creation
+
+
+CAPTIONS = 40
+
+
+@pytest.fixture
+def long_study(study):
+    """40 captions, each with one reference: 40 slow items, about 10 s of work."""
+    for number in range(CAPTIONS):
+        make_clip(study, f"c{number:02d}")
+    import_captions(study, [
+        {"clip": f"c{n:02d}", "model": "m1", "overview": f"Caption number {n} " + "word " * n,
+         "windows": [{"start": 0, "end": 6, "scene": "A scene.", "shot": "A shot."}]}
+        for n in range(CAPTIONS)
+    ])
+    import_references(study, [{"clip": f"c{n:02d}", "text": f"Reference {n}."} for n in range(CAPTIONS)])
+    return study
+
+
+def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicate_rows(
+    start_worker, long_study, slow_metric
+):
+    # A short visibility timeout makes Redis hand the unacknowledged job to the next worker
+    # soon; one item per chunk commits (and counts) every item as it is scored.
+    env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_CHUNK_SIZE": "1"}
+    first = start_worker(**env)
+    job = score_job_create(study=long_study, metrics=[slow_metric])  # commits: sent to Redis
+
+    def progressed():
+        job.refresh_from_db()
+        return job.status == "running" and job.progress_done >= 8
+
+    wait_for(progressed, worker=first, seconds=90, what="progress on the job")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    job.refresh_from_db()
+    stored_before = dict(ScoreResult.objects.values_list("item_key", "pk"))
+    assert job.status == "running" and 8 <= job.progress_done < CAPTIONS
+    assert 8 <= len(stored_before) < CAPTIONS
+
+    time.sleep(3)  # past the visibility timeout: the restarted worker gets the job again
+    second = start_worker(**env)
+
+    def finished():
+        job.refresh_from_db()
+        return job.finished
+
+    wait_for(finished, worker=second, seconds=120, what="the job's completion after the restart")
+    assert (job.status, job.progress_done, job.progress_total, job.errors) == (
+        "done", CAPTIONS, CAPTIONS, {})
+    assert job.attempts == 2  # the same task, delivered again, claimed the job again
+    results = ScoreResult.objects.filter(metric=slow_metric)
+    assert results.count() == CAPTIONS
+    duplicates = (results.values("item_key", "metric", "judge_or_backend", "metric_version")
+                  .annotate(n=Count("pk")).filter(n__gt=1))
+    assert not duplicates.exists()
+    # Items stored before the kill were kept, not scored again.
+    after = dict(results.values_list("item_key", "pk"))
+    assert all(after[key] == pk for key, pk in stored_before.items())
