@@ -41,6 +41,8 @@ def workspace_payload(annotation: Annotation, user) -> dict:
     clip = caption.clip
     study = clip.study
     roles = user_roles(user, study)
+    # The annotator works blind, even one who is also an admin or researcher of the study.
+    sees_identity = bool(roles & {Role.ADMIN, Role.RESEARCHER}) and annotation.annotator_id != user.pk
     return {
         **annotation_snapshot(annotation),
         "study": study.slug,
@@ -50,7 +52,7 @@ def workspace_payload(annotation: Annotation, user) -> dict:
                  "video_url": f"/clips/{clip.pk}/video",
                  "poster_url": f"/clips/{clip.pk}/poster" if clip.poster else None},
         "caption": {
-            "model": caption.model.name if roles & {Role.ADMIN, Role.RESEARCHER} else caption.model.alias,
+            "model": caption.model.name if sees_identity else caption.model.alias,
             "overview": caption.overview,
             "windows": [
                 {"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}

@@ -9,3 +9,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("redline")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The profile export's task lives in scoring/profile_tasks.py, beside the scoring jobs' tasks.py.
+app.autodiscover_tasks(related_name="profile_tasks")

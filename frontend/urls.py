@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views, views_progress, views_review, views_workspace
+from frontend import views, views_profiles, views_progress, views_review, views_workspace
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,4 +14,13 @@ urlpatterns = [
     path("studies/<slug:slug>/review/", views_review.review_queue, name="review-queue"),
     path("review/<int:annotation_id>/", views_review.review, name="review"),
     path("studies/<slug:slug>/progress/", views_progress.progress, name="progress"),
+    path("studies/<slug:slug>/profiles/", views_profiles.profile_page, name="profiles"),
+    path("studies/<slug:slug>/profiles/jobs/", views_profiles.profile_job_start, name="profile-jobs"),
+    path("studies/<slug:slug>/profiles/jobs/<str:job>/", views_profiles.profile_job, name="profile-job"),
+    path("studies/<slug:slug>/profiles/jobs/<str:job>/files/<path:name>", views_profiles.profile_job_file,
+         name="profile-job-file"),
+    path("studies/<slug:slug>/profiles/corrected/<int:model_id>.jsonl", views_profiles.corrected_jsonl,
+         name="corrected-jsonl"),
+    path("studies/<slug:slug>/profiles/corrected/<int:model_id>.vtt", views_profiles.corrected_vtt,
+         name="corrected-vtt"),
 ]

@@ -63,8 +63,6 @@ def workspace(request, annotation_id: int):
     annotation_open(annotation=annotation, actor=request.user)
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
-    # The annotator works blind, whatever other roles they hold in the study.
-    payload["caption"]["model"] = annotation.caption.model.alias
     return render(
         request,
         "frontend/workspace.html",

@@ -15,8 +15,17 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(ScoreJob)
 class ScoreJobAdmin(ReadOnlyAdmin):
-    list_display = ("id", "study", "kind", "annotation", "status", "progress", "attempts",
-                    "created_at", "finished_at")
+    list_display = (
+        "id",
+        "study",
+        "kind",
+        "annotation",
+        "status",
+        "progress",
+        "attempts",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("status", "kind", "study")
     date_hierarchy = "created_at"
 
@@ -27,8 +36,15 @@ class ScoreJobAdmin(ReadOnlyAdmin):
 
 @admin.register(ScoreResult)
 class ScoreResultAdmin(ReadOnlyAdmin):
-    list_display = ("item_key", "subject", "metric", "judge_or_backend", "metric_version", "value",
-                    "computed_at")
+    list_display = (
+        "item_key",
+        "subject",
+        "metric",
+        "judge_or_backend",
+        "metric_version",
+        "value",
+        "computed_at",
+    )
     list_filter = ("subject", "metric", "judge_or_backend", "study")
     search_fields = ("item_key",)
     raw_id_fields = ("caption", "window", "annotation", "job")

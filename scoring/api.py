@@ -30,14 +30,27 @@ class ScoreJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScoreJob
         fields = [
-            "id", "kind", "annotation", "metrics", "judges", "status", "progress", "errors",
-            "requested_by", "attempts", "created_at", "started_at", "finished_at",
+            "id",
+            "kind",
+            "annotation",
+            "metrics",
+            "judges",
+            "status",
+            "progress",
+            "errors",
+            "requested_by",
+            "attempts",
+            "created_at",
+            "started_at",
+            "finished_at",
         ]
         read_only_fields = fields
 
     def get_progress(self, job: ScoreJob) -> dict:
-        percent = round(100 * job.progress_done / job.progress_total) if job.progress_total else (
-            100 if job.finished else 0
+        percent = (
+            round(100 * job.progress_done / job.progress_total)
+            if job.progress_total
+            else (100 if job.finished else 0)
         )
         return {"done": job.progress_done, "total": job.progress_total, "percent": percent}
 
@@ -51,8 +64,19 @@ class ScoreResultSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScoreResult
         fields = [
-            "id", "subject", "item_key", "caption", "window", "annotation", "metric",
-            "judge_or_backend", "metric_version", "value", "detail", "job", "computed_at",
+            "id",
+            "subject",
+            "item_key",
+            "caption",
+            "window",
+            "annotation",
+            "metric",
+            "judge_or_backend",
+            "metric_version",
+            "value",
+            "detail",
+            "job",
+            "computed_at",
         ]
 
 
@@ -102,8 +126,11 @@ class ScoreResultList(generics.ListAPIView):
     def get_queryset(self):
         results = ScoreResult.objects.filter(study=study_from_view(self))
         filters = {
-            "subject": "subject", "metric": "metric", "judge": "judge_or_backend",
-            "caption": "caption_id", "annotation": "annotation_id",
+            "subject": "subject",
+            "metric": "metric",
+            "judge": "judge_or_backend",
+            "caption": "caption_id",
+            "annotation": "annotation_id",
         }
         for parameter, field in filters.items():
             value = self.request.query_params.get(parameter)

@@ -150,8 +150,10 @@ def score_batch(
         return _llmfacts_batch(pairs)
     scores = compute_metrics(list(pairs), list(metrics), options)
     return BatchOutcome(
-        scores={key: {name: finite(value) for name, value in values.items()}
-                for key, values in scores.items()}
+        scores={
+            key: {name: finite(value) for name, value in values.items()}
+            for key, values in scores.items()
+        }
     )
 
 
@@ -201,8 +203,10 @@ def _llmfacts_scorer(
     if outcome.errors:
         key, message = next(iter(outcome.errors.items()))
         raise LLMFactsError(f"{len(outcome.errors)} pair(s) failed; {key}: {message}")
-    return {key: {name: values[LLMFACTS_METRIC.name] for name in names}
-            for key, values in outcome.scores.items()}  # type: ignore[misc]
+    return {
+        key: {name: values[LLMFACTS_METRIC.name] for name in names}
+        for key, values in outcome.scores.items()
+    }  # type: ignore[misc]
 
 
 def register_llmfacts_family() -> None:

@@ -46,7 +46,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from statistics import fmean
 from typing import Any
@@ -159,9 +159,7 @@ def score_final_verdict(annotation_id: int) -> None:
     if not settings.SCORING_ON_FINAL_VERDICT:
         return
     try:
-        annotation = Annotation.objects.select_related("caption__clip__study").get(
-            pk=annotation_id
-        )
+        annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
         score_job_create(
             study=annotation.caption.clip.study,
             kind=ScoreJob.Kind.VERDICT,
@@ -222,7 +220,9 @@ def final_texts(annotation: Annotation) -> list[Item]:
         row = corrections.get(window.pk)
         for name, subject in (("scene", Subject.WINDOW_SCENE), ("shot", Subject.WINDOW_SHOT)):
             original = getattr(window, name)
-            corrected = getattr(row, name) if row is not None and row.verdict == rejected else original
+            corrected = (
+                getattr(row, name) if row is not None and row.verdict == rejected else original
+            )
             items.append(
                 Item(
                     key=f"annotation:{annotation.pk}:window:{window.pk}:{name}",
@@ -273,16 +273,20 @@ def _usable(item: Item, family: str) -> Item | None:
         if not item.candidate.strip() and not any(text.strip() for text in item.references):
             return None
         return item
-    kept = [(text, rid) for text, rid in zip(item.references, item.reference_ids or
-            [None] * len(item.references), strict=True) if text.strip()]
+    kept = [
+        (text, rid)
+        for text, rid in zip(
+            item.references, item.reference_ids or [None] * len(item.references), strict=True
+        )
+        if text.strip()
+    ]
     if not item.candidate.strip() or not kept:
         return None
     if len(kept) == len(item.references):
         return item
-    return Item(
-        key=item.key, subject=item.subject, caption_id=item.caption_id,
-        candidate=item.candidate, references=tuple(text for text, _ in kept),
-        annotation_id=item.annotation_id, window_id=item.window_id,
+    return replace(
+        item,
+        references=tuple(text for text, _ in kept),
         reference_ids=tuple(rid for _, rid in kept if rid is not None),
     )
 
@@ -487,8 +491,8 @@ class _Run:
                 rows, chunk_failed = self._score(unit, chunk, label, version)
                 failed.update(chunk_failed)
                 with transaction.atomic():
-                    self._advance(len(chunk), step)
                     _upsert(rows)
+                    self._advance(len(chunk), step)
                 self.stored += len(rows)
                 remaining = rest
         except (_Superseded, *DATABASE_ERRORS):
@@ -609,8 +613,15 @@ def _upsert(rows: Sequence[ScoreResult]) -> None:
         update_conflicts=True,
         unique_fields=UPSERT_FIELDS,
         update_fields=[
-            "study", "caption", "window", "annotation", "subject",
-            "value", "detail", "job", "computed_at",
+            "study",
+            "caption",
+            "window",
+            "annotation",
+            "subject",
+            "value",
+            "detail",
+            "job",
+            "computed_at",
         ],
     )
 
@@ -623,9 +634,7 @@ def score_summary(*, study: Study) -> list[dict[str, Any]]:
     rows = (
         ScoreResult.objects.filter(study=study)
         .values("subject", "metric", "judge_or_backend", "metric_version")
-        .annotate(
-            count=Count("pk"), mean=Avg("value"), minimum=Min("value"), maximum=Max("value")
-        )
+        .annotate(count=Count("pk"), mean=Avg("value"), minimum=Min("value"), maximum=Max("value"))
         .order_by("subject", "metric", "judge_or_backend", "metric_version")
     )
     return list(rows)

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation import workflow
@@ -477,12 +477,15 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     _require_reviewer(annotation, actor)
     now = timezone.now()
     expires = now + timedelta(minutes=minutes)
+    # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
+    # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
+    # would let both of two racing reviewers win.
     claimable = (
-        Annotation.objects.filter(pk=annotation_id, state=workflow.SUBMITTED)
-        | Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, claim_expires_at__lt=now)
-        | Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor)
+        Q(state=workflow.SUBMITTED)
+        | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=now)
+        | Q(state=workflow.IN_REVIEW, reviewer=actor)
     )
-    moved = Annotation.objects.filter(pk__in=claimable.values("pk")).update(
+    moved = Annotation.objects.filter(claimable, pk=annotation_id).update(
         state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
     )
     annotation.refresh_from_db()

@@ -20,11 +20,20 @@ from annotation.services.workflow import (
     Conflict,
     annotation_save,
     annotations_assign,
+    review_approve,
     review_claim,
+    review_return,
 )
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def no_scoring_on_commit(settings):
+    """These transactions really commit; scoring a final verdict is not what is tested here."""
+    settings.SCORING_ON_FINAL_VERDICT = False
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -120,6 +129,20 @@ def test_two_reviewers_claiming_at_the_same_instant_exactly_one_wins(submitted):
     assert list(claims.values_list("actor", flat=True)) == [winner.pk]
 
 
+def test_approve_and_return_of_one_claim_at_once_leave_exactly_one_decision(submitted):
+    annotation, reviewer, _ = submitted
+    review_claim(annotation_id=annotation.pk, actor=reviewer)
+    results = race(
+        lambda: review_approve(annotation_id=annotation.pk, actor=reviewer),
+        lambda: review_return(annotation_id=annotation.pk, actor=reviewer, comment="Look again."),
+    )
+    assert results == {"first": "ok", "second": "conflict"}
+    annotation.refresh_from_db()
+    assert annotation.state == "approved" and annotation.return_comment == ""
+    decisions = AuditEvent.objects.filter(annotation=annotation, action__in=["approve", "return"])
+    assert list(decisions.values_list("action", flat=True)) == ["approve"]
+
+
 @pytest.fixture
 def in_progress(study, personas):
     fake_clip(study, "b")
@@ -142,7 +165,6 @@ def test_two_autosaves_on_one_base_version_while_the_first_is_uncommitted_one_is
     results = race(autosave(annotation, annotator, "tab one"), autosave(annotation, annotator, "tab two"))
     assert results == {"first": "ok", "second": "conflict"}
     annotation = Annotation.objects.get(pk=annotation.pk)
-    assert annotation.version == annotation.version  # noqa: PLR0124 - reloaded below
     assert annotation.passes.get().overview_text == "tab one"
     assert AuditEvent.objects.filter(annotation=annotation, action="save").count() == 1
 

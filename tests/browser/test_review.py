@@ -151,9 +151,8 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     sign_in, live_server, submitted, personas
 ):
     page = sign_in("reviewer", "pw-reviewer")
-    page.on("console", lambda m: print("CONSOLE", m.type, m.text))
-    page.on("pageerror", lambda e: print("PAGEERROR", e))
-    page.on("response", lambda r: print("RESP", r.status, r.url) if "/api/" in r.url else None)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
 
     # Approve A with the mouse: the annotator's pass is the final verdict.
     claim_from_queue(page, live_server, submitted["Model A"])
@@ -171,6 +170,8 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     expect(overview.locator(".redline ins").first).to_contain_text("counter")
     expect(overview.locator(".mode-tag")).to_have_text(["Factual error"])
     expect(page.locator(".review-window[data-index='1'] .retime")).to_contain_text("2.00–4.50 s")
+    page.locator(".review-window[data-index='1'] button.span").click()  # seeks the video to window 2
+    expect(page.locator(".review-window.current")).to_have_attribute("data-index", "1")
     screenshot(page, "review-redline")
     page.locator("body").press("e")
     text = page.get_by_label("QC overview text")
@@ -199,6 +200,8 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     assert size["overview"]["words_changed"] == 3  # "up." -> "up to five." 
     assert [w["index"] for w in size["windows"]] == [1]
     expect(page.locator("#history .qc-edit-size")).to_contain_text("overview 3 words")
+    page.wait_for_selector("body[data-ready='true']")
+    expect(page.get_by_role("button", name="Approve")).to_be_hidden()
     screenshot(page, "review-amended")
 
     # Return C: a comment is required; the annotator revises and resubmits; then it is approved.
@@ -237,6 +240,7 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     assert "acme-vlm" not in page.content()
     actions = list(AuditEvent.objects.filter(annotation_id=submitted["Model C"].pk).values_list("action", flat=True))
     assert actions[-6:] == ["return", "open", "save", "submit", "claim", "approve"]
+    assert errors == []
 
 
 def test_two_reviewers_racing_for_one_item_one_wins_the_other_is_told(
@@ -292,3 +296,30 @@ def test_release_gives_the_item_back_to_the_queue(sign_in, live_server, submitte
     expect(page.locator("#notice")).to_contain_text("Released")
     expect(page.get_by_role("button", name="Claim")).to_be_visible()
     assert Annotation.objects.get(pk=submitted["Model A"].pk).state == "submitted"
+
+
+def test_reviewer_amends_the_segmentation_by_merging_two_windows(sign_in, live_server, submitted):
+    page = sign_in("reviewer", "pw-reviewer")
+    claim_from_queue(page, live_server, submitted["Model A"])
+    page.locator("body").press("e")
+    expect(page.get_by_role("button", name="Save amendments and approve")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator(".amend-editor")).to_have_count(0)
+    page.locator("body").press("e")
+    editor = page.locator("#segmentation .amend-editor")
+    editor.get_by_label("Reject").check()
+    editor.get_by_label("Segmentation", exact=True).check()
+    rows = editor.locator(".boundary-row")
+    expect(rows).to_have_count(3)
+    rows.nth(2).get_by_role("button", name="remove").click()
+    rows.nth(1).get_by_label("end (s)").fill("6")
+    rows.nth(1).get_by_label("scene").fill("The counter runs to five.")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#notice")).to_contain_text("Amended and approved")
+    expect(page.locator("#timeline-corrected .segment")).to_have_count(2)
+    expect(page.locator("#corrected-timeline-label")).to_have_text("Corrected segmentation (QC)")
+    qc = Annotation.objects.get(pk=submitted["Model A"].pk).passes.get(kind="qc")
+    assert (qc.segmentation_verdict, qc.segmentation_modes) == ("reject", ["segmentation"])
+    assert [(w["start"], w["end"]) for w in qc.corrected_windows] == [(0, 2), (2, 6)]
+    assert qc.corrected_windows[1]["scene"] == "The counter runs to five."
+    screenshot(page, "review-segmentation-amended")

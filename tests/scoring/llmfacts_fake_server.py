@@ -5,7 +5,8 @@ Run ``python llmfacts_fake_server.py``: it listens on 127.0.0.1 on a free port a
 
 - ``POST /v1/chat/completions``: answers from the script, records the request;
 - ``POST /_script`` with ``{"rules": [...]}``: replaces the script and clears the record;
-- ``GET /_requests``: the recorded requests (``headers`` and ``body``), oldest first.
+- ``GET /_requests``: the recorded requests (``headers`` and ``body``), oldest first;
+- ``GET /_stats``: ``{"max_in_flight": n}``, the most chat requests handled at once.
 
 A rule is ``{"match": [substring, ...], "responses": [response, ...]}``. A request takes the
 first rule whose substrings all occur in its messages, and that rule's next response; the last
@@ -31,6 +32,7 @@ from typing import Any
 _lock = threading.Lock()
 _rules: list[dict[str, Any]] = []
 _requests: list[dict[str, Any]] = []
+_in_flight = {"now": 0, "max": 0}
 
 
 def _next_response(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -66,6 +68,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/_requests":
             with _lock:
                 self._send_json(200, list(_requests))
+        elif self.path == "/_stats":
+            with _lock:
+                self._send_json(200, {"max_in_flight": _in_flight["max"]})
         else:
             self._send_json(404, {"error": {"message": "not found"}})
 
@@ -75,6 +80,7 @@ class _Handler(BaseHTTPRequestHandler):
             with _lock:
                 _rules[:] = body["rules"]
                 _requests.clear()
+                _in_flight["max"] = 0
             self._send_json(200, {"ok": True})
             return
         if self.path != "/v1/chat/completions":
@@ -82,6 +88,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with _lock:
             _requests.append({"headers": dict(self.headers), "body": body})
+            _in_flight["now"] += 1
+            _in_flight["max"] = max(_in_flight["max"], _in_flight["now"])
+        try:
+            self._answer_chat(body)
+        finally:
+            with _lock:
+                _in_flight["now"] -= 1
+
+    def _answer_chat(self, body: dict[str, Any]) -> None:
         response = _next_response(body.get("messages", []))
         if response is None:
             self._send_json(400, {"error": {"message": "no scripted answer for this request"}})
@@ -142,6 +157,10 @@ class FakeChatServer:
         """The chat requests received since the last :meth:`script`."""
         result: list[dict[str, Any]] = self._call("/_requests")
         return result
+
+    def max_in_flight(self) -> int:
+        """The most chat requests the server handled at once since the last :meth:`script`."""
+        return int(self._call("/_stats")["max_in_flight"])
 
     def stop(self) -> None:
         """End the server process."""

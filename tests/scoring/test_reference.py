@@ -200,7 +200,7 @@ def test_meteor_in_several_jvms_equals_the_toolkits_own_meteor() -> None:
         for key, text in TABLE_3_CANDIDATES.items()
         for copy in range(12)  # 60 items: enough for two JVMs of 30
     }
-    texts["loop"] = "the man looks at the woman " * 100
+    texts["loop"] = "the man looks at the woman " * 10
     texts["empty"] = ""
     references = {key: [TABLE_3_REFERENCE, "A plane tows a banner across the sky."]
                   for key in texts}

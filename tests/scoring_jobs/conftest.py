@@ -31,10 +31,17 @@ def make_clip(study, name: str, duration: float = 6.0):
     from annotation.models import Clip
 
     return Clip.objects.create(
-        study=study, name=name, original=f"clips/original/{name}.mp4",
-        original_filename=f"{name}.mp4", size_bytes=1000,
-        sha256=hashlib.sha256(name.encode()).hexdigest(), duration=duration, fps=25,
-        width=160, height=120, codec="h264",
+        study=study,
+        name=name,
+        original=f"clips/original/{name}.mp4",
+        original_filename=f"{name}.mp4",
+        size_bytes=1000,
+        sha256=hashlib.sha256(name.encode()).hexdigest(),
+        duration=duration,
+        fps=25,
+        width=160,
+        height=120,
+        codec="h264",
     )
 
 
@@ -56,7 +63,9 @@ def scored_caption(study, personas):
     from annotation.models import Caption
 
     make_clip(study, "beach")
-    import_captions(study, [{"clip": "beach", "model": "m1", "overview": OVERVIEW, "windows": WINDOWS}])
+    import_captions(
+        study, [{"clip": "beach", "model": "m1", "overview": OVERVIEW, "windows": WINDOWS}]
+    )
     return Caption.objects.get(clip__name="beach")
 
 
@@ -77,15 +86,32 @@ def finish_verdict(annotation, personas, *, amend: dict | None = None):
     annotation = annotation_open(annotation=annotation, actor=annotator)
 
     def save(item, **changes):
-        return annotation_save(annotation_id=item.pk, actor=annotator, base_version=item.version, changes=changes)
+        return annotation_save(
+            annotation_id=item.pk, actor=annotator, base_version=item.version, changes=changes
+        )
 
-    annotation = save(annotation, overview={"verdict": "reject", "text": CORRECTED_OVERVIEW, "modes": ["factual"]})
-    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
-    annotation = save(annotation, windows=[
-        {"index": 0, "verdict": "reject", "scene": "A woman and a dog on the sand.", "modes": ["factual"]},
-        {"index": 1, "verdict": "accept"},
-    ], segmentation={"verdict": "accept"})
-    annotation = annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    annotation = save(
+        annotation, overview={"verdict": "reject", "text": CORRECTED_OVERVIEW, "modes": ["factual"]}
+    )
+    annotation = overview_lock(
+        annotation_id=annotation.pk, actor=annotator, base_version=annotation.version
+    )
+    annotation = save(
+        annotation,
+        windows=[
+            {
+                "index": 0,
+                "verdict": "reject",
+                "scene": "A woman and a dog on the sand.",
+                "modes": ["factual"],
+            },
+            {"index": 1, "verdict": "accept"},
+        ],
+        segmentation={"verdict": "accept"},
+    )
+    annotation = annotation_submit(
+        annotation_id=annotation.pk, actor=annotator, base_version=annotation.version
+    )
     review_claim(annotation_id=annotation.pk, actor=reviewer)
     if amend is not None:
         return review_amend(annotation_id=annotation.pk, actor=reviewer, changes=amend)

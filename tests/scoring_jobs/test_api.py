@@ -21,8 +21,12 @@ def client_for(user):
 
 @pytest.mark.parametrize("role", ["admin", "researcher"])
 def test_admins_and_researchers_see_the_job_table(personas, approved, fast_scoring, role):
-    job = score_job_create(study=approved.caption.clip.study, kind="verdict", annotation=approved,
-                           metrics=["words_changed", "llmfacts_f1"])
+    job = score_job_create(
+        study=approved.caption.clip.study,
+        kind="verdict",
+        annotation=approved,
+        metrics=["words_changed", "llmfacts_f1"],
+    )
     answer = client_for(personas[role]).get(JOBS)
     assert answer.status_code == 200
     [row] = answer.json()["results"]
@@ -52,7 +56,9 @@ def test_an_admin_starts_a_study_job_and_without_a_broker_it_runs(
     job = client_for(personas["admin"]).get(f"{JOBS}{answer.json()['id']}/").json()
     assert (job["kind"], job["status"], job["requested_by"]) == ("study", "partial", "admin")
     assert job["progress"] == {"done": 10, "total": 10, "percent": 100}  # 5 items, 2 families
-    assert job["errors"]["llmfacts_f1"].startswith("overview, windows: llmfacts_f1 is not configured")
+    assert job["errors"]["llmfacts_f1"].startswith(
+        "overview, windows: llmfacts_f1 is not configured"
+    )
 
     summary = client_for(personas["researcher"]).get("/api/studies/s1/scores/summary/").json()
     rows = {(row["subject"], row["metric"]): row for row in summary}
@@ -60,9 +66,12 @@ def test_an_admin_starts_a_study_job_and_without_a_broker_it_runs(
     assert rows[("window_scene", "words_changed")]["count"] == 2
     assert rows[("overview", "words_changed")]["mean"] == 5.0
 
-    scores = client_for(personas["researcher"]).get("/api/studies/s1/scores/?subject=overview").json()
+    scores = (
+        client_for(personas["researcher"]).get("/api/studies/s1/scores/?subject=overview").json()
+    )
     assert [(r["metric"], r["value"], r["annotation"]) for r in scores["results"]] == [
-        ("words_changed", 5.0, approved.pk)]
+        ("words_changed", 5.0, approved.pk)
+    ]
 
 
 @pytest.mark.parametrize("role", ["researcher", "annotator", "reviewer", "outsider"])

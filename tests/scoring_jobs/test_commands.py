@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from scoring.models import ScoreJob, ScoreResult
+from scoring.models import ScoreJob
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,10 @@ def test_score_with_wait_runs_the_study_job_and_prints_its_progress(approved, fa
 def test_score_exits_with_an_error_when_a_metric_failed(approved, fast_scoring):
     with pytest.raises(CommandError, match="partial") as failure:
         run("score", "--study", "s1", "--metrics", "words_changed,llmfacts_f1")
-    assert "failed llmfacts_f1: overview, windows: llmfacts_f1 is not configured" in failure.value.stderr
+    assert (
+        "failed llmfacts_f1: overview, windows: llmfacts_f1 is not configured"
+        in failure.value.stderr
+    )
 
 
 def test_score_refuses_unknown_metrics_and_studies(study):
@@ -54,7 +57,9 @@ def test_score_refuses_unknown_metrics_and_studies(study):
 
 
 def write_lines(path, *lines):
-    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    path.write_text(
+        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n"
+    )
     return path
 
 
@@ -65,10 +70,25 @@ def read_lines(path):
 def test_score_pairs_lists_the_metrics():
     out, _ = run("score_pairs", "--metrics", "list")
     names = [line.split()[0] for line in out.splitlines()]
-    for name in ("words_changed", "char_similarity", "bleu1", "bleu4", "meteor", "rouge_l", "cider",
-                 "cospar", "cossen", "coarse", "fine_f1", "hm_cf", "llmfacts_f1"):
+    for name in (
+        "words_changed",
+        "char_similarity",
+        "bleu1",
+        "bleu4",
+        "meteor",
+        "rouge_l",
+        "cider",
+        "cospar",
+        "cossen",
+        "coarse",
+        "fine_f1",
+        "hm_cf",
+        "llmfacts_f1",
+    ):
         assert name in names
-    assert "not configured" in next(line for line in out.splitlines() if line.startswith("llmfacts_f1"))
+    assert "not configured" in next(
+        line for line in out.splitlines() if line.startswith("llmfacts_f1")
+    )
 
 
 def test_score_pairs_writes_one_line_per_pair_with_each_metric(tmp_path):
@@ -79,7 +99,9 @@ def test_score_pairs_writes_one_line_per_pair_with_each_metric(tmp_path):
         {"id": 7, "candidate": "A man walks a dog.", "reference": ["A woman walks a dog.", "x"]},
     )
     out = tmp_path / "out.jsonl"
-    _, err = run("score_pairs", str(pairs), "--metrics", "words_changed,char_similarity", "--out", str(out))
+    _, err = run(
+        "score_pairs", str(pairs), "--metrics", "words_changed,char_similarity", "--out", str(out)
+    )
     assert read_lines(out) == [
         {"id": "a", "words_changed": 0.0, "char_similarity": 1.0},
         {"id": 7, "words_changed": 1.0, "char_similarity": pytest.approx(0.9, abs=0.05)},
@@ -116,7 +138,9 @@ def test_score_pairs_skips_bad_lines_when_asked(tmp_path):
         {"id": "ok", "candidate": "a b c", "reference": "a b d"},
     )
     out = tmp_path / "out.jsonl"
-    _, err = run("score_pairs", str(pairs), "--metrics", "words_changed", "--skip-bad", "--out", str(out))
+    _, err = run(
+        "score_pairs", str(pairs), "--metrics", "words_changed", "--skip-bad", "--out", str(out)
+    )
     assert f"{pairs}:1: not valid JSON" in err and "Skipped 1 bad line(s)." in err
     assert read_lines(out) == [{"id": "ok", "words_changed": 1.0}]
 
@@ -140,14 +164,28 @@ def test_score_pairs_keeps_going_when_one_metric_fails(tmp_path):
 def test_score_pairs_scores_reference_lists_as_one_corpus_and_embeddings_per_judge(tmp_path):
     pairs = write_lines(
         tmp_path / "pairs.jsonl",
-        {"id": "a", "candidate": "A man walks a dog on the beach.",
-         "reference": ["A man walks his dog on the beach.", "A person and a dog on sand."]},
-        {"id": "b", "candidate": "A cat sleeps on a red sofa.",
-         "reference": ["A cat is sleeping on a sofa.", "A grey cat naps on a red couch."]},
+        {
+            "id": "a",
+            "candidate": "A man walks a dog on the beach.",
+            "reference": ["A man walks his dog on the beach.", "A person and a dog on sand."],
+        },
+        {
+            "id": "b",
+            "candidate": "A cat sleeps on a red sofa.",
+            "reference": ["A cat is sleeping on a sofa.", "A grey cat naps on a red couch."],
+        },
     )
     out = tmp_path / "out.jsonl"
-    run("score_pairs", str(pairs), "--metrics", "bleu1,bleu4,cider,cospar", "--judges", "minilm,e5-small",
-        "--out", str(out))
+    run(
+        "score_pairs",
+        str(pairs),
+        "--metrics",
+        "bleu1,bleu4,cider,cospar",
+        "--judges",
+        "minilm,e5-small",
+        "--out",
+        str(out),
+    )
     first, second = read_lines(out)
     assert first["bleu1"] > 0.5 and first["cider"] > 0 and second["cider"] > 0
     assert set(first["cospar"]) == {"minilm", "e5-small"}

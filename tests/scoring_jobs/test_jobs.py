@@ -19,8 +19,12 @@ EDIT = ["words_changed", "char_similarity", "near_total"]
 
 def verdict_job(approved, metrics=EDIT, **extra):
     return score_job_create(
-        study=approved.caption.clip.study, kind="verdict", annotation=approved, metrics=metrics,
-        enqueue=False, **extra,
+        study=approved.caption.clip.study,
+        kind="verdict",
+        annotation=approved,
+        metrics=metrics,
+        enqueue=False,
+        **extra,
     )
 
 
@@ -37,16 +41,23 @@ def test_a_verdict_job_scores_the_overview_and_every_window_field(approved, fast
     assert score_job_run(job_id=job.pk) == "ran"
     job.refresh_from_db()
     assert (job.status, job.progress_done, job.progress_total, job.errors) == ("done", 5, 5, {})
-    found = {(r.subject, r.window.index if r.window else None, r.metric): r.value
-             for r in ScoreResult.objects.select_related("window")}
+    found = {
+        (r.subject, r.window.index if r.window else None, r.metric): r.value
+        for r in ScoreResult.objects.select_related("window")
+    }
     assert len(found) == 5 * 3  # overview + 2 windows x (scene, shot), three metrics each
-    assert found[("overview", None, "words_changed")] == 5.0  # man->woman, brown->black, at sunset->in the morning
+    assert (
+        found[("overview", None, "words_changed")] == 5.0
+    )  # man->woman, brown->black, at sunset->in the morning
     assert found[("window_scene", 0, "words_changed")] == 1.0
     assert found[("window_scene", 1, "words_changed")] == 0.0  # accepted: final = original
     assert found[("window_shot", 0, "char_similarity")] == 1.0
     overview = ScoreResult.objects.get(subject="overview", metric="words_changed")
     assert (overview.annotation_id, overview.caption_id, overview.job_id) == (
-        approved.pk, approved.caption_id, job.pk)
+        approved.pk,
+        approved.caption_id,
+        job.pk,
+    )
     assert overview.judge_or_backend == "" and overview.metric_version == "edit-1"
 
 
@@ -70,9 +81,17 @@ def test_a_second_job_over_the_same_items_updates_the_rows_in_place(approved, fa
 
 
 def test_an_amended_verdict_is_scored_against_the_qc_pass(assigned, personas, fast_scoring):
-    amended = finish_verdict(assigned, personas, amend={
-        "overview": {"verdict": "reject", "text": OVERVIEW + " Gulls fly overhead.", "modes": ["omission"]},
-    })
+    amended = finish_verdict(
+        assigned,
+        personas,
+        amend={
+            "overview": {
+                "verdict": "reject",
+                "text": OVERVIEW + " Gulls fly overhead.",
+                "modes": ["omission"],
+            },
+        },
+    )
     run_score_job(verdict_job(amended).pk)
     overview = ScoreResult.objects.get(subject="overview", metric="words_changed")
     assert overview.value == 3.0
@@ -195,6 +214,34 @@ def test_a_run_taken_over_by_a_redelivery_of_its_task_resumes_without_recomputin
     assert rows() == before
 
 
+def test_a_database_error_mid_job_is_retried_and_the_retry_resumes_the_job(
+    approved, fast_scoring, monkeypatch
+):
+    from django.db import OperationalError
+
+    from scoring import services
+
+    job = verdict_job(approved)
+    real_upsert, calls = services._upsert, []
+
+    def flaky_upsert(rows):
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise OperationalError("server closed the connection unexpectedly")
+        real_upsert(rows)
+
+    monkeypatch.setattr(services, "_upsert", flaky_upsert)
+    # Eager, not propagating: apply() then runs the retry itself, as a worker would later.
+    result = run_score_job.apply(args=[job.pk], task_id=job.task_id, throw=False)
+    assert result.successful(), result.traceback
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("done", 2)  # the retry, same task, took the job back
+    assert ScoreResult.objects.count() == 15
+    # Chunks of 1 overview and 2 + 2 window fields, 3 metrics each. The retry skipped the
+    # overview, stored before the error, and wrote the two chunks of windows.
+    assert calls == [3, 6, 6, 6]
+
+
 def test_a_stale_running_job_can_be_taken_over_after_its_lease(approved, fast_scoring, settings):
     job = verdict_job(approved)
     ScoreJob.objects.filter(pk=job.pk).update(status="running", heartbeat_at="2000-01-01T00:00Z")
@@ -209,11 +256,76 @@ def test_default_verdict_scoring_stores_embedding_metrics_for_each_judge(approve
     run_score_job(job.pk)
     job.refresh_from_db()
     assert job.status == "done", job.errors
-    judges = set(ScoreResult.objects.filter(metric="cospar").values_list("judge_or_backend", flat=True))
+    judges = set(
+        ScoreResult.objects.filter(metric="cospar").values_list("judge_or_backend", flat=True)
+    )
     assert judges == {"minilm", "e5-small"}
-    same = ScoreResult.objects.get(item_key__endswith=":shot", window__index=0, metric="cospar",
-                                   judge_or_backend="minilm")
+    same = ScoreResult.objects.get(
+        item_key__endswith=":shot", window__index=0, metric="cospar", judge_or_backend="minilm"
+    )
     assert same.value == pytest.approx(1.0, abs=1e-5)  # the shot was not changed
     assert CORRECTED_OVERVIEW  # (the overview changed: its cosine is below 1)
-    changed = ScoreResult.objects.get(subject="overview", metric="cospar", judge_or_backend="minilm")
+    changed = ScoreResult.objects.get(
+        subject="overview", metric="cospar", judge_or_backend="minilm"
+    )
     assert changed.value < 0.99
+
+
+@pytest.mark.slow
+def test_a_study_job_scores_captions_against_their_references_as_one_corpus(approved, study):
+    from tests.scoring_jobs.conftest import import_captions, import_references, make_clip
+
+    texts = {
+        "c1": (
+            "A red car drives down a wet street at night.",
+            ["A red car drives along a rainy street at night.", "A car on a wet road after dark."],
+        ),
+        "c2": (
+            "Two children play football in a park.",
+            ["Two kids kick a ball on the grass in a park.", "Children playing soccer outdoors."],
+        ),
+        "c3": (
+            "A chef chops onions in a small kitchen.",
+            ["A cook slices onions on a wooden board.", "Someone chops vegetables in a kitchen."],
+        ),
+    }
+    for name, (overview, references) in texts.items():
+        make_clip(study, name)
+        import_captions(
+            study,
+            [
+                {
+                    "clip": name,
+                    "model": "m1",
+                    "overview": overview,
+                    "windows": [{"start": 0, "end": 6, "scene": "A scene.", "shot": "A shot."}],
+                }
+            ],
+        )
+        import_references(study, [{"clip": name, "text": text} for text in references])
+    job = score_job_create(
+        study=study, metrics=["bleu4", "cider", "cospar"], judges=["minilm"], enqueue=False
+    )
+    run_score_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done", job.errors
+
+    cider = ScoreResult.objects.filter(subject="caption_vs_reference", metric="cider")
+    assert cider.count() == 3
+    for row in cider:
+        assert row.detail["corpus_size"] == 3 and row.value > 0
+        assert len(row.detail["reference_ids"]) == 2
+    mean = sum(row.value for row in cider) / 3
+    assert cider.first().detail["corpus"] == pytest.approx(mean)  # CIDEr's corpus value: the mean
+
+    cospar = ScoreResult.objects.get(
+        subject="caption_vs_reference", metric="cospar", caption__clip__name="c1"
+    )
+    per_reference = [entry["value"] for entry in cospar.detail["per_reference"]]
+    assert len(per_reference) == 2 and cospar.value == pytest.approx(sum(per_reference) / 2)
+
+    # The final verdict's overview, with its correction as the (gold) reference.
+    gold = ScoreResult.objects.get(subject="overview", metric="bleu4")
+    assert gold.annotation_id == approved.pk and gold.detail["corpus_size"] == 1
+    # Reference metrics are not computed per window.
+    assert not ScoreResult.objects.filter(subject__startswith="window", metric="cider").exists()

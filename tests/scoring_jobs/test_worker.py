@@ -23,8 +23,13 @@ from tests.scoring_jobs.conftest import import_captions, import_references, make
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-WORKER_OPTIONS = ["--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
-                  "--without-heartbeat"]
+WORKER_OPTIONS = [
+    "--pool=solo",
+    "--loglevel=WARNING",
+    "--without-gossip",
+    "--without-mingle",
+    "--without-heartbeat",
+]
 
 
 @pytest.fixture
@@ -44,7 +49,6 @@ def start_worker(media_root):
         "MEDIA_ROOT": str(media_root),
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "CELERY_TASK_ALWAYS_EAGER": "0",
-        "SCORING_VERDICT_METRICS": "words_changed,char_similarity",
     }
     # Jobs left in the test queue, or taken and never acknowledged, by an earlier interrupted run.
     celery_app.control.purge()
@@ -55,7 +59,8 @@ def start_worker(media_root):
     def start(**env: str) -> subprocess.Popen:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.scoring_jobs.worker_main", *WORKER_OPTIONS],
-            cwd=REPO, env={**base_env, **env},
+            cwd=REPO,
+            env={**base_env, **env},
         )
         processes.append(process)
         return process
@@ -95,8 +100,17 @@ def test_a_real_worker_runs_a_study_job_while_score_waits_and_prints_progress(
 ):
     worker = start_worker()
     out = io.StringIO()
-    call_command("score", "--study", "s1", "--metrics", "words_changed,char_similarity",
-                 "--wait", "--poll", "0.2", stdout=out)
+    call_command(
+        "score",
+        "--study",
+        "s1",
+        "--metrics",
+        "words_changed,char_similarity",
+        "--wait",
+        "--poll",
+        "0.2",
+        stdout=out,
+    )
     text = out.getvalue()
     assert "Scoring job #" in text and "running in this process" not in text
     assert "done: 5/5 (100%)" in text
@@ -104,15 +118,22 @@ def test_a_real_worker_runs_a_study_job_while_score_waits_and_prints_progress(
     assert worker.poll() is None
 
 
-def test_a_verdict_approved_on_the_web_is_scored_by_the_worker(start_worker, assigned, personas):
+def test_a_verdict_approved_on_the_web_is_scored_by_the_worker(
+    start_worker, assigned, personas, fast_scoring
+):
     from tests.scoring_jobs.conftest import finish_verdict
 
     worker = start_worker()
-    approved = finish_verdict(assigned, personas)  # each service commits; the last one queues
-    job = wait_for(lambda: ScoreJob.objects.filter(annotation=approved, status="done").first(),
-                   worker=worker, seconds=90, what="the verdict's scoring")
-    assert job.metrics == ["words_changed", "char_similarity"]  # the worker's settings do not matter:
-    assert ScoreResult.objects.filter(annotation=approved).count() == 10  # they are set at creation
+    approved = finish_verdict(assigned, personas)  # each service commits; the approval queues
+    job = wait_for(
+        lambda: ScoreJob.objects.filter(annotation=approved, status="done").first(),
+        worker=worker,
+        seconds=90,
+        what="the verdict's scoring",
+    )
+    # The metrics were chosen when the job was created, by this process's settings.
+    assert job.metrics == fast_scoring.SCORING_VERDICT_METRICS
+    assert ScoreResult.objects.filter(annotation=approved).count() == 15
 
 
 CAPTIONS = 40
@@ -123,12 +144,21 @@ def long_study(study):
     """40 captions, each with one reference: 40 slow items, about 10 s of work."""
     for number in range(CAPTIONS):
         make_clip(study, f"c{number:02d}")
-    import_captions(study, [
-        {"clip": f"c{n:02d}", "model": "m1", "overview": f"Caption number {n} " + "word " * n,
-         "windows": [{"start": 0, "end": 6, "scene": "A scene.", "shot": "A shot."}]}
-        for n in range(CAPTIONS)
-    ])
-    import_references(study, [{"clip": f"c{n:02d}", "text": f"Reference {n}."} for n in range(CAPTIONS)])
+    import_captions(
+        study,
+        [
+            {
+                "clip": f"c{n:02d}",
+                "model": "m1",
+                "overview": f"Caption number {n} " + "word " * n,
+                "windows": [{"start": 0, "end": 6, "scene": "A scene.", "shot": "A shot."}],
+            }
+            for n in range(CAPTIONS)
+        ],
+    )
+    import_references(
+        study, [{"clip": f"c{n:02d}", "text": f"Reference {n}."} for n in range(CAPTIONS)]
+    )
     return study
 
 
@@ -162,12 +192,19 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
 
     wait_for(finished, worker=second, seconds=120, what="the job's completion after the restart")
     assert (job.status, job.progress_done, job.progress_total, job.errors) == (
-        "done", CAPTIONS, CAPTIONS, {})
+        "done",
+        CAPTIONS,
+        CAPTIONS,
+        {},
+    )
     assert job.attempts == 2  # the same task, delivered again, claimed the job again
     results = ScoreResult.objects.filter(metric=slow_metric)
     assert results.count() == CAPTIONS
-    duplicates = (results.values("item_key", "metric", "judge_or_backend", "metric_version")
-                  .annotate(n=Count("pk")).filter(n__gt=1))
+    duplicates = (
+        results.values("item_key", "metric", "judge_or_backend", "metric_version")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+    )
     assert not duplicates.exists()
     # Items stored before the kill were kept, not scored again.
     after = dict(results.values_list("item_key", "pk"))

@@ -92,7 +92,7 @@ function verdictChoice(label, current, onChange) {
     option.append(radio, document.createTextNode(text));
     box.appendChild(option);
   }
-  box.value = () => box.querySelector("input:checked")?.value || "";
+  box.read = () => box.querySelector("input:checked")?.value || "";
   return box;
 }
 
@@ -109,7 +109,7 @@ function modeChoice(label, modes, selected) {
     option.append(check, document.createTextNode(mode.name));
     box.appendChild(option);
   }
-  box.value = () => [...box.querySelectorAll("input:checked")].map((input) => input.value);
+  box.read = () => [...box.querySelectorAll("input:checked")].map((input) => input.value);
   return box;
 }
 
@@ -165,15 +165,14 @@ export function overviewEditor({ original, mine, taxonomy, cut }) {
   const source = mine.verdict === "reject" ? mine.text : original;
   const text = textField("QC overview text", source, 5);
   const modes = modeChoice("Failure modes (QC)", unitModes(taxonomy), mine.modes);
-  const sync = (verdict) => {
-    text.input.disabled = verdict !== "reject";
-    modes.disabled = verdict !== "reject";
-  };
+  const fields = element("div", "amend-fields");
+  fields.append(text, modes, liveRedline("Annotator → QC", source, text.input, cut));
+  const sync = (verdict) => { fields.hidden = verdict !== "reject"; };
   const verdict = verdictChoice("Overview verdict (QC)", mine.verdict, sync);
-  form.append(verdict, text, modes, liveRedline("Annotator → QC", source, text.input, cut));
+  form.append(verdict, fields);
   sync(mine.verdict);
   form.change = () => {
-    const now = { verdict: verdict.value(), text: text.input.value, modes: modes.value() };
+    const now = { verdict: verdict.read(), text: text.input.value, modes: modes.read() };
     if (now.verdict === "accept") return mine.verdict === "accept" ? null : { verdict: "accept" };
     const same = mine.verdict === "reject" && now.text === mine.text && sameList(now.modes, mine.modes);
     return same ? null : now;
@@ -192,22 +191,20 @@ export function windowEditor({ window, mine, taxonomy, cut }) {
   const times = element("div", "field-row");
   times.append(start, end);
   const modes = modeChoice(`Failure modes of window ${number} (QC)`, unitModes(taxonomy), mine.modes);
-  const inputs = [scene.input, shot.input, start.input, end.input];
-  const sync = (verdict) => {
-    for (const input of inputs) input.disabled = verdict !== "reject";
-    modes.disabled = verdict !== "reject";
-  };
-  const verdict = verdictChoice(`Window ${number} verdict (QC)`, mine.verdict, sync);
-  form.append(
-    verdict, scene, shot, times, modes,
+  const fields = element("div", "amend-fields");
+  fields.append(
+    scene, shot, times, modes,
     liveRedline("Scene, annotator → QC", mine.scene, scene.input, cut),
     liveRedline("Shot, annotator → QC", mine.shot, shot.input, cut),
   );
+  const sync = (verdict) => { fields.hidden = verdict !== "reject"; };
+  const verdict = verdictChoice(`Window ${number} verdict (QC)`, mine.verdict, sync);
+  form.append(verdict, fields);
   sync(mine.verdict);
   form.change = () => {
     const now = {
-      index: window.index, verdict: verdict.value(), scene: scene.input.value, shot: shot.input.value,
-      start: Number(start.input.value), end: Number(end.input.value), modes: modes.value(),
+      index: window.index, verdict: verdict.read(), scene: scene.input.value, shot: shot.input.value,
+      start: Number(start.input.value), end: Number(end.input.value), modes: modes.read(),
     };
     if (now.verdict === "accept") return mine.verdict === "accept" ? null : { index: window.index, verdict: "accept" };
     const same = mine.verdict === "reject" && now.scene === mine.scene && now.shot === mine.shot
@@ -229,7 +226,7 @@ function boundaryRow(window) {
   remove.type = "button";
   remove.addEventListener("click", () => row.remove());
   row.append(fields.start, fields.end, fields.scene, fields.shot, remove);
-  row.value = () => ({
+  row.read = () => ({
     start: Number(fields.start.input.value), end: Number(fields.end.input.value),
     scene: fields.scene.input.value, shot: fields.shot.input.value,
   });
@@ -246,23 +243,18 @@ export function segmentationEditor({ original, mine, taxonomy }) {
   const starting = mine.verdict === "reject" && mine.windows.length ? mine.windows : original;
   for (const window of starting) list.appendChild(boundaryRow(window));
   add.addEventListener("click", () => {
-    const rows = [...list.children].map((row) => row.value());
+    const rows = [...list.children].map((row) => row.read());
     const last = rows.length ? rows[rows.length - 1].end : 0;
     list.appendChild(boundaryRow({ start: last, end: last + 1, scene: "", shot: "" }));
   });
-  const sync = (verdict) => {
-    const off = verdict !== "reject";
-    for (const input of form.querySelectorAll(".boundary-rows input, .boundary-rows textarea, .boundary-rows button")) input.disabled = off;
-    add.disabled = off;
-    modes.disabled = off;
-  };
+  const fields = element("div", "amend-fields");
+  fields.append(modes, element("span", "redline-label", "Corrected window boundaries"), list, add);
+  const sync = (verdict) => { fields.hidden = verdict !== "reject"; };
   const verdict = verdictChoice("Segmentation verdict (QC)", mine.verdict, sync);
-  const rowsBox = element("div", "boundaries");
-  rowsBox.append(element("span", "redline-label", "Corrected window boundaries"), list, add);
-  form.append(verdict, modes, rowsBox);
+  form.append(verdict, fields);
   sync(mine.verdict);
   form.change = () => {
-    const now = { verdict: verdict.value(), modes: modes.value(), windows: [...list.children].map((row) => row.value()) };
+    const now = { verdict: verdict.read(), modes: modes.read(), windows: [...list.children].map((row) => row.read()) };
     if (now.verdict === "accept") return mine.verdict === "accept" ? null : { verdict: "accept" };
     const same = mine.verdict === "reject" && sameList(now.modes, mine.modes)
       && JSON.stringify(now.windows) === JSON.stringify(mine.windows.map((w) => ({

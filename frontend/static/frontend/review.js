@@ -92,7 +92,8 @@ function renderStatus() {
   document.body.dataset.state = data.state;
   let claim = "";
   if (data.state === "in_review") {
-    if (claimExpired()) claim = `The claim by ${data.reviewer} has expired.`;
+    if (claimExpired() && data.reviewer === config.me) claim = "Your claim has expired: claim the item again to go on.";
+    else if (claimExpired()) claim = `The claim by ${data.reviewer} has expired.`;
     else if (mine()) claim = `Claimed by you until ${clockTime(data.claim_expires_at)}.`;
     else claim = `Claimed by ${data.reviewer} until ${clockTime(data.claim_expires_at)}.`;
   } else if (data.state === "approved") {
@@ -108,11 +109,12 @@ function renderStatus() {
 
   const acting = mine();
   buttons.claim.hidden = !claimable() || acting;
+  const open = data.state === "submitted" || data.state === "in_review";
   for (const name of ["approve", "amend", "return", "release"]) {
-    buttons[name].hidden = !config.can_review;
+    buttons[name].hidden = !config.can_review || !open;
     buttons[name].disabled = !acting || mode !== "view";
   }
-  buttons.claim.disabled = mode !== "view";
+  buttons.claim.disabled = false;
   $("read-only").hidden = config.can_review;
   $("return-form").hidden = mode !== "return";
   $("amend-bar").hidden = mode !== "amend";
@@ -369,17 +371,24 @@ async function run(action, body) {
   for (const button of Object.values(buttons)) button.disabled = true;
   const result = await act(action, body);
   if (result.ok) {
-    mode = "view";
-    editors = null;
-    if (action === "claim") tell("");
-    else tell(done[action], "ok", { text: "Back to the queue", href: config.queue_url });
+    if (action === "claim") {
+      tell("");
+    } else {
+      mode = "view";
+      editors = null;
+      tell(done[action], "ok", { text: "Back to the queue", href: config.queue_url });
+    }
     render();
     return;
   }
   if (result.status === 409) {
-    mode = "view";
-    editors = null;
-    tell(`Not done: ${result.detail}`);
+    // Keep unsent amendments or a comment when the item can simply be claimed again.
+    const again = claimable();
+    if (!again) {
+      mode = "view";
+      editors = null;
+    }
+    tell(`Not done: ${result.detail}${again ? " Claim it again to go on." : ""}`);
     render();
     return;
   }

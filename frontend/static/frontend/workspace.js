@@ -11,13 +11,13 @@ import { Activity } from "./workspace-activity.js";
 import { duration, fill, h, kbd, same, seconds, span } from "./workspace-dom.js";
 import { actionFor, isTyping, renderHelp } from "./workspace-keys.js";
 import { Sync } from "./workspace-sync.js";
+import { unitModel } from "./workspace-units.js";
 
 const data = JSON.parse(document.getElementById("workspace-data").textContent);
 const { clip, caption, taxonomy } = data;
 const originals = caption.windows;
 const N = originals.length;
 const MODES = taxonomy.modes;
-const ORDER = MODES.map((mode) => mode.key);
 const CUT = data.near_total_cut;
 const LIMIT = clip.duration + 0.5;
 const RATES = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2];
@@ -33,80 +33,12 @@ const saveStatus = $("save-status");
 const helpDialog = $("help");
 const conflictDialog = $("conflict");
 
-// ------------------------------------------------------------------ the draft
-
-const num = (value) => (value === "" || value === null || value === undefined ? NaN : Number(value));
-const sortModes = (modes) => [...new Set(modes)].filter((m) => ORDER.includes(m)).sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
-const modeName = (key) => MODES.find((mode) => mode.key === key)?.name || key;
-
-function normOverview(o) {
-  return { verdict: o?.verdict || "", text: o?.text ?? "", modes: sortModes(o?.modes || []) };
-}
-
-function normWindow(position, w) {
-  const o = originals[position];
-  return {
-    index: o.index, verdict: w?.verdict || "", scene: w?.scene ?? o.scene, shot: w?.shot ?? o.shot,
-    start: num(w?.start ?? o.start), end: num(w?.end ?? o.end), modes: sortModes(w?.modes || []),
-  };
-}
-
-function normSegmentation(s) {
-  return {
-    verdict: s?.verdict || "",
-    modes: sortModes(s?.modes || []),
-    windows: (s?.windows || []).map((w) => ({ start: num(w.start), end: num(w.end), scene: w.scene ?? "", shot: w.shot ?? "" })),
-  };
-}
-
-function fromPass(pass) {
-  const byIndex = new Map((pass?.windows || []).map((w) => [w.index, w]));
-  return {
-    overview: normOverview(pass?.overview),
-    windows: originals.map((o, position) => normWindow(position, byIndex.get(o.index))),
-    segmentation: normSegmentation(pass?.segmentation),
-  };
-}
-
-const isWindowKey = (key) => /^w:\d+$/.test(key) && Number(key.slice(2)) < N;
-const positionOf = (key) => Number(key.slice(2));
-
-function unitOf(draftLike, key) {
-  if (key === "overview") return draftLike.overview;
-  if (key === "segmentation") return draftLike.segmentation;
-  return draftLike.windows[positionOf(key)];
-}
-
-function setUnit(draftLike, key, value) {
-  if (key === "overview") draftLike.overview = normOverview(value);
-  else if (key === "segmentation") draftLike.segmentation = normSegmentation(value);
-  else draftLike.windows[positionOf(key)] = normWindow(positionOf(key), value);
-}
-
-function timesProblem(start, end) {
-  if (!Number.isFinite(start) || !Number.isFinite(end)) return "Type the start and end in seconds.";
-  if (start < 0 || end > LIMIT || start >= end) {
-    return `The start must come before the end, both inside the clip (0 – ${seconds(clip.duration)}).`;
-  }
-  return "";
-}
-
-function timelineProblem(list) {
-  let previous = 0;
-  for (const [i, w] of list.entries()) {
-    const problem = timesProblem(w.start, w.end);
-    if (problem) return `Corrected window ${i + 1}: ${problem}`;
-    if (w.start < previous - 1e-9) return `Corrected window ${i + 1} starts before window ${i} ends.`;
-    previous = w.end;
-  }
-  return "";
-}
-
-function unitValid(key, value) {
-  if (isWindowKey(key)) return !timesProblem(value.start, value.end);
-  if (key === "segmentation") return value.verdict !== "reject" || !timelineProblem(value.windows);
-  return true;
-}
+const {
+  num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
+  timesProblem, unitValid, overviewProblems, unitProblems: problemsOf, firstOpenUnit: firstOpen,
+} = unitModel(data);
+const unitProblems = (unit) => problemsOf(draft, unit);
+const firstOpenUnit = () => firstOpen(draft);
 
 let server = pickServer(data);
 let draft = fromPass(server.annotator_pass);
@@ -314,7 +246,7 @@ function modePicker(key) {
       input,
       h("label", { htmlFor: input.id },
         h("kbd", { text: String(i + 1) }), " ", h("strong", { text: mode.name }),
-        allowed ? null : h("span", { class: "muted", text: " · judged once per caption, in the segmentation step" })),
+        allowed ? null : h("span", { class: "ws-mode-note", text: "judged once per caption, in the segmentation step" })),
       h("p", { class: "ws-definition" }, mode.definition, " ", h("em", { text: mode.decision_test }))));
   });
   box.append(h("p", { class: "ws-precedence", id: "precedence", role: "alert", hidden: true }));
@@ -337,61 +269,13 @@ function refreshModes() {
 
 // ------------------------------------------------------------------ what is still missing
 
-function overviewProblems(o = draft.overview) {
-  if (!o.verdict) return ["Accept or reject the overview."];
-  if (o.verdict === "accept") return [];
-  const problems = [];
-  if (o.text.trim() === caption.overview.trim()) problems.push("Change the text: a rejected overview needs a corrected text.");
-  if (!o.modes.length) problems.push("Tag at least one failure mode.");
-  return problems;
-}
-
-function windowProblems(position) {
-  const w = draft.windows[position];
-  const o = originals[position];
-  if (!w.verdict) return ["Accept or reject this window."];
-  const problems = [];
-  const timing = timesProblem(w.start, w.end);
-  if (timing) problems.push(timing);
-  if (w.verdict === "reject") {
-    if (w.scene === o.scene && w.shot === o.shot && w.start === o.start && w.end === o.end) {
-      problems.push("Correct the scene, the shot or the timestamps.");
-    }
-    if (!w.modes.length) problems.push("Tag at least one failure mode.");
-  }
-  return problems;
-}
-
-function segmentationProblems() {
-  const s = draft.segmentation;
-  if (!s.verdict) return ["Accept or reject the window boundaries."];
-  if (s.verdict === "accept") return [];
-  const problems = [];
-  if (!s.modes.length) problems.push("Tag at least one failure mode.");
-  if (!s.windows.length) problems.push("Give the corrected windows.");
-  const timing = timelineProblem(s.windows);
-  if (timing) problems.push(timing);
-  const unchanged = s.windows.length === N && s.windows.every((w, i) => w.start === draft.windows[i].start && w.end === draft.windows[i].end);
-  if (unchanged) problems.push("Change the boundaries: merge, split or retime a window.");
-  return problems;
-}
-
-function unitProblems(unit) {
-  return unit >= N ? segmentationProblems() : windowProblems(unit);
-}
-
-function firstOpenUnit() {
-  for (let unit = 0; unit <= N; unit += 1) if (unitProblems(unit).length) return unit;
-  return -1;
-}
-
 function refreshChecks() {
   const list = $("checks");
   if (!list) return;
   let problems;
   let summary = "";
   if (pass() === "overview") {
-    problems = overviewProblems();
+    problems = overviewProblems(draft.overview);
   } else {
     problems = unitProblems(view.unit);
     const judged = draft.windows.filter((w) => w.verdict).length;
@@ -730,7 +614,7 @@ function mergeRow(r) {
   const list = draft.segmentation.windows;
   if (!segmentationEditable() || r < 0 || r >= list.length - 1) return;
   const [a, b] = [list[r], list[r + 1]];
-  const join = (x, y) => [x, y].filter((t) => t.trim()).join(" ");
+  const join = (x, y) => (x.trim() === y.trim() ? x : [x, y].filter((t) => t.trim()).join(" "));
   list.splice(r, 2, { start: a.start, end: b.end, scene: join(a.scene, b.scene), shot: join(a.shot, b.shot) });
   view.segRow = r;
   edited("segmentation");
@@ -854,7 +738,7 @@ async function transition(url, what) {
 }
 
 async function lockOverview() {
-  const problems = overviewProblems();
+  const problems = overviewProblems(draft.overview);
   if (problems.length) {
     say(problems.join(" "), "error");
     refreshChecks();

@@ -32,7 +32,9 @@ class Command(BaseCommand):
         eager = run_score_job.app.conf.task_always_eager
         try:
             job = score_job_create(
-                study=study, metrics=split(metrics) or None, judges=split(judges) or None,
+                study=study,
+                metrics=split(metrics) or None,
+                judges=split(judges) or None,
                 enqueue=not eager,
             )
         except ServiceError as error:

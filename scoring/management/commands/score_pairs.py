@@ -124,5 +124,3 @@ class Command(BaseCommand):
             if metric.family in families.JUDGED_FAMILIES:
                 note = f" [judges: {', '.join(families.default_judges())} by default]"
             self.stdout.write(f"{name:<{width}}  {metric.family:<10} {metric.description}{note}")
-
-

@@ -1,0 +1,210 @@
+"""Benchmark the scoring library on the CLIP-CC-Bench corpus (17 models x 199 clips = 3,383 pairs).
+
+Run from the repository root: ``.venv/bin/python bench/bench_scoring.py``. The corpus is read from
+``$REDLINE_DATASETS/clip-cc-bench`` (default ``../shared/datasets`` beside the repository); without
+it the script prints one SKIP line and exits 0.
+
+What it measures, each model paragraph against its clip's reference paragraph:
+
+1. edit size (``scoring.edits.edit_size``) on every pair, against a difflib baseline doing the same
+   work (word opcodes merged into blocks, character ratio with autojunk off) on as many pairs as
+   fit in a time budget;
+2. reference metrics in one corpus run: tokenisation, BLEU-1..4, ROUGE-L and CIDEr-D on every
+   pair; METEOR (the slow one, about a second per paragraph pair per JVM) on a seeded subsample;
+3. embedding throughput per default judge on a seeded subsample of pairs: texts (sentences and
+   whole paragraphs) per second through ``score_text_pairs`` against the judge's raw encoder on
+   the same texts, with and without their repeats.
+
+Environment: REDLINE_BENCH_DIFFLIB_SECONDS (default 20), REDLINE_BENCH_METEOR_ITEMS (default 100),
+REDLINE_BENCH_EMBED_PAIRS (default 20).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+# Models come from installed packages only; never wait on a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from scoring.edits import edit_size, normalise_text, words  # noqa: E402
+from scoring.embeddings import (  # noqa: E402
+    DEFAULT_JUDGES,
+    JUDGES,
+    CachingJudge,
+    load_encoder,
+    score_text_pairs,
+)
+from scoring.reference import default_meteor_workers, reference_scores  # noqa: E402
+from scoring.sentences import split_sentences  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Item:
+    """One model paragraph and the reference paragraph of its clip."""
+
+    key: str
+    candidate: str
+    reference: str
+
+
+def datasets_dir() -> Path:
+    """Return the datasets folder from REDLINE_DATASETS, else ../shared/datasets."""
+    configured = os.environ.get("REDLINE_DATASETS")
+    return Path(configured) if configured else REPO.parent / "shared" / "datasets"
+
+
+def load_corpus(root: Path) -> list[Item]:
+    """Return every (model, clip) pair that has both an output and a reference."""
+    references = {
+        row["id"]: row["summary"]
+        for row in json.loads((root / "data/ground_truth/clip_cc_dataset.json").read_text())
+    }
+    items: list[Item] = []
+    for path in sorted((root / "data/models").glob("*.json")):
+        outputs: dict[str, str] = json.loads(path.read_text())
+        for clip, text in outputs.items():
+            if clip in references:
+                items.append(Item(f"{path.stem}/{clip}", text, references[clip]))
+    return items
+
+
+def env_number(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def timed(function: Callable[..., object], *args: object) -> float:
+    """Run ``function(*args)`` once and return the wall-clock seconds it took."""
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
+
+
+def difflib_edit(original: str, corrected: str) -> tuple[int, float]:
+    """The same edit-size work done with difflib: words changed and character similarity."""
+    changed = 0
+    block_src = block_dst = 0
+    matcher = difflib.SequenceMatcher(None, words(original), words(corrected), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            changed += max(block_src, block_dst)
+            block_src = block_dst = 0
+        else:
+            block_src += i2 - i1
+            block_dst += j2 - j1
+    changed += max(block_src, block_dst)
+    characters = difflib.SequenceMatcher(
+        None, normalise_text(original), normalise_text(corrected), autojunk=False
+    )
+    return changed, characters.ratio()
+
+
+def bench_edits(items: Sequence[Item]) -> None:
+    print("\n== Edit size (model paragraph as original, reference as its 'correction')")
+    ours = timed(lambda: [edit_size(i.candidate, i.reference) for i in items])
+    print(f"rapidfuzz edit_size: {len(items)} pairs in {ours:.2f} s = {len(items) / ours:,.0f} "
+          "pairs/s (words changed, char similarity, char distance, length change)")
+    budget = env_number("REDLINE_BENCH_DIFFLIB_SECONDS", 20)
+    sample = random.Random(0).sample(list(items), len(items))
+    done = 0
+    start = time.perf_counter()
+    while done < len(sample) and time.perf_counter() - start < budget:
+        difflib_edit(sample[done].candidate, sample[done].reference)
+        done += 1
+    baseline = time.perf_counter() - start
+    same = timed(lambda: [edit_size(i.candidate, i.reference) for i in sample[:done]])
+    print(f"difflib baseline:    {done} random pairs in {baseline:.2f} s = "
+          f"{done / baseline:,.1f} pairs/s (time budget {budget:.0f} s)")
+    print(f"speed-up on those same {done} pairs: {baseline / same:,.0f}x "
+          f"(rapidfuzz {done / same:,.0f} pairs/s)")
+
+
+def bench_reference(items: Sequence[Item]) -> None:
+    print("\n== Reference metrics (pycocoevalcap 1.2 values, one corpus run)")
+    candidates = {i.key: i.candidate for i in items}
+    references = {i.key: [i.reference] for i in items}
+    result = None
+
+    def run() -> None:
+        nonlocal result
+        result = reference_scores(
+            candidates, references, metrics=["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider"]
+        )
+
+    seconds = timed(run)
+    assert result is not None
+    corpus = ", ".join(f"{name} {value:.4f}" for name, value in result.corpus.items())
+    print(f"PTB tokenisation + BLEU-1..4 + ROUGE-L + CIDEr-D: {len(items)} pairs in "
+          f"{seconds:.1f} s (corpus: {corpus})")
+    count = int(env_number("REDLINE_BENCH_METEOR_ITEMS", 100))
+    if count <= 0:
+        print("METEOR: skipped (REDLINE_BENCH_METEOR_ITEMS=0)")
+        return
+    sample = random.Random(1).sample(list(items), min(count, len(items)))
+    workers = default_meteor_workers()
+    meteor = timed(lambda: reference_scores(
+        {i.key: i.candidate for i in sample}, {i.key: [i.reference] for i in sample},
+        metrics=["meteor"], meteor_workers=workers,
+    ))
+    print(f"METEOR (subsample, {workers} JVMs): {len(sample)} pairs in {meteor:.1f} s "
+          f"(incl. tokenisation and JVM start-up); the full corpus would take about "
+          f"{meteor / len(sample) * len(items) / 60:.0f} min")
+
+
+def bench_embeddings(items: Sequence[Item]) -> None:
+    count = int(env_number("REDLINE_BENCH_EMBED_PAIRS", 20))
+    sample = random.Random(2).sample(list(items), min(count, len(items)))
+    pairs = [(i.candidate, i.reference) for i in sample]
+    texts: list[str] = []
+    sentences = 0
+    for candidate, reference in pairs:
+        split = split_sentences(candidate) + split_sentences(reference)
+        texts += [candidate, reference, *split]
+        sentences += len(split)
+    unique = list(dict.fromkeys(texts))
+    print(f"\n== Embedding judges (subsample: {len(pairs)} random pairs of {len(items)}; "
+          f"{sentences} sentences + {2 * len(pairs)} paragraphs = {len(texts)} texts, "
+          f"{len(unique)} distinct)")
+    for name in DEFAULT_JUDGES:
+        spec = JUDGES[name]
+        load = time.perf_counter()
+        encoder = load_encoder(spec)
+        encoder(texts[:4])  # warm-up: first-call allocations are not throughput
+        load = time.perf_counter() - load
+        raw = timed(encoder, texts)
+        raw_unique = timed(encoder, unique)
+        judge = CachingJudge(name, encoder, baseline=spec.baseline, batch_size=spec.batch_size)
+        ours = timed(score_text_pairs, pairs, judge)
+        print(f"{name}: load {load:.1f} s; raw encode {len(texts) / raw:,.1f} texts/s; "
+              f"score_text_pairs {len(texts) / ours:,.1f} texts/s "
+              f"(split, cache, encode and all seven metrics) = {raw / ours:.2f}x raw; "
+              f"against raw on the distinct texts only: {raw_unique / ours:.2f}x (target >= 0.8)")
+
+
+def main() -> int:
+    root = datasets_dir() / "clip-cc-bench"
+    if not (root / "data/models").is_dir():
+        print(f"SKIP: CLIP-CC-Bench data not found at {root} (set REDLINE_DATASETS)")
+        return 0
+    items = load_corpus(root)
+    print(f"CLIP-CC-Bench: {len(items)} model paragraphs with references; "
+          f"{os.cpu_count()} CPUs")
+    started = time.perf_counter()
+    bench_edits(items)
+    bench_reference(items)
+    bench_embeddings(items)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+// The failure-profile page: "Build profile" starts an export job, the page follows its progress,
+// then shows the per-model profile table, the figures and every file to download.
+// Text from the server is only ever set with textContent.
+import { csrfToken } from "./redline.js";
+
+const form = document.getElementById("profile-form");
+const button = document.getElementById("build-profile");
+const progress = document.getElementById("profile-progress");
+const bar = document.getElementById("profile-progress-bar");
+const stepText = document.getElementById("profile-step");
+const errorText = document.getElementById("profile-error");
+const results = document.getElementById("profile-results");
+const UNFINISHED = new Set(["queued", "running"]);
+const POLL_MS = 1000;
+let timer = null;
+
+function element(tag, text = "", attributes = {}) {
+  const node = document.createElement(tag);
+  if (text) node.textContent = text;
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  return node;
+}
+
+function showError(message) {
+  errorText.textContent = message;
+  errorText.hidden = !message;
+}
+
+function display(value) {
+  if (value === null || value === undefined) return "–";
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number") {
+    if (Number.isInteger(value)) return String(value);
+    return String(Number(value.toPrecision(4)));
+  }
+  return String(value);
+}
+
+function renderTable(table) {
+  const head = document.querySelector("#profile-main-table thead");
+  const body = document.querySelector("#profile-main-table tbody");
+  document.getElementById("profile-main-caption").textContent = table ? table.caption : "";
+  head.replaceChildren();
+  body.replaceChildren();
+  if (!table) return;
+  const row = element("tr");
+  for (const column of table.columns) row.append(element("th", column));
+  head.append(row);
+  for (const record of table.rows) {
+    const tr = element("tr");
+    for (const column of table.columns) {
+      const value = record[column];
+      const td = element("td", display(value));
+      if (typeof value === "number") td.className = "num";
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+}
+
+function renderFigures(figures, failed) {
+  const container = document.getElementById("profile-figures");
+  container.replaceChildren();
+  for (const figure of figures) {
+    const node = element("figure", "", { "data-figure": figure.name });
+    node.append(element("img", "", { src: figure.png_url, alt: figure.caption, loading: "lazy" }));
+    const caption = element("figcaption", `${figure.name}: ${figure.caption} `);
+    caption.append(element("a", "SVG", { href: `${figure.svg_url}` }));
+    node.append(caption);
+    container.append(node);
+  }
+  for (const [name, reason] of Object.entries(failed || {})) {
+    container.append(element("p", `${name} could not be drawn: ${reason}`, { class: "muted" }));
+  }
+}
+
+function renderFiles(job) {
+  const zip = document.getElementById("profile-zip");
+  zip.href = job.zip.url;
+  zip.textContent = `Every file (${job.zip.name})`;
+  document.getElementById("profile-report").href = job.report_url;
+  const options = job.options;
+  document.getElementById("profile-made").textContent =
+    `Made ${new Date(job.finished_at).toLocaleString()} · ${options.resamples} resamples ` +
+    `(${options.adjusted_resamples} adjusted), seed ${options.seed}` +
+    (options.paired_only ? " · paired subset only" : "");
+  const list = document.getElementById("profile-files");
+  list.replaceChildren();
+  for (const file of job.files) {
+    const item = element("li");
+    item.append(element("a", file.name, { href: `${file.url}?download=1` }));
+    list.append(item);
+  }
+}
+
+function render(job) {
+  if (!job) return;
+  progress.hidden = false;
+  bar.value = job.percent;
+  const running = UNFINISHED.has(job.state);
+  button.disabled = running;
+  if (job.state === "failed") {
+    stepText.textContent = "The export failed.";
+    showError(job.error || "The export failed.");
+  } else {
+    showError("");
+    stepText.textContent = job.state === "done"
+      ? "Done."
+      : `${job.state === "queued" ? "Queued" : "Working"}: ${job.step} (${job.done}/${job.total})`;
+  }
+  if (job.state === "done") {
+    renderFiles(job);
+    renderTable(job.main_table);
+    renderFigures(job.figures, job.figures_failed);
+    results.hidden = false;
+  }
+  clearTimeout(timer);
+  if (running) timer = setTimeout(() => follow(job.url), POLL_MS);
+}
+
+async function follow(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  if (!response.ok) {
+    showError(`Could not follow the export (${response.status}).`);
+    button.disabled = false;
+    return;
+  }
+  render(await response.json());
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  showError("");
+  button.disabled = true;
+  stepText.textContent = "Starting…";
+  progress.hidden = false;
+  const data = new FormData(form);
+  const body = {
+    resamples: data.get("resamples"),
+    adjusted_resamples: data.get("adjusted_resamples"),
+    seed: data.get("seed"),
+    paired_only: data.get("paired_only") === "on",
+  };
+  const response = await fetch(form.action, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    showError(answer.detail || `Could not start the export (${response.status}).`);
+    stepText.textContent = "";
+    button.disabled = false;
+    return;
+  }
+  render(answer);
+});
+
+render(JSON.parse(document.getElementById("profile-job").textContent));

@@ -1,0 +1,138 @@
+// The workspace's units of work as plain data: the overview, each window, the
+// segmentation. Normalised so that two versions of a unit compare equal exactly
+// when the server would store the same thing, plus what is still missing in each.
+
+export function unitModel({ clip, caption, taxonomy }) {
+  const originals = caption.windows;
+  const N = originals.length;
+  const MODES = taxonomy.modes;
+  const ORDER = MODES.map((mode) => mode.key);
+  const LIMIT = clip.duration + 0.5;
+
+  const num = (value) => (value === "" || value === null || value === undefined ? NaN : Number(value));
+  const sortModes = (modes) => [...new Set(modes)].filter((m) => ORDER.includes(m)).sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
+  const modeName = (key) => MODES.find((mode) => mode.key === key)?.name || key;
+
+  function normOverview(o) {
+    return { verdict: o?.verdict || "", text: o?.text ?? "", modes: sortModes(o?.modes || []) };
+  }
+
+  function normWindow(position, w) {
+    const o = originals[position];
+    return {
+      index: o.index, verdict: w?.verdict || "", scene: w?.scene ?? o.scene, shot: w?.shot ?? o.shot,
+      start: num(w?.start ?? o.start), end: num(w?.end ?? o.end), modes: sortModes(w?.modes || []),
+    };
+  }
+
+  function normSegmentation(s) {
+    return {
+      verdict: s?.verdict || "",
+      modes: sortModes(s?.modes || []),
+      windows: (s?.windows || []).map((w) => ({ start: num(w.start), end: num(w.end), scene: w.scene ?? "", shot: w.shot ?? "" })),
+    };
+  }
+
+  function fromPass(pass) {
+    const byIndex = new Map((pass?.windows || []).map((w) => [w.index, w]));
+    return {
+      overview: normOverview(pass?.overview),
+      windows: originals.map((o, position) => normWindow(position, byIndex.get(o.index))),
+      segmentation: normSegmentation(pass?.segmentation),
+    };
+  }
+
+  const isWindowKey = (key) => /^w:\d+$/.test(key) && Number(key.slice(2)) < N;
+  const positionOf = (key) => Number(key.slice(2));
+
+  function unitOf(draftLike, key) {
+    if (key === "overview") return draftLike.overview;
+    if (key === "segmentation") return draftLike.segmentation;
+    return draftLike.windows[positionOf(key)];
+  }
+
+  function setUnit(draftLike, key, value) {
+    if (key === "overview") draftLike.overview = normOverview(value);
+    else if (key === "segmentation") draftLike.segmentation = normSegmentation(value);
+    else draftLike.windows[positionOf(key)] = normWindow(positionOf(key), value);
+  }
+
+  function timesProblem(start, end) {
+    if (!Number.isFinite(start) || !Number.isFinite(end)) return "Type the start and end in seconds.";
+    if (start < 0 || end > LIMIT || start >= end) {
+      return `The start must come before the end, both inside the clip (0 – ${seconds(clip.duration)}).`;
+    }
+    return "";
+  }
+
+  function timelineProblem(list) {
+    let previous = 0;
+    for (const [i, w] of list.entries()) {
+      const problem = timesProblem(w.start, w.end);
+      if (problem) return `Corrected window ${i + 1}: ${problem}`;
+      if (w.start < previous - 1e-9) return `Corrected window ${i + 1} starts before window ${i} ends.`;
+      previous = w.end;
+    }
+    return "";
+  }
+
+  function unitValid(key, value) {
+    if (isWindowKey(key)) return !timesProblem(value.start, value.end);
+    if (key === "segmentation") return value.verdict !== "reject" || !timelineProblem(value.windows);
+    return true;
+  }
+
+  function overviewProblems(o) {
+    if (!o.verdict) return ["Accept or reject the overview."];
+    if (o.verdict === "accept") return [];
+    const problems = [];
+    if (o.text.trim() === caption.overview.trim()) problems.push("Change the text: a rejected overview needs a corrected text.");
+    if (!o.modes.length) problems.push("Tag at least one failure mode.");
+    return problems;
+  }
+
+  function windowProblems(draft, position) {
+    const w = draft.windows[position];
+    const o = originals[position];
+    if (!w.verdict) return ["Accept or reject this window."];
+    const problems = [];
+    const timing = timesProblem(w.start, w.end);
+    if (timing) problems.push(timing);
+    if (w.verdict === "reject") {
+      if (w.scene === o.scene && w.shot === o.shot && w.start === o.start && w.end === o.end) {
+        problems.push("Correct the scene, the shot or the timestamps.");
+      }
+      if (!w.modes.length) problems.push("Tag at least one failure mode.");
+    }
+    return problems;
+  }
+
+  function segmentationProblems(draft) {
+    const s = draft.segmentation;
+    if (!s.verdict) return ["Accept or reject the window boundaries."];
+    if (s.verdict === "accept") return [];
+    const problems = [];
+    if (!s.modes.length) problems.push("Tag at least one failure mode.");
+    if (!s.windows.length) problems.push("Give the corrected windows.");
+    const timing = timelineProblem(s.windows);
+    if (timing) problems.push(timing);
+    const unchanged = s.windows.length === N && s.windows.every((w, i) => w.start === draft.windows[i].start && w.end === draft.windows[i].end);
+    if (unchanged) problems.push("Change the boundaries: merge, split or retime a window.");
+    return problems;
+  }
+
+  function unitProblems(draft, unit) {
+    return unit >= N ? segmentationProblems(draft) : windowProblems(draft, unit);
+  }
+
+  function firstOpenUnit(draft) {
+    for (let unit = 0; unit <= N; unit += 1) if (unitProblems(draft, unit).length) return unit;
+    return -1;
+  }
+
+  return {
+    num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
+    timesProblem, timelineProblem, unitValid, overviewProblems, windowProblems, segmentationProblems,
+    unitProblems, firstOpenUnit,
+  };
+}

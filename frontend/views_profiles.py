@@ -1,0 +1,202 @@
+"""The failure-profile page of a study, its export jobs and downloads; researchers and admins only.
+
+The page starts an export job (``scoring.profiles.profile_job_create``, run by Celery), follows
+its progress, shows the per-model profile table and the figures, and offers every file. Corrected
+captions are built on request from the final verdicts. Everyone else gets 404, as on the
+progress page: the profile names the models, which annotators and reviewers must not learn.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import workflow
+from annotation.models import CandidateModel, Study
+from annotation.permissions import Role, user_roles
+from annotation.services.errors import ServiceError
+from scoring import exports, profiles
+
+ALLOWED = {Role.ADMIN, Role.RESEARCHER}
+# Shown in the browser rather than downloaded: images for the page, and the report, which the
+# policy below keeps from running anything or loading anything but its own inlined figures.
+INLINE = {".png"}
+REPORT_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
+
+
+def _research_study(request, slug: str) -> Study:
+    study = get_object_or_404(Study, slug=slug)
+    if not user_roles(request.user, study) & ALLOWED:
+        raise Http404("No such study.")
+    return study
+
+
+def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The job's status with the URLs the page needs; with the main table and figures once done."""
+    if status is None:
+        return None
+    job = status["job"]
+    data = {key: status.get(key) for key in ("job", "state", "done", "total", "step", "error",
+                                             "options", "requested_by", "created_at",
+                                             "finished_at")}
+    data["url"] = reverse("profile-job", args=[study.slug, job])
+    total = status.get("total") or 1
+    data["percent"] = round(100 * min(status.get("done", 0), total) / total)
+    if status.get("state") != profiles.DONE:
+        return data
+
+    def file_url(name: str) -> str:
+        return reverse("profile-job-file", args=[study.slug, job, name])
+
+    manifest = status["manifest"]
+    data["zip"] = {"name": status["zip"], "url": file_url(status["zip"])}
+    data["report_url"] = file_url(manifest["report"])
+    data["files"] = [{"name": name, "url": file_url(name)} for name in status["files"]]
+    data["figures"] = [
+        {"name": f["name"], "caption": f["caption"], "png_url": file_url(f["png"]),
+         "svg_url": file_url(f["svg"])}
+        for f in manifest["figures"]
+    ]
+    data["figures_failed"] = manifest.get("figures_failed", {})
+    data["main_table"] = profiles.main_table(study=study, job_id=job)
+    return data
+
+
+@login_required
+@require_GET
+def profile_page(request, slug: str):
+    study = _research_study(request, slug)
+    jobs = profiles.profile_jobs(study=study)
+    models = study.candidate_models.annotate(
+        final_verdicts=Count("captions", filter=Q(captions__annotations__state=workflow.APPROVED),
+                             distinct=True)
+    ).order_by("name")
+    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == profiles.DONE]
+    return render(request, "frontend/profiles.html", {
+        "study": study,
+        "models": models,
+        "job": _job_data(study, jobs[0] if jobs else None),
+        "earlier": earlier,
+        "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0},
+    })
+
+
+def _number(data: dict[str, Any], key: str, default: int) -> int:
+    value = data.get(key, default)
+    if value in ("", None):
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ServiceError(f"{key.replace('_', ' ')} must be a whole number, not {value!r}.") from None
+
+
+@login_required
+@require_POST
+def profile_job_start(request, slug: str):
+    """Start an export job: JSON (or form) body with resamples, adjusted_resamples, seed,
+    paired_only; answers 202 with the job's status."""
+    study = _research_study(request, slug)
+    if request.content_type == "application/json":
+        try:
+            data = json.loads(request.body or b"{}")
+        except json.JSONDecodeError:
+            return JsonResponse({"detail": "The body is not valid JSON."}, status=400)
+        if not isinstance(data, dict):
+            return JsonResponse({"detail": "Send a JSON object."}, status=400)
+    else:
+        data = request.POST.dict()
+    paired = data.get("paired_only", False)
+    try:
+        status = profiles.profile_job_create(
+            study=study,
+            requested_by=request.user.get_username(),
+            resamples=_number(data, "resamples", 20_000),
+            adjusted_resamples=_number(data, "adjusted_resamples", 4_000),
+            seed=_number(data, "seed", 0),
+            paired_only=paired in (True, "true", "on", "1", 1),
+        )
+    except ServiceError as error:
+        return JsonResponse({"detail": str(error)}, status=400)
+    # An eager task has already run by now; report the state as it is.
+    status = profiles.profile_job_status(study=study, job_id=status["job"]) or status
+    return JsonResponse(_job_data(study, status), status=202)
+
+
+@login_required
+@require_GET
+def profile_job(request, slug: str, job: str):
+    study = _research_study(request, slug)
+    status = profiles.profile_job_status(study=study, job_id=job)
+    if status is None:
+        raise Http404("No such profile job.")
+    return JsonResponse(_job_data(study, status))
+
+
+@login_required
+@require_GET
+def profile_job_file(request, slug: str, job: str, name: str):
+    """A file of a finished export: images and the report shown inline, the rest downloaded."""
+    study = _research_study(request, slug)
+    path = profiles.profile_job_file(study=study, job_id=job, name=name)
+    if path is None or not path.is_file():
+        raise Http404("No such file.")
+    is_report = name == "report.html"
+    inline = (path.suffix in INLINE or is_report) and not request.GET.get("download")
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if content_type.startswith("text/") or content_type == "application/json":
+        content_type += "; charset=utf-8"
+    response = FileResponse(path.open("rb"), as_attachment=not inline, filename=path.name,
+                            content_type=content_type)
+    if is_report:
+        response["Content-Security-Policy"] = REPORT_POLICY
+    return response
+
+
+def _model(study: Study, model_id: int) -> CandidateModel:
+    return get_object_or_404(CandidateModel, study=study, pk=model_id)
+
+
+@login_required
+@require_GET
+def corrected_jsonl(request, slug: str, model_id: int):
+    """The model's corrected captions as JSON Lines, one final verdict per line."""
+    study = _research_study(request, slug)
+    model = _model(study, model_id)
+    body = exports.jsonl(profiles.corrected_captions(study, model))
+    name = f"corrected-{study.slug}-{exports.safe_file_name(model.name)}.jsonl"
+    response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@login_required
+@require_GET
+def corrected_vtt(request, slug: str, model_id: int):
+    """The model's corrected timelines as WebVTT: a zip of one file per clip, or with
+    ``?clip=<name>`` that clip's file alone."""
+    study = _research_study(request, slug)
+    model = _model(study, model_id)
+    captions = profiles.corrected_captions(study, model)
+    stem = f"corrected-{study.slug}-{exports.safe_file_name(model.name)}"
+    clip = request.GET.get("clip")
+    if clip is not None:
+        found = [c for c in captions if c.clip == clip]
+        if not found:
+            raise Http404("This clip has no final verdict for this model.")
+        response = HttpResponse(exports.webvtt(found[0]), content_type="text/vtt; charset=utf-8")
+        name = f"{stem}-{exports.safe_file_name(clip)}.vtt"
+    else:
+        response = HttpResponse(profiles.vtt_zip(exports.webvtt_files(captions)),
+                                content_type="application/zip")
+        name = f"{stem}-vtt.zip"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

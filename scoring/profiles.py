@@ -1,0 +1,704 @@
+"""The failure profile of a study: from the database to the tidy tables, to an export directory.
+
+The Django side of :mod:`scoring.analysis`. It reads final verdicts into the two tidy tables
+(:func:`tidy_tables`, schema in :mod:`scoring.analysis.tidy`), runs
+:func:`~scoring.analysis.failure_profile`, and writes everything a researcher needs
+(:func:`profile_export`). The web runs the same export as a job (:func:`profile_job_create`,
+:func:`profile_job_run`); a job's state lives in a ``status.json`` beside its files under
+``MEDIA_ROOT/profiles/<study>/<job>/``, so jobs need no table of their own.
+
+**Which verdict.** A caption enters the profile when one of its annotations is approved. When
+several are (double annotation, for agreement), the profile uses the *earliest approved* one (by
+review time, then id) so that every caption counts once and a later second annotation never
+changes numbers already reported. Its final verdict is :func:`final_pass` (the QC pass where the
+reviewer amended, else the annotator's); ``annotator`` columns are the annotator's own pass.
+
+**Text measures** compare the final text with the model's original, as
+:mod:`scoring.edits` measures it: an accepted unit keeps its original text. Characters are counted
+on the normalised text (:func:`scoring.edits.normalise_text`), the text character similarity is
+computed on. Mode keys the tidy schema does not know (a custom taxonomy) are left out.
+
+**Scores** (``score_*`` columns of the captions table, for Table 1), from stored
+:class:`~scoring.models.ScoreResult` rows, the newest per caption, metric and judge:
+
+- ``score_<metric>[_<judge>]``: the model's overview against its clip's references
+  (``caption_vs_reference``);
+- ``score_gold_<metric>[_<judge>]``: the model's overview against the final overview (``overview``,
+  the "gold" references). Circular by design for accepted overviews (their own reference);
+- ``score_length``: words in the model's overview (lower accepts), always present.
+
+Edit-size metrics (words changed, similarity) are not scores: they are the verdict's own size.
+A study nobody has scored has only ``score_length``.
+
+**Export directory**: ``tables/<name>.csv`` and ``.json`` per table, ``figures/<name>.png`` and
+``.svg`` per figure, ``report.html`` (self-contained), ``tidy/captions.csv`` and
+``tidy/windows.csv`` (the analysis inputs) and ``manifest.json`` listing them all.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+
+from annotation import workflow
+from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
+from annotation.services.errors import ServiceError
+from annotation.services.workflow import final_pass
+from scoring.analysis.figures import FIGURES, save_figure
+from scoring.analysis.profile import TABLE_CAPTIONS, failure_profile
+from scoring.analysis.tidy import (
+    CAPTION_COLUMNS,
+    FIELDS,
+    OPTIONAL_CAPTION_COLUMNS,
+    PROPERTIES,
+    UNIT_MODES,
+    WINDOW_COLUMNS,
+    Column,
+)
+from scoring.edits import char_similarity, normalise_text, words, words_changed
+from scoring.exports import CorrectedCaption, CorrectedWindow, Cue
+from scoring.registry import METRICS
+from scoring.report import ReportFigure, cell_value, csv_text, render_report, table_records
+
+logger = logging.getLogger(__name__)
+
+ACCEPT = CorrectionPass.Verdict.ACCEPT
+REJECT = CorrectionPass.Verdict.REJECT
+#: The per-model table the profile page shows (Table 10).
+MAIN_TABLE = "model_profile"
+VERDICT_CHOICE_NOTE = (
+    "One final verdict per caption: where several annotations of a caption were approved "
+    "(double annotation), the earliest approved one is used.")
+SCORE_NOTE = (
+    "Scores: score_<metric>[_<judge>] compare the model's overview with its clip's references; "
+    "score_gold_<metric>[_<judge>] with the final (corrected) overview, which is circular for "
+    "accepted overviews; score_length is the number of words of the model's overview (lower "
+    "accepts).")
+
+Progress = Callable[[int, int, str], None]
+
+
+class ProfileError(ServiceError):
+    """The profile cannot be built (e.g. the study has no final verdicts yet)."""
+
+
+# --------------------------------------------------------------------------- final verdicts
+
+
+def final_annotations(study: Study) -> list[Annotation]:
+    """Return one approved annotation per caption (the earliest approved), by clip and model."""
+    approved = (
+        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+        .select_related("caption__clip", "caption__model", "annotator", "reviewer")
+        .prefetch_related("passes__windows", "caption__windows")
+        .order_by("reviewed_at", "pk")
+    )
+    chosen: dict[int, Annotation] = {}
+    for annotation in approved:
+        chosen.setdefault(annotation.caption_id, annotation)
+    return sorted(chosen.values(),
+                  key=lambda a: (a.caption.clip.name, a.caption.model.name, a.pk))
+
+
+def _passes(annotation: Annotation) -> tuple[CorrectionPass, CorrectionPass]:
+    """Return the annotator's pass and the final pass of an approved annotation."""
+    passes = {p.kind: p for p in annotation.passes.all()}
+    mine = passes.get(CorrectionPass.Kind.ANNOTATOR)
+    final = final_pass(annotation)
+    if mine is None or final is None:
+        raise ProfileError(f"Annotation {annotation.pk} is approved but has no annotator pass.")
+    return mine, final
+
+
+def _verdict(value: str) -> str:
+    # Approved passes are complete (submit and amend refuse undecided units); '' cannot occur.
+    return REJECT if value == REJECT else ACCEPT
+
+
+def _overview_text(caption_overview: str, correction: CorrectionPass) -> str:
+    return correction.overview_text if correction.overview_verdict == REJECT else caption_overview
+
+
+def _chars(text: str) -> int:
+    return len(normalise_text(text))
+
+
+# --------------------------------------------------------------------------- tidy tables
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def score_column(subject: str, metric: str, judge: str = "") -> str:
+    """Return the tidy column of a stored score (see the module docstring)."""
+    prefix = "score_gold_" if subject == "overview" else "score_"
+    return prefix + _slug(metric) + (f"_{_slug(judge)}" if judge else "")
+
+
+def _stored_scores(study: Study, chosen: Mapping[int, int]) -> dict[int, dict[str, float]]:
+    """Return ``{caption id: {score column: value}}`` from the study's stored scores."""
+    from scoring.models import ScoreResult
+
+    rows = (
+        ScoreResult.objects.filter(study=study, subject__in=["overview", "caption_vs_reference"])
+        .order_by("computed_at", "pk")
+        .values_list("caption_id", "annotation_id", "subject", "metric", "judge_or_backend",
+                     "value")
+    )
+    scores: dict[int, dict[str, float]] = {}
+    for caption_id, annotation_id, subject, metric, judge, value in rows:
+        if caption_id not in chosen or (METRICS.get(metric) and METRICS[metric].family == "edit"):
+            continue
+        if subject == "overview" and annotation_id != chosen[caption_id]:
+            continue  # the gold score of another annotator's verdict on this caption
+        column = score_column(subject, metric, judge)
+        # Newest last: a re-run (or a new metric version) replaces what came before.
+        scores.setdefault(caption_id, {})[column] = float("nan") if value is None else value
+    return scores
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[Column], extra: Sequence[str] = ()
+           ) -> pd.DataFrame:
+    """Return ``rows`` as a DataFrame with each schema column in the dtype of its kind."""
+    names = [c.name for c in columns] + [name for name in extra]
+    frame = pd.DataFrame(rows, columns=names)
+    for column in columns:
+        if column.kind == "flag":
+            frame[column.name] = frame[column.name].astype(bool)
+        elif column.kind == "count":
+            frame[column.name] = frame[column.name].astype("int64")
+        elif column.kind in ("share", "number"):
+            frame[column.name] = frame[column.name].astype(float)
+        else:
+            frame[column.name] = frame[column.name].astype(object).fillna("").astype(str)
+    for name in extra:
+        frame[name] = frame[name].astype(float)
+    return frame
+
+
+def _window_rows(clip: str, model: str, annotation: Annotation, mine: CorrectionPass,
+                 final: CorrectionPass) -> list[dict[str, Any]]:
+    annotator_rows = {row.window_id: row for row in mine.windows.all()}
+    final_rows = {row.window_id: row for row in final.windows.all()}
+    rows = []
+    for window in sorted(annotation.caption.windows.all(), key=lambda w: w.index):
+        row: dict[str, Any] = {"clip": clip, "model": model, "index": window.index}
+        for pass_, corrections in (("annotator", annotator_rows), ("final", final_rows)):
+            correction = corrections.get(window.pk)
+            verdict = _verdict(correction.verdict if correction else "")
+            modes = set(correction.modes) if correction and verdict == REJECT else set()
+            row[f"{pass_}_verdict"] = verdict
+            row.update({f"{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
+        correction = final_rows.get(window.pk)
+        rejected = correction is not None and correction.verdict == REJECT
+        for field in FIELDS:
+            original = getattr(window, field)
+            corrected = getattr(correction, field) if rejected else original
+            row.update({
+                f"{field}_original_chars": _chars(original),
+                f"{field}_corrected_chars": _chars(corrected),
+                f"{field}_original_words": len(words(original)),
+                f"{field}_corrected_words": len(words(corrected)),
+                f"{field}_words_changed": words_changed(original, corrected),
+                f"{field}_char_similarity": char_similarity(original, corrected),
+                f"{field}_changed": normalise_text(original) != normalise_text(corrected),
+            })
+        rows.append(row)
+    return rows
+
+
+def _optional(caption_meta: Mapping[str, Any], model: CandidateModel) -> dict[str, str]:
+    providers = [str(p) for p in model.providers or [] if str(p).strip()]
+    return {
+        "identifier": model.identifier.strip(),
+        "route": str(caption_meta.get("route") or model.route).strip(),
+        "provider": str(caption_meta.get("provider")
+                        or (providers[0] if len(providers) == 1 else "")).strip(),
+    }
+
+
+def tidy_tables(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the study's ``(captions, windows)`` tidy tables (schema: :mod:`.analysis.tidy`).
+
+    One caption row per caption with an approved annotation (see the module docstring for which
+    one). The optional ``identifier``, ``route`` and ``provider`` columns are included only when
+    every caption has one (provider: the caption's ``meta.provider``, else the model's provider
+    when it lists exactly one). Raises :class:`ProfileError` when no caption has a final verdict.
+    """
+    annotations = final_annotations(study)
+    if not annotations:
+        raise ProfileError(f"Study {study.slug!r} has no final verdicts yet: approve some "
+                           "annotations first.")
+    chosen = {a.caption_id: a.pk for a in annotations}
+    stored = _stored_scores(study, chosen)
+    caption_rows: list[dict[str, Any]] = []
+    window_rows: list[dict[str, Any]] = []
+    optional: list[dict[str, str]] = []
+    for annotation in annotations:
+        caption = annotation.caption
+        clip, model = caption.clip, caption.model
+        mine, final = _passes(annotation)
+        original = caption.overview
+        corrected = _overview_text(original, final)
+        row: dict[str, Any] = {
+            "clip": clip.name,
+            "model": model.name,
+            "annotator": annotation.annotator.get_username(),
+            "reviewer": annotation.reviewer.get_username() if annotation.reviewer else "",
+        }
+        for pass_, correction in (("annotator", mine), ("final", final)):
+            verdict = _verdict(correction.overview_verdict)
+            modes = set(correction.overview_modes) if verdict == REJECT else set()
+            row[f"overview_{pass_}_verdict"] = verdict
+            row.update({f"overview_{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
+            row[f"segmentation_{pass_}_verdict"] = _verdict(correction.segmentation_verdict)
+        row.update({
+            "overview_words_changed": words_changed(original, corrected),
+            "overview_char_similarity": char_similarity(original, corrected),
+            "overview_original_chars": _chars(original),
+            "overview_corrected_chars": _chars(corrected),
+            "manipulated": clip.manipulated,
+            "input_tokens_per_second": (float("nan") if caption.input_tokens_per_second is None
+                                        else caption.input_tokens_per_second),
+            "retried": caption.retried,
+            "re_encoded": caption.re_encoded,
+            "invalid_kept": caption.invalid_kept,
+            "score_length": float(len(words(original))),
+        })
+        row.update({name: getattr(clip, name) for name in PROPERTIES})
+        row.update(stored.get(caption.pk, {}))
+        caption_rows.append(row)
+        optional.append(_optional(caption.meta or {}, model))
+        window_rows += _window_rows(clip.name, model.name, annotation, mine, final)
+    scores = ["score_length"] + sorted({c for values in stored.values() for c in values})
+    captions = _frame(caption_rows, CAPTION_COLUMNS, scores)
+    for column in OPTIONAL_CAPTION_COLUMNS:
+        values = [item[column.name] for item in optional]
+        if all(values):
+            captions[column.name] = values
+    return captions, _frame(window_rows, WINDOW_COLUMNS)
+
+
+# --------------------------------------------------------------------------- corrected captions
+
+
+def corrected_captions(study: Study, model: CandidateModel | None = None) -> list[CorrectedCaption]:
+    """Return the final verdicts of the study (of one model) as :class:`CorrectedCaption`."""
+    result = []
+    for annotation in final_annotations(study):
+        caption = annotation.caption
+        if model is not None and caption.model_id != model.pk:
+            continue
+        _, final = _passes(annotation)
+        rows = {row.window_id: row for row in final.windows.all()}
+        windows = []
+        for window in sorted(caption.windows.all(), key=lambda w: w.index):
+            row = rows.get(window.pk)
+            rejected = row is not None and row.verdict == REJECT
+            source = row if rejected else window
+            windows.append(CorrectedWindow(
+                index=window.index, start=source.start, end=source.end, scene=source.scene,
+                shot=source.shot, verdict=_verdict(row.verdict if row else ""),
+                modes=tuple(row.modes) if rejected else (), original_scene=window.scene,
+                original_shot=window.shot,
+            ))
+        segmentation = _verdict(final.segmentation_verdict)
+        timeline = tuple(
+            Cue(float(w["start"]), float(w["end"]), str(w.get("scene", "")), str(w.get("shot", "")))
+            for w in (final.corrected_windows if segmentation == REJECT else [])
+        )
+        result.append(CorrectedCaption(
+            clip=caption.clip.name,
+            model=caption.model.name,
+            overview=_overview_text(caption.overview, final),
+            overview_verdict=_verdict(final.overview_verdict),
+            original_overview=caption.overview,
+            windows=tuple(windows),
+            segmentation_verdict=segmentation,
+            overview_modes=tuple(final.overview_modes) if final.overview_verdict == REJECT else (),
+            segmentation_modes=tuple(final.segmentation_modes) if segmentation == REJECT else (),
+            corrected_windows=timeline,
+            annotator=annotation.annotator.get_username(),
+            reviewer=annotation.reviewer.get_username() if annotation.reviewer else "",
+            final_pass=final.kind,
+        ))
+    return result
+
+
+# --------------------------------------------------------------------------- the export
+
+
+def _write_csv(path: Path, columns: Sequence[str], records: Iterable[Mapping[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for record in records:
+            writer.writerow([csv_text(record[c]) for c in columns])
+
+
+def _write_tidy(path: Path, frame: pd.DataFrame) -> None:
+    columns = [str(c) for c in frame.columns]
+    _write_csv(path, columns, table_records(frame))
+
+
+def figure_caption(name: str) -> str:
+    """Return what a figure shows: the first line of its drawing function's docstring."""
+    draw = FIGURES[name][1]
+    return (draw.__doc__ or name).strip().splitlines()[0]
+
+
+def export_steps() -> int:
+    """Return how many progress steps :func:`profile_export` reports."""
+    return 1 + len(TABLE_CAPTIONS) + len(FIGURES) + 1
+
+
+def profile_export(
+    *,
+    study: Study,
+    out_dir: str | Path,
+    resamples: int = 20_000,
+    adjusted_resamples: int = 4_000,
+    seed: int = 0,
+    paired_only: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Write the study's failure profile into ``out_dir``; return the manifest it writes.
+
+    ``progress(done, total, message)`` is called before each step (tidy tables, each table,
+    each figure, the report). The study's word thresholds and near-total cut are used. Raises
+    :class:`ProfileError` when the study has no final verdicts. A figure that cannot be drawn
+    (too little data) is listed under ``figures_failed`` and named in the report.
+    """
+    out = Path(out_dir)
+    total = export_steps()
+    done = 0
+
+    def step(message: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, message)
+        done += 1
+
+    step("building the tidy tables from the final verdicts")
+    captions, windows = tidy_tables(study)
+    for folder in ("tables", "figures", "tidy"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    _write_tidy(out / "tidy" / "captions.csv", captions)
+    _write_tidy(out / "tidy" / "windows.csv", windows)
+
+    tables = failure_profile(
+        captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
+        paired_only=paired_only, progress=lambda name: step(f"table {name}"),
+        thresholds=tuple(int(t) for t in study.word_thresholds),
+        near_total_cut=study.near_total_cut,
+    )
+    table_entries = []
+    for name, table in tables.items():
+        records = table_records(table)
+        columns = [str(c) for c in table.columns]
+        _write_csv(out / "tables" / f"{name}.csv", columns, records)
+        document = {"name": name, "caption": TABLE_CAPTIONS[name], "columns": columns,
+                    "rows": records}
+        (out / "tables" / f"{name}.json").write_text(
+            json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        table_entries.append({"name": name, "caption": TABLE_CAPTIONS[name], "rows": len(records),
+                              "csv": f"tables/{name}.csv", "json": f"tables/{name}.json"})
+
+    figure_entries, report_figures, failed = [], [], {}
+    for name, (table_name, draw) in FIGURES.items():
+        step(f"figure {name}")
+        try:
+            figure = draw(tables[table_name])
+        except Exception as error:  # a figure of too little data must not sink the export
+            logger.warning("figure %s of study %s could not be drawn", name, study.slug,
+                           exc_info=True)
+            failed[name] = f"{type(error).__name__}: {error}"
+            continue
+        png, _ = save_figure(figure, out / "figures" / name)
+        caption = figure_caption(name)
+        figure_entries.append({"name": name, "caption": caption, "table": table_name,
+                               "png": f"figures/{name}.png", "svg": f"figures/{name}.svg"})
+        report_figures.append(ReportFigure(name, caption, table_name, png.read_bytes()))
+
+    step("report.html")
+    parameters = {
+        "study": f"{study.name} ({study.slug})",
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "captions with a final verdict": len(captions),
+        "windows": len(windows),
+        "models": captions["model"].nunique(),
+        "clips": captions["clip"].nunique(),
+        "bootstrap resamples": resamples,
+        "adjusted-model resamples": adjusted_resamples,
+        "seed": seed,
+        "paired subset only": "yes" if paired_only else "no",
+        "word thresholds": ", ".join(str(t) for t in study.word_thresholds),
+        "near-total cut": study.near_total_cut,
+    }
+    notes = [VERDICT_CHOICE_NOTE, SCORE_NOTE]
+    notes += [f"Figure {name} could not be drawn: {reason}" for name, reason in failed.items()]
+    html = render_report(title=f"Failure profile: {study.name}", tables=tables,
+                         captions=TABLE_CAPTIONS, figures=report_figures,
+                         parameters=parameters, notes=notes)
+    (out / "report.html").write_text(html, encoding="utf-8")
+
+    manifest = {
+        "study": study.slug,
+        "parameters": {key: cell_value(value) for key, value in parameters.items()},
+        "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
+                    "seed": seed, "paired_only": paired_only},
+        "tables": table_entries,
+        "figures": figure_entries,
+        "figures_failed": failed,
+        "report": "report.html",
+        "tidy": ["tidy/captions.csv", "tidy/windows.csv"],
+        "notes": notes,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    if progress is not None:
+        progress(total, total, "done")
+    return manifest
+
+
+def export_files(manifest: Mapping[str, Any]) -> list[str]:
+    """Return every file of an export, relative to its directory, in a stable order."""
+    files = [manifest["report"], "manifest.json", *manifest["tidy"]]
+    for table in manifest["tables"]:
+        files += [table["csv"], table["json"]]
+    for figure in manifest["figures"]:
+        files += [figure["png"], figure["svg"]]
+    return files
+
+
+def export_zip(out_dir: str | Path, zip_path: str | Path, manifest: Mapping[str, Any]) -> Path:
+    """Write every file of the export in ``out_dir`` into one zip file; return its path."""
+    out, target = Path(out_dir), Path(zip_path)
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for name in export_files(manifest):
+            bundle.write(out / name, arcname=name)
+    return target
+
+
+# --------------------------------------------------------------------------- jobs (the web)
+
+JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+MAX_RESAMPLES = 200_000
+
+
+def jobs_root(study: Study) -> Path:
+    """Return the folder of the study's profile jobs."""
+    return Path(settings.MEDIA_ROOT) / "profiles" / study.slug
+
+
+def job_dir(study: Study, job_id: str) -> Path:
+    if not JOB_ID.match(job_id):
+        raise ProfileError("No such profile job.")
+    return jobs_root(study) / job_id
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Replace ``path`` atomically, so a reader never sees half a file."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def profile_job_status(*, study: Study, job_id: str) -> dict[str, Any] | None:
+    """Return the job's status (see :func:`profile_job_create`), or None for an unknown job."""
+    if not JOB_ID.match(job_id):
+        return None
+    return _read_json(job_dir(study, job_id) / "status.json")
+
+
+def profile_jobs(*, study: Study) -> list[dict[str, Any]]:
+    """Return the study's profile jobs, newest first."""
+    root = jobs_root(study)
+    found = [_read_json(path / "status.json") for path in root.iterdir()
+             if path.is_dir() and JOB_ID.match(path.name)] if root.is_dir() else []
+    return sorted((s for s in found if s), key=lambda s: s["created_at"], reverse=True)
+
+
+def profile_job_create(
+    *,
+    study: Study,
+    requested_by: str = "",
+    resamples: int = 20_000,
+    adjusted_resamples: int = 4_000,
+    seed: int = 0,
+    paired_only: bool = False,
+) -> dict[str, Any]:
+    """Start an export of the study's profile; return the new job's status.
+
+    The job runs :func:`profile_job_run` in a Celery task, sent once the current transaction
+    commits. Its status: ``job``, ``study``, ``state`` (queued, running, done, failed),
+    ``done``/``total`` steps and ``step`` (what it is doing), ``options``, ``requested_by``,
+    times, ``error``; once done also ``manifest``, ``files`` (relative paths) and ``zip``.
+    """
+    for name, value, low in (("resamples", resamples, 1),
+                             ("adjusted resamples", adjusted_resamples, 1), ("seed", seed, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= (
+                MAX_RESAMPLES if name != "seed" else 2**32 - 1):
+            raise ProfileError(f"The number of {name} must be a whole number from {low} to "
+                               f"{MAX_RESAMPLES if name != 'seed' else 2**32 - 1}, not {value!r}.")
+    if not Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED).exists():
+        raise ProfileError(f"Study {study.slug!r} has no final verdicts yet: approve some "
+                           "annotations first.")
+    job_id = uuid.uuid4().hex
+    folder = jobs_root(study) / job_id
+    folder.mkdir(parents=True)
+    status = {
+        "job": job_id, "study": study.slug, "state": QUEUED, "done": 0, "total": export_steps(),
+        "step": "waiting for a worker", "error": "", "requested_by": requested_by,
+        "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
+                    "seed": seed, "paired_only": bool(paired_only)},
+        "created_at": _now(), "updated_at": _now(), "started_at": None, "finished_at": None,
+    }
+    _write_json(folder / "status.json", status)
+    from scoring.profile_tasks import export_profile
+
+    study_id = study.pk
+    transaction.on_commit(lambda: export_profile.delay(study_id, job_id))
+    return status
+
+
+class _TakenOver(Exception):
+    """Another run claimed the job (this one was presumed dead); stop quietly."""
+
+
+def _lease_seconds() -> int:
+    return int(getattr(settings, "PROFILE_JOB_LEASE_SECONDS", 900))
+
+
+def _claim(folder: Path, status: Mapping[str, Any]) -> str | None:
+    """Claim the job for this run; return its token, or None when a live run holds it.
+
+    The claim is a file created exclusively: of two runs that race, one creates it. A run that
+    died leaves a claim without progress; after the lease it may be taken over.
+    """
+    token = uuid.uuid4().hex
+    path = folder / "claim"
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        updated = datetime.fromisoformat(status["updated_at"]).timestamp()
+        if time.time() - updated < _lease_seconds():
+            return None
+        _write_json(path, {"token": token})
+        return token
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump({"token": token}, handle)
+    return token
+
+
+def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
+    """Run the export of a queued job; safe to call twice (a finished job is left as it is).
+
+    Files are written into a fresh work folder and moved into ``files/`` only when complete, so
+    a run that dies halfway leaves nothing half-written where downloads look.
+    """
+    study = Study.objects.get(pk=study_id)
+    folder = job_dir(study, job_id)
+    status = _read_json(folder / "status.json")
+    if status is None or status["state"] in (DONE, FAILED):
+        return status
+    token = _claim(folder, status)
+    if token is None:
+        return status
+
+    def update(**changes: Any) -> None:
+        claim = _read_json(folder / "claim") or {}
+        if claim.get("token") != token:
+            raise _TakenOver
+        status.update(changes, updated_at=_now())
+        _write_json(folder / "status.json", status)
+
+    update(state=RUNNING, started_at=_now(), step="starting", error="")
+    work = folder / f"work-{token}"
+    options = status["options"]
+    try:
+        manifest = profile_export(
+            study=study, out_dir=work, resamples=options["resamples"],
+            adjusted_resamples=options["adjusted_resamples"], seed=options["seed"],
+            paired_only=options["paired_only"],
+            progress=lambda done, total, message: update(done=done, total=total, step=message),
+        )
+        update(step="zip of every file")
+        files = folder / "files"
+        if files.exists():
+            shutil.rmtree(files)
+        os.replace(work, files)
+        zip_name = f"profile-{study.slug}-{job_id[:8]}.zip"
+        export_zip(files, folder / zip_name, manifest)
+        update(state=DONE, step="done", finished_at=_now(), manifest=manifest,
+               files=export_files(manifest), zip=zip_name)
+    except _TakenOver:
+        shutil.rmtree(work, ignore_errors=True)
+        return _read_json(folder / "status.json")
+    except Exception as error:
+        # Why catch everything: the page must say the job failed instead of waiting forever.
+        logger.exception("profile job %s of study %s failed", job_id, study.slug)
+        shutil.rmtree(work, ignore_errors=True)
+        message = str(error) if isinstance(error, ServiceError) else (
+            f"{type(error).__name__}: {error}")
+        try:
+            update(state=FAILED, step="failed", finished_at=_now(), error=message)
+        except _TakenOver:
+            pass
+    return status
+
+
+def profile_job_file(*, study: Study, job_id: str, name: str) -> Path | None:
+    """Return the path of a finished job's file (a manifest file or the zip), or None."""
+    status = profile_job_status(study=study, job_id=job_id)
+    if not status or status.get("state") != DONE:
+        return None
+    folder = job_dir(study, job_id)
+    if name == status.get("zip"):
+        return folder / name
+    if name in status.get("files", []):
+        return folder / "files" / name
+    return None
+
+
+def main_table(*, study: Study, job_id: str) -> dict[str, Any] | None:
+    """Return the per-model profile table (Table 10) of a finished job, as its JSON document."""
+    path = profile_job_file(study=study, job_id=job_id, name=f"tables/{MAIN_TABLE}.json")
+    return _read_json(path) if path else None
+
+
+def vtt_zip(files: Mapping[str, str]) -> bytes:
+    """Return ``{name: text}`` as the bytes of a zip file."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for name, text in files.items():
+            bundle.writestr(name, text)
+    return buffer.getvalue()

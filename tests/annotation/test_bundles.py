@@ -1,0 +1,280 @@
+"""Study bundles: the format's checks, export and import, and the round trip through an empty database."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation import bundles
+from annotation.models import Annotation, AuditEvent, Caption, Study
+from annotation.services.bundles import bundle_export, bundle_import
+from annotation.services.errors import ImportRefused, ServiceError
+from annotation.services.studies import membership_grant
+from annotation.services.workflow import (
+    annotation_open,
+    annotation_save,
+    annotation_submit,
+    annotations_assign,
+    overview_lock,
+    review_amend,
+    review_approve,
+    review_claim,
+    review_return,
+)
+from annotation.taxonomy import taxonomy_hash
+from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# --------------------------------------------------------------------------- the format, without a database
+
+
+def test_timestamps_are_utc_with_microseconds_and_read_back_exactly():
+    moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    assert bundles.timestamp(moment) == "2026-03-04T05:06:07.000000Z"
+    assert bundles.parse_timestamp(bundles.timestamp(moment)) == moment
+
+
+def test_the_encoding_is_canonical_whatever_the_key_order():
+    assert bundles.dumps({"b": 1, "a": {"d": [1.5], "c": "é"}}) == bundles.dumps({"a": {"c": "é", "d": [1.5]}, "b": 1})
+    assert bundles.dumps({"a": 1}).endswith(b"}\n")
+
+
+def test_a_file_that_is_not_a_bundle_is_refused_saying_so():
+    with pytest.raises(bundles.BundleError, match="not JSON"):
+        bundles.loads(b"{oops")
+    with pytest.raises(bundles.BundleError, match="not a study bundle"):
+        bundles.loads(b'{"format": "something-else"}')
+
+
+def test_a_bundle_of_a_newer_format_version_is_refused_with_what_to_do():
+    data = json.dumps({"format": bundles.FORMAT, "format_version": bundles.FORMAT_VERSION + 1})
+    with pytest.raises(bundles.BundleError, match="newer Redline"):
+        bundles.loads(data)
+
+
+# --------------------------------------------------------------------------- export and import
+
+
+@pytest.fixture
+def worked(study, personas, make_user):
+    """Study s1: two clips, two models, a reference; annotations approved, amended, returned, claimed."""
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    fake_clip(study, "a")
+    fake_clip(study, "b")
+    captions_add(study, [caption_record(clip, model) for clip in ("a", "b") for model in (SECRET_MODEL, "m2")])
+    from annotation.models import Reference
+
+    Reference.objects.create(clip=study.clips.get(name="a"), source="expert", text="Bars.", text_sha256="a" * 64)
+    annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=0.5, actor=personas["admin"])
+    reviewer = personas["reviewer"]
+    items = list(Annotation.objects.order_by("pk"))
+    done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:4]]
+    review_claim(annotation_id=done[0].pk, actor=reviewer)
+    review_approve(annotation_id=done[0].pk, actor=reviewer)
+    review_claim(annotation_id=done[1].pk, actor=reviewer)
+    review_amend(annotation_id=done[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    review_claim(annotation_id=done[2].pk, actor=reviewer)
+    review_return(annotation_id=done[2].pk, actor=reviewer, comment="Window 2 is fine.")
+    review_claim(annotation_id=done[3].pk, actor=reviewer)
+    annotation_open(annotation=items[4], actor=items[4].annotator)
+    return study
+
+
+def test_a_bundle_holds_every_part_of_the_study_by_name(worked):
+    bundle = bundle_export(study=worked)
+    assert bundles.check(bundle) == []
+    assert {c["name"] for c in bundle["clips"]} == {"a", "b"}
+    assert {m["name"] for m in bundle["models"]} == {SECRET_MODEL, "m2"}
+    assert len(bundle["captions"]) == 4 and len(bundle["captions"][0]["windows"]) == 3
+    assert len(bundle["references"]) == 1
+    states = sorted(a["state"] for a in bundle["annotations"])
+    assert states.count("approved") == 2 and "returned" in states and "in_review" in states
+    amended = next(a for a in bundle["annotations"] if a["final"] == "qc")
+    assert amended["passes"]["annotator"]["overview"]["modes"] == ["factual"]
+    assert amended["passes"]["qc"]["overview"]["modes"] == ["omission"]
+    actions = [event["action"] for event in bundle["audit"]]
+    assert {"assign", "open", "save", "lock_overview", "submit", "claim", "approve", "amend", "return"} <= set(actions)
+    assert len(bundle["audit"]) == AuditEvent.objects.filter(study=worked).count()
+    text = bundles.dumps(bundle).decode()
+    assert '"id"' not in text  # database ids stay out
+
+
+def test_importing_under_another_slug_and_exporting_again_gives_the_same_bundle(worked):
+    original = bundle_export(study=worked)
+    report = bundle_import(data=bundles.dumps(original), slug="s1-copy")
+    assert report.counts["annotations"] == len(original["annotations"])
+    again = bundle_export(study=report.study)
+    assert again["study"].pop("slug") == "s1-copy"
+    original["study"].pop("slug")
+    assert bundles.dumps(again) == bundles.dumps(original)
+
+
+def test_a_study_that_already_exists_is_not_imported_again(worked):
+    data = bundles.dumps(bundle_export(study=worked))
+    with pytest.raises(ServiceError, match="already exists here .same taxonomy"):
+        bundle_import(data=data)
+
+
+def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_refused(worked):
+    bundle = bundle_export(study=worked)
+    taxonomy = bundle["taxonomies"][0]
+    taxonomy["modes"][0]["definition"] += " Reworded."
+    taxonomy["content_hash"] = taxonomy_hash(taxonomy["modes"], taxonomy["precedence_rules"])
+    bundle["study"]["taxonomy"] = taxonomy["content_hash"]
+    for annotation in bundle["annotations"]:
+        annotation["taxonomy"] = taxonomy["content_hash"]
+    before = Study.objects.count()
+    with pytest.raises(ServiceError, match=r"already exists here with taxonomy redline v1 .*taxonomy never changes"):
+        bundle_import(data=bundles.dumps(bundle))
+    assert Study.objects.count() == before
+
+
+def test_a_different_taxonomy_under_a_new_slug_is_stored_as_a_new_version(worked):
+    bundle = bundle_export(study=worked)
+    taxonomy = bundle["taxonomies"][0]
+    taxonomy["modes"][0]["definition"] += " Reworded."
+    taxonomy["content_hash"] = taxonomy_hash(taxonomy["modes"], taxonomy["precedence_rules"])
+    bundle["study"]["taxonomy"] = taxonomy["content_hash"]
+    for annotation in bundle["annotations"]:
+        annotation["taxonomy"] = taxonomy["content_hash"]
+    report = bundle_import(data=bundles.dumps(bundle), slug="reworded")
+    assert str(report.study.taxonomy) == "redline v2"
+    assert report.study.taxonomy.content_hash == taxonomy["content_hash"]
+    assert any("stored as redline v2" in note for note in report.notes)
+
+
+def test_a_hand_edited_taxonomy_hash_is_refused(worked):
+    bundle = bundle_export(study=worked)
+    bundle["taxonomies"][0]["modes"][0]["name"] = "Edited"
+    with pytest.raises(ImportRefused, match="content hash does not match"):
+        bundle_import(data=bundles.dumps(bundle), slug="edited")
+
+
+def test_a_broken_bundle_is_refused_whole_listing_every_problem(worked):
+    bundle = bundle_export(study=worked)
+    bundle["captions"][0]["clip"] = "no-such-clip"
+    bundle["annotations"][0]["annotator"] = "nobody-listed"
+    bundle["audit"][0]["at"] = "yesterday"
+    with pytest.raises(ImportRefused) as refused:
+        bundle_import(data=bundles.dumps(bundle), slug="broken")
+    text = str(refused.value)
+    assert "no-such-clip" in text and "nobody-listed" in text and "UTC timestamp" in text
+    assert not Study.objects.filter(slug="broken").exists()
+
+
+def test_users_missing_here_are_created_without_a_usable_password(worked):
+    bundle = bundle_export(study=worked)
+    bundle["users"].append("ghost")
+    bundle["members"].append({"user": "ghost", "role": "researcher", "created_at": bundle["study"]["created_at"]})
+    report = bundle_import(data=bundles.dumps(bundle), slug="with-ghost")
+    assert report.users_created == ["ghost"]
+    assert not get_user_model().objects.get(username="ghost").has_usable_password()
+
+
+def test_the_commands_write_and_read_a_bundle_and_refuse_with_a_clear_message(worked, tmp_path):
+    out = tmp_path / "s1.json"
+    call_command("export_study", "--study", "s1", "--out", str(out), stderr=StringIO())
+    assert json.loads(out.read_text())["format_version"] == bundles.FORMAT_VERSION
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("import_study", str(out), stdout=StringIO())
+    printed = StringIO()
+    call_command("import_study", str(out), "--slug", "s1-again", stdout=printed)
+    assert "Imported study 's1-again'" in printed.getvalue()
+    with pytest.raises(CommandError, match="No study 'nope'"):
+        call_command("export_study", "--study", "nope", "--out", str(tmp_path / "x.json"))
+
+
+# --------------------------------------------------------------------------- the demo study, through an empty database
+
+
+def _complete_any(annotation: Annotation) -> Annotation:
+    """A valid annotator pass for any caption: reject the overview and the first window."""
+    person = annotation.annotator
+    annotation = annotation_open(annotation=annotation, actor=person)
+    caption = annotation.caption
+    annotation = annotation_save(annotation_id=annotation.pk, actor=person, base_version=annotation.version, changes={
+        "overview": {"verdict": "reject", "text": caption.overview + " Corrected.", "modes": ["factual"]},
+        "active_seconds": 42, "telemetry": {"watched_share": 0.9},
+    })
+    annotation = overview_lock(annotation_id=annotation.pk, actor=person, base_version=annotation.version)
+    windows = [{"index": w.index, "verdict": "accept"} for w in caption.windows.all()]
+    if windows:
+        windows[0] = {"index": 0, "verdict": "reject", "scene": "Corrected scene.", "modes": ["omission"]}
+    annotation = annotation_save(annotation_id=annotation.pk, actor=person, base_version=annotation.version,
+                                 changes={"windows": windows, "segmentation": {"verdict": "accept"}})
+    return annotation_submit(annotation_id=annotation.pk, actor=person, base_version=annotation.version)
+
+
+def _run(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.mark.django_db
+def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_database_and_export(
+    tmp_path, make_user, ffmpeg_available
+):
+    from annotation.services.demo import demo_build
+
+    study = demo_build().study
+    users = get_user_model().objects
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    annotations_assign(study=study, annotators=[users.get(username="annotator"), second], overlap_share=0.5, seed=3)
+    reviewer = users.get(username="reviewer")
+    ordered = list(Annotation.objects.filter(caption__clip__study=study).order_by("pk"))
+    doubled = [a for a in ordered if a.annotator == second]
+    first_of_doubled = [a for a in ordered if a.annotator != second and a.caption_id in {d.caption_id for d in doubled}]
+    submitted = [_complete_any(a) for a in first_of_doubled[:3] + doubled[:3]]
+    review_claim(annotation_id=submitted[0].pk, actor=reviewer)
+    review_approve(annotation_id=submitted[0].pk, actor=reviewer)
+    review_claim(annotation_id=submitted[1].pk, actor=reviewer)
+    review_amend(annotation_id=submitted[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    review_claim(annotation_id=submitted[3].pk, actor=reviewer)
+    returned = review_return(annotation_id=submitted[3].pk, actor=reviewer, comment="Look at window 1 again.")
+    reopened = annotation_open(annotation=returned, actor=second)
+    resubmitted = annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version)
+    review_claim(annotation_id=resubmitted.pk, actor=reviewer)
+    review_approve(annotation_id=resubmitted.pk, actor=reviewer)
+    review_claim(annotation_id=submitted[4].pk, actor=reviewer)
+
+    first = tmp_path / "first.json"
+    call_command("export_study", "--study", study.slug, "--out", str(first), stderr=StringIO())
+    bundle = json.loads(first.read_text())
+    assert len(bundle["captions"]) == Caption.objects.filter(clip__study=study).count()
+    assert {a["final"] for a in bundle["annotations"]} == {None, "annotator", "qc"}
+
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "PYTEST", "DJANGO_"))},
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}",
+        "REDLINE_VAR_DIR": str(tmp_path / "var"),
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+    }
+    _run("migrate", "--no-input", "-v0", env=env)
+    printed = _run("import_study", str(first), env=env)
+    assert f"Imported study {study.slug!r}" in printed
+    again = tmp_path / "again.json"
+    _run("export_study", "--study", study.slug, "--out", str(again), env=env)
+    assert again.read_bytes() == first.read_bytes()

@@ -1,0 +1,178 @@
+"""LLMFactsF1: strict answer parsing and the score arithmetic, edge cases included."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring.llmfacts import (
+    DirectionCounts,
+    combine,
+    compute_scores,
+    count_labels,
+    harmonic_mean,
+    parse_facts,
+    parse_json_answer,
+    parse_labels,
+)
+from scoring.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
+
+GOOD_LABELS = (
+    '{"labels": [{"fact": 2, "reason": "r2", "label": "neutral"}, '
+    '{"fact": 1, "reason": "r1", "label": "contradiction"}]}'
+)
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"facts": ["A cat sleeps."]}',
+        '  \n{"facts": ["A cat sleeps."]}\n ',
+        '```json\n{"facts": ["A cat sleeps."]}\n```',
+        '```\n{"facts": ["A cat sleeps."]}\n```',
+    ],
+)
+def test_plain_or_fenced_json_is_accepted(answer: str) -> None:
+    assert parse_facts(answer) == ("A cat sleeps.",)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "",
+        'Here are the facts: {"facts": ["A cat sleeps."]}',
+        '{"facts": ["A cat sleeps."]} Hope this helps.',
+        "{'facts': ['A cat sleeps.']}",
+        '{"facts": ["A cat sleeps.",]}',
+        '```json\n{"facts": ["A cat sleeps."]}',
+        'Facts:\n```json\n{"facts": ["A cat sleeps."]}\n```',
+        '{"facts": [NaN]}',
+        '{"facts": [], "facts": ["A cat sleeps."]}',
+    ],
+)
+def test_anything_looser_than_json_is_a_syntax_error(answer: str) -> None:
+    with pytest.raises(AnswerSyntaxError):
+        parse_json_answer(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '["A cat sleeps."]',
+        '{"fact": ["A cat sleeps."]}',
+        '{"facts": "A cat sleeps."}',
+        '{"facts": ["A cat sleeps.", 3]}',
+        '{"facts": ["A cat sleeps.", "  "]}',
+    ],
+)
+def test_extraction_answer_of_the_wrong_shape_is_a_schema_error(answer: str) -> None:
+    with pytest.raises(AnswerSchemaError):
+        parse_facts(answer)
+
+
+def test_extraction_answer_may_have_no_facts() -> None:
+    assert parse_facts('{"facts": []}') == ()
+
+
+def test_labels_come_back_in_fact_order_with_their_reasons() -> None:
+    assert parse_labels(GOOD_LABELS, 2) == (("contradiction", "r1"), ("neutral", "r2"))
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ('{"labels": [{"fact": 1, "reason": "r", "label": "entailment"}]}', "no label for fact"),
+        (
+            '{"labels": [{"fact": 1, "reason": "r", "label": "entailment"}, '
+            '{"fact": 1, "reason": "r", "label": "neutral"}]}',
+            "more than once",
+        ),
+        (
+            '{"labels": [{"fact": 1, "reason": "r", "label": "entailment"}, '
+            '{"fact": 3, "reason": "r", "label": "neutral"}]}',
+            "does not exist",
+        ),
+        (
+            '{"labels": [{"fact": 1, "reason": "r", "label": "Entailment"}, '
+            '{"fact": 2, "reason": "r", "label": "neutral"}]}',
+            "not one of",
+        ),
+        (
+            '{"labels": [{"fact": "1", "reason": "r", "label": "entailment"}, '
+            '{"fact": 2, "reason": "r", "label": "neutral"}]}',
+            "must be an integer",
+        ),
+        (
+            '{"labels": [{"fact": true, "reason": "r", "label": "entailment"}, '
+            '{"fact": 2, "reason": "r", "label": "neutral"}]}',
+            "must be an integer",
+        ),
+        (
+            '{"labels": [{"fact": 1, "label": "entailment"}, '
+            '{"fact": 2, "reason": "r", "label": "neutral"}]}',
+            '"reason" must be a string',
+        ),
+        ('{"labels": {"fact": 1}}', '"labels" to be a list'),
+    ],
+)
+def test_each_fact_needs_exactly_one_valid_label(answer: str, message: str) -> None:
+    with pytest.raises(AnswerSchemaError, match=message):
+        parse_labels(answer, 2)
+
+
+# --- scores --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "expected"),
+    [(1.0, 1.0, 1.0), (0.5, 1.0, 2 / 3), (0.0, 0.0, 0.0), (0.0, 0.7, 0.0), (0.25, 0.75, 0.375)],
+)
+def test_harmonic_mean_is_zero_when_either_side_is_zero(
+    x: float, y: float, expected: float
+) -> None:
+    assert harmonic_mean(x, y) == pytest.approx(expected)
+
+
+def test_rates_of_a_text_without_facts_are_zero() -> None:
+    empty = DirectionCounts(0, 0, 0)
+    assert (empty.total, empty.ent, empty.cont) == (0, 0.0, 0.0)
+
+
+def test_llmfacts_f1_is_zero_when_nothing_is_entailed_and_everything_contradicted() -> None:
+    assert combine(0.0, 1.0) == 0.0
+
+
+def test_two_texts_without_facts_score_zero() -> None:
+    scores = compute_scores(DirectionCounts(0, 0, 0), DirectionCounts(0, 0, 0))
+    assert scores.llmfacts_f1 == 0.0
+
+
+def test_full_agreement_scores_one() -> None:
+    scores = compute_scores(DirectionCounts(4, 0, 0), DirectionCounts(3, 0, 0))
+    assert (scores.ent_f1, scores.cont_f1, scores.llmfacts_f1) == (1.0, 0.0, 1.0)
+
+
+def test_scores_follow_the_definition_step_by_step() -> None:
+    # A: 5 facts, 3 entailed and 1 contradicted by B; B: 4 facts, 2 entailed, 2 contradicted.
+    scores = compute_scores(DirectionCounts(3, 1, 1), DirectionCounts(2, 2, 0))
+    assert (scores.ent_ab, scores.cont_ab, scores.ent_ba, scores.cont_ba) == (0.6, 0.2, 0.5, 0.5)
+    ent_f1 = 2 * 0.6 * 0.5 / 1.1
+    cont_f1 = 2 * 0.2 * 0.5 / 0.7
+    assert scores.ent_f1 == pytest.approx(ent_f1)
+    assert scores.cont_f1 == pytest.approx(cont_f1)
+    expected = 2 * ent_f1 * (1 - cont_f1) / (ent_f1 + 1 - cont_f1)
+    assert scores.llmfacts_f1 == pytest.approx(expected)
+
+
+def test_contradictions_in_one_direction_only_do_not_count() -> None:
+    # CONT_F1 is a harmonic mean: contradictions seen from one side only give CONT_F1 = 0.
+    scores = compute_scores(DirectionCounts(1, 0, 3), DirectionCounts(1, 3, 0))
+    assert scores.cont_f1 == 0.0
+    assert scores.llmfacts_f1 == pytest.approx(0.4)
+
+
+def test_count_labels_counts_each_label() -> None:
+    counts = count_labels(["entailment", "neutral", "entailment", "contradiction"])
+    assert (counts.entailment, counts.contradiction, counts.neutral, counts.total) == (2, 1, 1, 4)
