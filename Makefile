@@ -17,11 +17,17 @@ venv:
 system:
 	@scripts/system-packages.sh demo
 
+# The demo runs one Celery worker beside the web server, through a folder in var/
+# (no Redis needed); Ctrl-C stops both.
+DEMO_ENV := CELERY_BROKER_URL=filesystem://
+
 demo: system venv
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py make_demo
 	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
+		trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 serve: venv
 	$(PY) manage.py runserver $(HOST):$(PORT)

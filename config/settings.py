@@ -139,6 +139,14 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "redline
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
 }
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # `make demo` runs one worker beside the web server through files in var/: real
+    # asynchronous jobs on one machine with nothing else installed.
+    _broker_dir = VAR_DIR / "celery-broker"
+    _broker_dir.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        data_folder_in=str(_broker_dir), data_folder_out=str(_broker_dir), store_processed=False
+    )
 
 # Scoring jobs (scoring/services.py). Judges are the embedding models of CosPar, CosSen, HM-CF...
 SCORING_JUDGES = env_list("SCORING_JUDGES", ["minilm", "e5-small"])

@@ -258,12 +258,17 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     review_claim(annotation_id=resubmitted.pk, actor=reviewer)
     review_approve(annotation_id=resubmitted.pk, actor=reviewer)
     review_claim(annotation_id=submitted[4].pk, actor=reviewer)
+    review_claim(annotation_id=submitted[5].pk, actor=reviewer)
+    review_return(annotation_id=submitted[5].pk, actor=reviewer, comment="The overview misses the cut.")
+    untouched = Annotation.objects.filter(caption__clip__study=study, state="assigned").order_by("pk").first()
+    annotation_open(annotation=untouched, actor=untouched.annotator)
 
     first = tmp_path / "first.json"
     call_command("export_study", "--study", study.slug, "--out", str(first), stderr=StringIO())
     bundle = json.loads(first.read_text())
     assert len(bundle["captions"]) == Caption.objects.filter(clip__study=study).count()
     assert {a["final"] for a in bundle["annotations"]} == {None, "annotator", "qc"}
+    assert {a["state"] for a in bundle["annotations"]} == set(bundles.STATES)
 
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "PYTEST", "DJANGO_"))},

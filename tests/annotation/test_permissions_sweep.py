@@ -27,9 +27,8 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
-from annotation.models import Reference
-from annotation.services.studies import membership_grant
-from annotation.services.workflow import annotations_assign
+from annotation.models import Annotation, Reference
+from annotation.services.workflow import annotations_assign, review_approve, review_claim
 from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
 
 pytestmark = pytest.mark.django_db
@@ -115,6 +114,13 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-amend": {"POST": api_post(QC, {"changes": {}})},
     "api-return": {"POST": api_post(QC, {"comment": "Look again."})},
     "api-edit-size": {"POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})},
+    # The failure profile and corrected captions name the models: admins and researchers only.
+    "profiles": {"GET": Expect(SEE_SCORES)},
+    "profile-jobs": {"POST": api_post(SEE_SCORES, {"resamples": 10, "adjusted_resamples": 10})},
+    "profile-job": {"GET": Expect(SEE_SCORES)},
+    "profile-job-file": {"GET": Expect(SEE_SCORES)},
+    "corrected-jsonl": {"GET": Expect(SEE_SCORES)},
+    "corrected-vtt": {"GET": Expect(SEE_SCORES)},
     # Scoring: scores name the models, so admins and researchers only.
     "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
     "api-score-job": {"GET": Expect(SEE_SCORES)},
@@ -153,9 +159,22 @@ def _methods(callback, admin: bool) -> tuple[str, ...]:
         return ("GET",)
     view = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
     if view is None:
-        return ("GET",)  # a function view: the pages answer GET
+        return _function_methods(callback)
     allowed = [m for m in METHODS if m in view.http_method_names and hasattr(view, m)]
     return tuple(m.upper() for m in allowed)
+
+
+def _function_methods(callback) -> tuple[str, ...]:
+    """The methods a function view's @require_http_methods (require_GET, require_POST...) allows;
+    GET for an undecorated page."""
+    function = callback
+    while function is not None:
+        cells = zip(function.__code__.co_freevars, function.__closure__ or (), strict=False)
+        for name, cell in cells:
+            if name == "request_method_list":
+                return tuple(m.upper() for m in cell.cell_contents if m.lower() in METHODS)
+        function = getattr(function, "__wrapped__", None)
+    return ("GET",)
 
 
 def discover_routes() -> list[Route]:
@@ -206,18 +225,23 @@ def fast_passwords(settings):
 def world(study, other_study, personas):
     """Study s1 with its four roles; `outsider` is an admin of s2.
 
-    annotator holds a submitted annotation (swept by the annotation routes) and a new one,
-    so that every workflow endpoint has something to act on.
+    annotator holds a submitted annotation (swept by the annotation routes), a new one (so that
+    "start next" has something to open) and an approved one (so that there are final verdicts).
     """
     clip = fake_clip(study, "b")
+    fake_clip(study, "a")
     fake_clip(other_study, "b")
-    captions = captions_add(study, [caption_record("b", SECRET_MODEL), caption_record("b", OTHER_SECRET_MODEL)])
+    captions_add(study, [caption_record("b", SECRET_MODEL), caption_record("b", OTHER_SECRET_MODEL),
+                         caption_record("a", SECRET_MODEL)])
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
     annotations_assign(study=study, annotators=[personas["annotator"]])
-    first = captions[0].annotations.get()
-    submitted = complete(first, personas["annotator"])
-    membership_grant(study=study, user=personas["admin"], role="admin")
-    return {"study": study, "clip": clip, "annotation": submitted, "personas": personas}
+    mine = Annotation.objects.filter(annotator=personas["annotator"], caption__model__name=SECRET_MODEL)
+    submitted = complete(mine.get(caption__clip__name="b"), personas["annotator"])
+    final = complete(mine.get(caption__clip__name="a"), personas["annotator"])
+    review_claim(annotation_id=final.pk, actor=personas["reviewer"])
+    review_approve(annotation_id=final.pk, actor=personas["reviewer"])
+    return {"study": study, "clip": clip, "annotation": submitted, "personas": personas,
+            "model": study.candidate_models.get(name=SECRET_MODEL)}
 
 
 def _score_job_id(world) -> int:
@@ -227,13 +251,33 @@ def _score_job_id(world) -> int:
     return job_model.objects.create(study=world["study"], kind="study", requested_by=world["personas"]["admin"]).pk
 
 
+def _profile_job(world, *, finished: bool) -> str:
+    """A profile export job; a finished one (faked: its task never runs in a test) has one file."""
+    import json
+
+    from scoring import profiles
+
+    status = profiles.profile_job_create(study=world["study"], requested_by="admin", resamples=10,
+                                         adjusted_resamples=10)
+    if finished:
+        folder = profiles.job_dir(world["study"], status["job"])
+        (folder / "files").mkdir()
+        (folder / "files" / "table.csv").write_text("model,rate\n")
+        (folder / "profile.zip").write_bytes(b"PK")
+        status.update(state=profiles.DONE, files=["table.csv"], zip="profile.zip")
+        (folder / "status.json").write_text(json.dumps(status))
+    return status["job"]
+
+
 def url_for(route: Route, world) -> str:
     values = {
         "slug": lambda: world["study"].slug,
         "name": lambda: world["clip"].name,
         "clip_id": lambda: world["clip"].pk,
         "annotation_id": lambda: world["annotation"].pk,
+        "model_id": lambda: world["model"].pk,
         "job_id": lambda: _score_job_id(world),
+        "job": lambda: _profile_job(world, finished=False),
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,
@@ -241,6 +285,11 @@ def url_for(route: Route, world) -> str:
         "app_label": lambda: "annotation",
         "url": lambda: "nothing-here/",
     }
+    # Where a route's parameter of the same name means something else.
+    values_of_route = {
+        "profile-job-file": {"job": lambda: _profile_job(world, finished=True), "name": lambda: "table.csv"},
+    }
+    values.update(values_of_route.get(route.key, {}))
     missing = [name for name in route.kwargs if name not in values]
     assert not missing, f"The sweep does not know how to fill {missing} of {route.pattern}; add them to url_for."
     kwargs = {name: values[name]() for name in route.kwargs}

@@ -323,3 +323,23 @@ def test_reviewer_amends_the_segmentation_by_merging_two_windows(sign_in, live_s
     assert [(w["start"], w["end"]) for w in qc.corrected_windows] == [(0, 2), (2, 6)]
     assert qc.corrected_windows[1]["scene"] == "The counter runs to five."
     screenshot(page, "review-segmentation-amended")
+
+
+def test_amendments_survive_an_expired_claim_and_go_through_once_claimed_again(sign_in, live_server, submitted):
+    item = submitted["Model B"]
+    page = sign_in("reviewer", "pw-reviewer")
+    claim_from_queue(page, live_server, item)
+    page.get_by_role("button", name="Amend").click()
+    page.get_by_label("QC overview text").fill("A test card whose counter counts up.")
+    Annotation.objects.filter(pk=item.pk).update(
+        claim_expires_at=Annotation.objects.get(pk=item.pk).claim_expires_at.replace(year=2000)
+    )
+    page.get_by_role("button", name="Save amendments and approve").click()
+    expect(page.locator("#notice")).to_contain_text("Claim it again to go on")
+    expect(page.get_by_label("QC overview text")).to_have_value("A test card whose counter counts up.")
+    page.get_by_role("button", name="Claim").click()
+    expect(page.locator("#claim")).to_contain_text("Claimed by you")
+    page.get_by_role("button", name="Save amendments and approve").click()
+    expect(page.locator("#notice")).to_contain_text("Amended and approved")
+    qc = Annotation.objects.get(pk=item.pk).passes.get(kind="qc")
+    assert qc.overview_text == "A test card whose counter counts up."

@@ -67,14 +67,19 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     assert editor.evaluate("node => node === document.activeElement")
     assert editor.input_value() == ORIGINAL
     page.keyboard.press("Control+a")
+    page.keyboard.type("Nothing like it.")
+    page.wait_for_selector("#overview-text-size .ws-near-total")  # a near-total rewrite is flagged
+    page.keyboard.press("Control+a")
     page.keyboard.type(CORRECTED)  # letters like a, r, n are typed, not taken as shortcuts
     assert editor.input_value() == CORRECTED
-    page.wait_for_selector("#overview-text-redline ins")
-    page.wait_for_selector("#overview-text-size [data-words]")
-    assert "word" in page.locator("#overview-text-size").inner_text()
+    page.wait_for_selector("#overview-text-size [data-words]:has-text('4 words changed')")
+    assert page.locator("#overview-text-size .ws-near-total").count() == 0
     assert "up." in " ".join(page.locator("#overview-text-redline del").all_inner_texts())
+    assert "from zero to five." in " ".join(page.locator("#overview-text-redline ins").all_inner_texts())
+    page.keyboard.press("Alt+1")  # with a modifier, a shortcut works while typing
+    assert page.locator("#mode-factual").is_checked()
+    assert editor.evaluate("node => node === document.activeElement")
     page.keyboard.press("Escape")
-    page.keyboard.press("1")
     page.keyboard.press("3")
     assert page.locator("#precedence").is_visible()
     assert "camera" in page.locator("#precedence").inner_text().lower()
@@ -204,6 +209,33 @@ def test_an_edit_made_offline_is_saved_after_reconnecting(sign_in, live_server, 
     wait_for(lambda: annotator_pass(annotation).overview_text == "Online part. Offline part.", message="offline edit saved")
 
 
+def test_edits_kept_on_the_device_meet_a_newer_version_and_the_person_chooses(
+    sign_in, live_server, annotation, personas
+):
+    from annotation.services.workflow import annotation_save
+
+    page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
+    context = page.context
+    context.set_offline(True)
+    page.keyboard.press("r")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Kept on this device.")
+    page.wait_for_selector("#save-status[data-status=offline]")
+    page.close()  # the tab is gone (a crash, say); its edit is only in localStorage
+    current = Annotation.objects.get(pk=annotation.pk)
+    annotation_save(annotation_id=annotation.pk, actor=personas["annotator"], base_version=current.version,
+                    changes={"overview": {"verdict": "reject", "text": "Saved from elsewhere."}})
+
+    context.set_offline(False)
+    tab = open_workspace(context.new_page(), live_server, annotation)
+    tab.wait_for_selector("#conflict:not([hidden])")
+    assert "Kept on this device." in tab.locator("#conflict").inner_text()
+    assert "Saved from elsewhere." in tab.locator("#conflict").inner_text()
+    tab.locator("#keep-mine").click()
+    wait_saved(tab)
+    assert annotator_pass(annotation).overview_text == "Kept on this device."
+
+
 def test_caption_text_with_html_renders_as_inert_text(sign_in, live_server, personas, clips, study):
     from annotation.services.captions import captions_import_jsonl
     from annotation.services.workflow import annotations_assign
@@ -258,6 +290,26 @@ def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_ser
     assert page.evaluate("document.getElementById('video').paused")
     left = page.evaluate("parseFloat(document.querySelector('#timeline .playhead').style.left)")
     assert left == pytest.approx(100 * video_time(page) / 6, abs=1)
+
+    # Loop the window under the playhead: playback wraps from its end back to its start.
+    page.locator("#timeline .segment").nth(0).click()
+    page.wait_for_function("document.getElementById('video').currentTime < 0.05")
+    page.keyboard.press("o")
+    assert page.locator("#loop-button").get_attribute("aria-pressed") == "true"
+    page.evaluate("""() => {
+        const video = document.getElementById('video');
+        let latest = 0;
+        const watch = () => {
+            if (latest > 1.6 && video.currentTime < 1) { window.__wrapped = true; return; }
+            latest = video.currentTime;
+            requestAnimationFrame(watch);
+        };
+        watch();
+    }""")
+    page.keyboard.press("Space")
+    page.wait_for_function("window.__wrapped === true")
+    page.keyboard.press("Space")
+    page.keyboard.press("o")
 
     page.keyboard.press("Control+s")
     wait_saved(page)

@@ -139,8 +139,9 @@ def test_a_study_without_final_verdicts_is_refused(study):
 
 
 def test_optional_generation_columns_appear_only_when_every_caption_has_them(scripted):
+    scripted.candidate_models.filter(name="Bravo").update(identifier="")
     captions, _ = tidy_tables(scripted)
-    assert "identifier" not in captions.columns  # the imported models have no identifier
+    assert "identifier" not in captions.columns  # Bravo has none
     scripted.candidate_models.update(identifier="lab/model-1", route="direct", providers=["Lab"])
     captions, windows = tidy_tables(scripted)
     validate_tidy(captions, windows)

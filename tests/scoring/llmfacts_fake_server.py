@@ -40,7 +40,7 @@ def _next_response(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     with _lock:
         for rule in _rules:
             if all(part in joined for part in rule["match"]):
-                responses = rule["responses"]
+                responses: list[dict[str, Any]] = rule["responses"]
                 return responses.pop(0) if len(responses) > 1 else responses[0]
     return None
 

@@ -43,7 +43,7 @@ const firstOpenUnit = () => firstOpen(draft);
 let server = pickServer(data);
 let draft = fromPass(server.annotator_pass);
 const stash = new Map(); // a unit's rejected version, kept while it is accepted, in case of a change of mind
-const view = { unit: 0, segRow: 0, loop: false, loopSpan: null, focus: null };
+const view = { unit: 0, segRow: 0, loop: false, loopSpan: null };
 let busy = false;
 
 function pickServer(snapshot) {
@@ -73,9 +73,11 @@ const activity = new Activity({
 let sentUi = JSON.stringify(server.ui_state || {});
 
 function uiState() {
+  const active = document.activeElement;
+  const focus = isTyping(active) && active.id ? { id: active.id, at: active.selectionStart ?? null } : null;
   return {
     unit: view.unit, seg_row: view.segRow, loop: view.loop,
-    time: Math.round(video.currentTime * 100) / 100, rate: video.playbackRate, focus: view.focus,
+    time: Math.round(video.currentTime * 100) / 100, rate: video.playbackRate, focus,
   };
 }
 
@@ -1029,15 +1031,6 @@ timeline.addEventListener("click", (event) => {
 
 // ------------------------------------------------------------------ focus, leaving, restoring
 
-document.addEventListener("focusin", (event) => {
-  const target = event.target;
-  view.focus = isTyping(target) && target.id ? { id: target.id, at: target.selectionStart ?? null } : null;
-});
-document.addEventListener("selectionchange", () => {
-  const target = document.activeElement;
-  if (view.focus && target?.id === view.focus.id) view.focus.at = target.selectionStart ?? null;
-});
-document.addEventListener("input", () => sync.setUi(uiState()), true);
 
 function leave() {
   if (server.state !== EDITABLE || sync.blocked) return;
@@ -1091,6 +1084,8 @@ function restore() {
     sync.setUi(ui);
     return;
   }
+  // Until the person chooses, the copy on this device keeps the version its edits were based on.
+  if (local.version !== server.version) sync.setVersion(local.version);
   for (const key of restored) sync.mark(key);
   if (local.version !== server.version) {
     // Edits kept on this device were made on an older version: let the person choose.
