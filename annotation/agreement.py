@@ -11,7 +11,7 @@ all (every value the same), where chance agreement is already perfect.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
@@ -33,7 +33,9 @@ def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> float 
     agreement expected from each annotator's own marginal distribution.
     """
     if len(first) != len(second):
-        raise ValueError(f"both annotators must judge the same items ({len(first)} != {len(second)})")
+        raise ValueError(
+            f"both annotators must judge the same items ({len(first)} != {len(second)})"
+        )
     n = len(first)
     if n == 0:
         return None
@@ -53,7 +55,7 @@ def krippendorff_alpha_nominal(units: Iterable[Sequence[Hashable | None]]) -> fl
     units with fewer than two values are not pairable and are left out.
     alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c * n_k.
     """
-    coincidences: Counter[tuple[Hashable, Hashable]] = Counter()
+    coincidences: defaultdict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for unit in units:
         values = [value for value in unit if value is not None]
         m = len(values)
@@ -61,7 +63,7 @@ def krippendorff_alpha_nominal(units: Iterable[Sequence[Hashable | None]]) -> fl
             continue
         for a, b in permutations(values, 2):
             coincidences[(a, b)] += 1.0 / (m - 1)
-    totals: Counter[Hashable] = Counter()
+    totals: defaultdict[Hashable, float] = defaultdict(float)
     for (a, _), weight in coincidences.items():
         totals[a] += weight
     n = sum(totals.values())

@@ -30,8 +30,16 @@ ROLES = ("admin", "annotator", "reviewer", "researcher")
 VERDICTS = ("", "accept", "reject")
 PASS_KINDS = ("annotator", "qc")
 SECTIONS: dict[str, type] = {
-    "study": dict, "taxonomies": list, "users": list, "members": list, "clips": list, "models": list,
-    "captions": list, "references": list, "annotations": list, "audit": list,
+    "study": dict,
+    "taxonomies": list,
+    "users": list,
+    "members": list,
+    "clips": list,
+    "models": list,
+    "captions": list,
+    "references": list,
+    "annotations": list,
+    "audit": list,
 }
 
 
@@ -42,7 +50,9 @@ class BundleError(ValueError):
         self.errors = list(errors)
         shown = "\n".join(f"- {error}" for error in self.errors[:50])
         more = f"\n(and {len(self.errors) - 50} more)" if len(self.errors) > 50 else ""
-        super().__init__(f"This is not a usable study bundle ({len(self.errors)} problem(s)):\n{shown}{more}")
+        super().__init__(
+            f"This is not a usable study bundle ({len(self.errors)} problem(s)):\n{shown}{more}"
+        )
 
 
 def timestamp(moment: datetime | None) -> str | None:
@@ -73,7 +83,7 @@ def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
 def loads(data: bytes | str) -> dict[str, Any]:
     """Parse, upgrade to the current version and check a bundle; BundleError lists every problem."""
     try:
-        bundle = json.loads(data)
+        bundle: Any = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError([f"not JSON: {exc}"]) from None
     if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
@@ -82,17 +92,19 @@ def loads(data: bytes | str) -> dict[str, Any]:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise BundleError(['"format_version" must be a whole number from 1'])
     if version > FORMAT_VERSION:
-        raise BundleError([
-            f"this bundle is format version {version}; this Redline reads versions up to "
-            f"{FORMAT_VERSION}. Import it with a newer Redline."
-        ])
+        raise BundleError(
+            [
+                f"this bundle is format version {version}; this Redline reads versions up to "
+                f"{FORMAT_VERSION}. Import it with a newer Redline."
+            ]
+        )
     while version < FORMAT_VERSION:
         bundle = UPGRADES[version](bundle)
         version = bundle["format_version"] = version + 1
     errors = check(bundle)
     if errors:
         raise BundleError(errors)
-    return bundle
+    return dict(bundle)
 
 
 def _is_timestamp(value: Any) -> bool:
@@ -133,7 +145,9 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         ok = True
         for field, kind in fields.items():
             value = record.get(field)
-            if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            if not isinstance(value, kind) or (
+                isinstance(value, bool) and bool not in _as_tuple(kind)
+            ):
                 errors.append(f"{where}: {field!r} is missing or not {_describe(kind)}")
                 ok = False
         return ok
@@ -143,26 +157,54 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             value = record.get(field)
             if (value is None and optional) or _is_timestamp(value):
                 continue
-            errors.append(f"{where}: {field!r} must be a UTC timestamp like 2026-01-31T12:00:00.000000Z")
+            errors.append(
+                f"{where}: {field!r} must be a UTC timestamp like 2026-01-31T12:00:00.000000Z"
+            )
 
     taxonomies = {}
     for n, taxonomy in enumerate(bundle["taxonomies"]):
         where = f"taxonomies[{n}]"
-        if not need(taxonomy, where, {"content_hash": str, "name": str, "version": int, "modes": list,
-                                      "precedence_rules": list, "description": str}):
+        if not need(
+            taxonomy,
+            where,
+            {
+                "content_hash": str,
+                "name": str,
+                "version": int,
+                "modes": list,
+                "precedence_rules": list,
+                "description": str,
+            },
+        ):
             continue
         stamp(taxonomy, where, "frozen_at", optional=True)
         modes = taxonomy["modes"]
-        if not all(isinstance(m, dict) and all(isinstance(m.get(f), str) for f in MODE_FIELDS) for m in modes):
+        if not all(
+            isinstance(m, dict) and all(isinstance(m.get(f), str) for f in MODE_FIELDS)
+            for m in modes
+        ):
             errors.append(f"{where}: every mode needs the text fields {', '.join(MODE_FIELDS)}")
             continue
         if taxonomy_hash(modes, taxonomy["precedence_rules"]) != taxonomy["content_hash"]:
-            errors.append(f"{where}: the content hash does not match its modes and rules (edited by hand?)")
+            errors.append(
+                f"{where}: the content hash does not match its modes and rules (edited by hand?)"
+            )
         taxonomies[taxonomy["content_hash"]] = {m["key"] for m in modes}
 
     study = bundle["study"]
-    if need(study, "study", {"slug": str, "name": str, "description": str, "taxonomy": str,
-                             "word_thresholds": list, "near_total_cut": (int, float), "length_band": (int, float)}):
+    if need(
+        study,
+        "study",
+        {
+            "slug": str,
+            "name": str,
+            "description": str,
+            "taxonomy": str,
+            "word_thresholds": list,
+            "near_total_cut": (int, float),
+            "length_band": (int, float),
+        },
+    ):
         stamp(study, "study", "created_at")
         if study["taxonomy"] not in taxonomies:
             errors.append("study: its taxonomy hash is not among the bundle's taxonomies")
@@ -178,7 +220,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         if value is None and optional:
             return
         if value not in users_known:
-            errors.append(f"{where}: user {value!r} is not in \"users\"")
+            errors.append(f'{where}: user {value!r} is not in "users"')
 
     for n, member in enumerate(bundle["members"]):
         where = f"members[{n}]"
@@ -191,9 +233,22 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
     clips = set()
     for n, clip in enumerate(bundle["clips"]):
         where = f"clips[{n}]"
-        if need(clip, where, {"name": str, "sha256": str, "duration": (int, float), "fps": (int, float),
-                              "width": int, "height": int, "size_bytes": int, "files": dict, "properties": dict,
-                              "manipulated": bool}):
+        if need(
+            clip,
+            where,
+            {
+                "name": str,
+                "sha256": str,
+                "duration": (int, float),
+                "fps": (int, float),
+                "width": int,
+                "height": int,
+                "size_bytes": int,
+                "files": dict,
+                "properties": dict,
+                "manipulated": bool,
+            },
+        ):
             stamp(clip, where, "created_at")
             clips.add(clip["name"])
     for name in _duplicates([c.get("name") for c in bundle["clips"] if isinstance(c, dict)]):
@@ -202,7 +257,11 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
     models = set()
     for n, model in enumerate(bundle["models"]):
         where = f"models[{n}]"
-        if need(model, where, {"name": str, "alias": str, "identifier": str, "route": str, "providers": list}):
+        if need(
+            model,
+            where,
+            {"name": str, "alias": str, "identifier": str, "route": str, "providers": list},
+        ):
             stamp(model, where, "created_at")
             models.add(model["name"])
     for name in _duplicates([m.get("name") for m in bundle["models"] if isinstance(m, dict)]):
@@ -211,41 +270,74 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
     windows_of: dict[tuple[str, str], set[int]] = {}
     for n, caption in enumerate(bundle["captions"]):
         where = f"captions[{n}]"
-        if not need(caption, where, {"clip": str, "model": str, "overview": str, "windows": list, "meta": dict}):
+        if not need(
+            caption,
+            where,
+            {"clip": str, "model": str, "overview": str, "windows": list, "meta": dict},
+        ):
             continue
         stamp(caption, where, "created_at")
         if caption["clip"] not in clips:
-            errors.append(f"{where}: clip {caption['clip']!r} is not in \"clips\"")
+            errors.append(f'{where}: clip {caption["clip"]!r} is not in "clips"')
         if caption["model"] not in models:
-            errors.append(f"{where}: model {caption['model']!r} is not in \"models\"")
+            errors.append(f'{where}: model {caption["model"]!r} is not in "models"')
         key = (caption["clip"], caption["model"])
         if key in windows_of:
             errors.append(f"{where}: a second caption of model {key[1]!r} for clip {key[0]!r}")
         indexes = set()
         for w, window in enumerate(caption["windows"]):
-            if need(window, f"{where}.windows[{w}]", {"index": int, "start": (int, float), "end": (int, float),
-                                                      "scene": str, "shot": str}):
+            if need(
+                window,
+                f"{where}.windows[{w}]",
+                {
+                    "index": int,
+                    "start": (int, float),
+                    "end": (int, float),
+                    "scene": str,
+                    "shot": str,
+                },
+            ):
                 indexes.add(window["index"])
         windows_of[key] = indexes
 
     for n, reference in enumerate(bundle["references"]):
         where = f"references[{n}]"
-        if need(reference, where, {"clip": str, "source": str, "language": str, "text": str, "text_sha256": str}):
+        if need(
+            reference,
+            where,
+            {"clip": str, "source": str, "language": str, "text": str, "text_sha256": str},
+        ):
             stamp(reference, where, "created_at")
             if reference["clip"] not in clips:
-                errors.append(f"{where}: clip {reference['clip']!r} is not in \"clips\"")
+                errors.append(f'{where}: clip {reference["clip"]!r} is not in "clips"')
 
-    annotations = set()
+    annotations: set[tuple[str, str, str]] = set()
     for n, annotation in enumerate(bundle["annotations"]):
         where = f"annotations[{n}]"
-        if not need(annotation, where, {"clip": str, "model": str, "annotator": str, "taxonomy": str,
-                                        "state": str, "version": int, "passes": dict, "telemetry": dict,
-                                        "ui_state": dict, "active_seconds": (int, float)}):
+        if not need(
+            annotation,
+            where,
+            {
+                "clip": str,
+                "model": str,
+                "annotator": str,
+                "taxonomy": str,
+                "state": str,
+                "version": int,
+                "passes": dict,
+                "telemetry": dict,
+                "ui_state": dict,
+                "active_seconds": (int, float),
+            },
+        ):
             continue
-        key = annotation_key(annotation)
-        if key in annotations:
-            errors.append(f"{where}: {key[2]!r} annotates the caption of {key[1]!r} on {key[0]!r} twice")
-        annotations.add(key)
+        identity = annotation_key(annotation)
+        if identity in annotations:
+            errors.append(
+                f"{where}: {identity[2]!r} annotates the caption of {identity[1]!r} "
+                f"on {identity[0]!r} twice"
+            )
+        annotations.add(identity)
         caption = (annotation["clip"], annotation["model"])
         if caption not in windows_of:
             errors.append(f"{where}: no caption of model {caption[1]!r} for clip {caption[0]!r}")
@@ -256,27 +348,48 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         user(annotation["annotator"], where)
         user(annotation.get("reviewer"), where, optional=True)
         stamp(annotation, where, "assigned_at")
-        stamp(annotation, where, "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
-              "reviewed_at", optional=True)
+        stamp(
+            annotation,
+            where,
+            "overview_locked_at",
+            "claim_expires_at",
+            "started_at",
+            "submitted_at",
+            "reviewed_at",
+            optional=True,
+        )
         for kind, correction in annotation["passes"].items():
             if kind not in PASS_KINDS:
-                errors.append(f"{where}: unknown pass {kind!r} (passes are {', '.join(PASS_KINDS)})")
+                errors.append(
+                    f"{where}: unknown pass {kind!r} (passes are {', '.join(PASS_KINDS)})"
+                )
                 continue
             if correction is None:
                 continue
             pass_where = f"{where}.passes.{kind}"
-            if not need(correction, pass_where, {"author": str, "overview": dict, "segmentation": dict, "windows": list}):
+            if not need(
+                correction,
+                pass_where,
+                {"author": str, "overview": dict, "segmentation": dict, "windows": list},
+            ):
                 continue
             user(correction["author"], pass_where)
             stamp(correction, pass_where, "updated_at")
             for part in ("overview", "segmentation"):
                 if correction[part].get("verdict") not in VERDICTS:
-                    errors.append(f"{pass_where}.{part}: verdict must be one of accept, reject or empty")
+                    errors.append(
+                        f"{pass_where}.{part}: verdict must be one of accept, reject or empty"
+                    )
             for w, row in enumerate(correction["windows"]):
-                if need(row, f"{pass_where}.windows[{w}]", {"index": int, "verdict": str, "modes": list,
-                                                            "scene": str, "shot": str}):
+                if need(
+                    row,
+                    f"{pass_where}.windows[{w}]",
+                    {"index": int, "verdict": str, "modes": list, "scene": str, "shot": str},
+                ):
                     if row["index"] not in windows_of.get(caption, set()):
-                        errors.append(f"{pass_where}.windows[{w}]: the caption has no window {row['index']}")
+                        errors.append(
+                            f"{pass_where}.windows[{w}]: the caption has no window {row['index']}"
+                        )
 
     for n, event in enumerate(bundle["audit"]):
         where = f"audit[{n}]"
@@ -286,8 +399,10 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         user(event.get("actor"), where, optional=True)
         target = event.get("annotation")
         if target is not None:
-            if not isinstance(target, dict) or not all(isinstance(target.get(f), str) for f in ("clip", "model", "annotator")):
-                errors.append(f"{where}: \"annotation\" must be null or {{clip, model, annotator}}")
+            if not isinstance(target, dict) or not all(
+                isinstance(target.get(f), str) for f in ("clip", "model", "annotator")
+            ):
+                errors.append(f'{where}: "annotation" must be null or {{clip, model, annotator}}')
             elif annotation_key(target) not in annotations:
                 errors.append(f"{where}: no such annotation {annotation_key(target)}")
     return errors
@@ -298,8 +413,14 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _describe(kind: type | tuple[type, ...]) -> str:
-    names = {str: "text", int: "a whole number", float: "a number", bool: "true or false", list: "an array",
-             dict: "an object"}
+    names = {
+        str: "text",
+        int: "a whole number",
+        float: "a number",
+        bool: "true or false",
+        list: "an array",
+        dict: "an object",
+    }
     kinds = _as_tuple(kind)
     if set(kinds) == {int, float}:
         return "a number"

@@ -105,9 +105,14 @@ def _median(values: Sequence[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def _fill(row: Row, annotations: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]],
-          *, decider: bool = False) -> Row:
-    """Fill `row` from its annotations and the audit events about them (or by them, for reviewers)."""
+def _fill(
+    row: Row,
+    annotations: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any]],
+    *,
+    decider: bool = False,
+) -> Row:
+    """Fill `row` from its annotations and the audit events about them (by them, for reviewers)."""
     row.counts = dict(Counter(a["state"] for a in annotations))
     submits = [e for e in events if e["action"] == "submit"]
     decisions = [e for e in events if e["action"] in DECISIONS]
@@ -122,7 +127,9 @@ def _fill(row: Row, annotations: Sequence[Mapping[str, Any]], events: Sequence[M
         row.median_seconds = _median(_review_seconds(events))
     else:
         submitted = {e["annotation_id"] for e in submits}
-        row.median_seconds = _median([a["active_seconds"] for a in annotations if a["id"] in submitted])
+        row.median_seconds = _median(
+            [a["active_seconds"] for a in annotations if a["id"] in submitted]
+        )
     return row
 
 
@@ -141,32 +148,47 @@ def _review_seconds(events: Sequence[Mapping[str, Any]]) -> list[float]:
 def study_progress(*, study: Study) -> StudyProgress:
     annotations = list(
         Annotation.objects.filter(caption__clip__study=study).values(
-            "id", "state", "active_seconds", "caption_id", "annotator__username",
-            "caption__model__name", "caption__model__alias",
+            "id",
+            "state",
+            "active_seconds",
+            "caption_id",
+            "annotator__username",
+            "caption__model__name",
+            "caption__model__alias",
         )
     )
     by_id = {a["id"]: a for a in annotations}
     events = list(
-        AuditEvent.objects.filter(study=study, annotation__isnull=False, action__in=("submit", "claim", *DECISIONS))
+        AuditEvent.objects.filter(
+            study=study, annotation__isnull=False, action__in=("submit", "claim", *DECISIONS)
+        )
         .order_by("at", "pk")
         .values("annotation_id", "action", "at", "actor__username")
     )
     members: dict[str, set[str]] = defaultdict(set)
-    for username, role in Membership.objects.filter(study=study).values_list("user__username", "role"):
+    for username, role in Membership.objects.filter(study=study).values_list(
+        "user__username", "role"
+    ):
         members[role].add(username)
 
-    def about(selected: Iterable[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    def about(
+        selected: Iterable[Mapping[str, Any]],
+    ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
         chosen = list(selected)
         ids = {a["id"] for a in chosen}
         return chosen, [e for e in events if e["annotation_id"] in ids]
 
     annotators = []
-    for name in sorted(members[Membership.Role.ANNOTATOR] | {a["annotator__username"] for a in annotations}):
+    for name in sorted(
+        members[Membership.Role.ANNOTATOR] | {a["annotator__username"] for a in annotations}
+    ):
         mine, theirs = about(a for a in annotations if a["annotator__username"] == name)
         annotators.append(_fill(Row(label=name), mine, theirs))
 
     reviewer_names = members[Membership.Role.REVIEWER] | {
-        e["actor__username"] for e in events if e["action"] in ("claim", *DECISIONS) and e["actor__username"]
+        e["actor__username"]
+        for e in events
+        if e["action"] in ("claim", *DECISIONS) and e["actor__username"]
     }
     reviewers = []
     held = Annotation.objects.filter(caption__clip__study=study, reviewer__isnull=False)
@@ -224,12 +246,16 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
     overview: list[list[Any]] = []
     segmentation: list[list[Any]] = []
     windows: list[list[Any]] = []
-    unit_modes: list[list[set[str] | None]] = []  # per unit (overview, windows): each annotator's modes
+    unit_modes: list[
+        list[set[str] | None]
+    ] = []  # per unit (overview, windows): each annotator's modes
     caption_modes: list[list[set[str] | None]] = []
     for _, group in sorted(doubled.items()):
         overview.append([c.overview_verdict or None for c in group])
         segmentation.append([c.segmentation_verdict or None for c in group])
-        caption_modes.append([set(c.segmentation_modes) if c.segmentation_verdict else None for c in group])
+        caption_modes.append(
+            [set(c.segmentation_modes) if c.segmentation_verdict else None for c in group]
+        )
         unit_modes.append([set(c.overview_modes) if c.overview_verdict else None for c in group])
         rows_by_pass = [{row.window.index: row for row in c.windows.all()} for c in group]
         for index in sorted({i for rows in rows_by_pass for i in rows}):

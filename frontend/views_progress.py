@@ -17,4 +17,6 @@ def progress(request, slug: str):
     if Role.ADMIN not in user_roles(request.user, study):
         # 404 rather than 403: people outside the study's admins learn nothing about it.
         raise Http404("No such study.")
-    return render(request, "frontend/progress.html", {"study": study, "progress": study_progress(study=study)})
+    return render(
+        request, "frontend/progress.html", {"study": study, "progress": study_progress(study=study)}
+    )

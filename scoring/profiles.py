@@ -364,6 +364,18 @@ def figure_caption(name: str) -> str:
     return (draw.__doc__ or name).strip().splitlines()[0]
 
 
+def usual_window_count(windows: pd.DataFrame, default: int = 4) -> int:
+    """Return the most common number of windows per caption (the larger on a tie).
+
+    Figure 4 compares captions with exactly K windows against independent windows; the paper's
+    models wrote four, a study's models may write another number.
+    """
+    if windows.empty:
+        return default
+    counts = windows.groupby(["clip", "model"]).size().value_counts()
+    return int(max(counts[counts == counts.max()].index))
+
+
 def export_steps() -> int:
     """Return how many progress steps :func:`profile_export` reports."""
     return 1 + len(TABLE_CAPTIONS) + len(FIGURES) + 1
@@ -382,7 +394,9 @@ def profile_export(
     """Write the study's failure profile into ``out_dir``; return the manifest it writes.
 
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
-    each figure, the report). The study's word thresholds and near-total cut are used. Raises
+    each figure, the report). The study's word thresholds and near-total cut are used, and
+    Figure 4 looks at captions with the study's usual number of windows
+    (:func:`usual_window_count`). Raises
     :class:`ProfileError` when the study has no final verdicts. A figure that cannot be drawn
     (too little data) is listed under ``figures_failed`` and named in the report.
     """
@@ -403,11 +417,12 @@ def profile_export(
     _write_tidy(out / "tidy" / "captions.csv", captions)
     _write_tidy(out / "tidy" / "windows.csv", windows)
 
+    per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
-        near_total_cut=study.near_total_cut,
+        near_total_cut=study.near_total_cut, windows_per_caption=per_caption,
     )
     table_entries = []
     for name, table in tables.items():
@@ -451,6 +466,7 @@ def profile_export(
         "paired subset only": "yes" if paired_only else "no",
         "word thresholds": ", ".join(str(t) for t in study.word_thresholds),
         "near-total cut": study.near_total_cut,
+        "windows per caption in Figure 4 (the most common count)": per_caption,
     }
     notes = [VERDICT_CHOICE_NOTE, SCORE_NOTE]
     notes += [f"Figure {name} could not be drawn: {reason}" for name, reason in failed.items()]

@@ -158,8 +158,8 @@ body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d1d1f;
 max-width:1200px;padding:24px}
 h1{margin:0 0 4px}h2{font-size:18px;margin:32px 0 4px}
 .muted,.caption,.files,figcaption{color:#555}.caption{max-width:900px}
-dl.params{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}dl.params dt{font-weight:600}
-dl.params dd{margin:0}
+dl.params{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}
+dl.params dt{font-weight:600}dl.params dd{margin:0}
 .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;white-space:nowrap}
 th{background:#f4f4f6;position:sticky;top:0}td.num{text-align:right;font-variant-numeric:tabular-nums}

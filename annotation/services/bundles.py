@@ -38,15 +38,53 @@ from annotation.models import (
 from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
 
-CLIP_FIELDS = ("original_filename", "size_bytes", "sha256", "duration", "fps", "width", "height", "codec",
-               "pix_fmt", "container", "media_error", "manipulated")
-CLIP_PROPERTIES = ("content_type", "camera_platform", "scene_complexity", "shot_scale", "motion_intensity")
+CLIP_FIELDS = (
+    "original_filename",
+    "size_bytes",
+    "sha256",
+    "duration",
+    "fps",
+    "width",
+    "height",
+    "codec",
+    "pix_fmt",
+    "container",
+    "media_error",
+    "manipulated",
+)
+CLIP_PROPERTIES = (
+    "content_type",
+    "camera_platform",
+    "scene_complexity",
+    "shot_scale",
+    "motion_intensity",
+)
 CLIP_FILES = ("original", "proxy", "poster")
-CAPTION_FIELDS = ("overview", "input_tokens_per_second", "retried", "re_encoded", "invalid_kept",
-                  "validation_errors", "meta")
-ANNOTATION_FIELDS = ("state", "version", "return_comment", "active_seconds", "telemetry", "ui_state")
-ANNOTATION_TIMES = ("assigned_at", "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
-                    "reviewed_at")
+CAPTION_FIELDS = (
+    "overview",
+    "input_tokens_per_second",
+    "retried",
+    "re_encoded",
+    "invalid_kept",
+    "validation_errors",
+    "meta",
+)
+ANNOTATION_FIELDS = (
+    "state",
+    "version",
+    "return_comment",
+    "active_seconds",
+    "telemetry",
+    "ui_state",
+)
+ANNOTATION_TIMES = (
+    "assigned_at",
+    "overview_locked_at",
+    "claim_expires_at",
+    "started_at",
+    "submitted_at",
+    "reviewed_at",
+)
 
 ts = bundles.timestamp
 
@@ -57,13 +95,26 @@ ts = bundles.timestamp
 def _pass_record(correction: CorrectionPass) -> dict[str, Any]:
     return {
         "author": correction.author.username,
-        "overview": {"verdict": correction.overview_verdict, "text": correction.overview_text,
-                     "modes": list(correction.overview_modes)},
-        "segmentation": {"verdict": correction.segmentation_verdict, "modes": list(correction.segmentation_modes),
-                         "windows": list(correction.corrected_windows)},
+        "overview": {
+            "verdict": correction.overview_verdict,
+            "text": correction.overview_text,
+            "modes": list(correction.overview_modes),
+        },
+        "segmentation": {
+            "verdict": correction.segmentation_verdict,
+            "modes": list(correction.segmentation_modes),
+            "windows": list(correction.corrected_windows),
+        },
         "windows": [
-            {"index": row.window.index, "verdict": row.verdict, "scene": row.scene, "shot": row.shot,
-             "start": row.start, "end": row.end, "modes": list(row.modes)}
+            {
+                "index": row.window.index,
+                "verdict": row.verdict,
+                "scene": row.scene,
+                "shot": row.shot,
+                "start": row.start,
+                "end": row.end,
+                "modes": list(row.modes),
+            }
             for row in sorted(correction.windows.all(), key=lambda row: row.window.index)
         ],
         "updated_at": ts(correction.updated_at),
@@ -79,8 +130,13 @@ def _taxonomy_record(taxonomy: TaxonomyVersion) -> dict[str, Any]:
         "precedence_rules": list(taxonomy.precedence_rules),
         "frozen_at": ts(taxonomy.frozen_at),
         "modes": [
-            {"key": m.key, "name": m.name, "definition": m.definition, "decision_test": m.decision_test,
-             "level": m.level}
+            {
+                "key": m.key,
+                "name": m.name,
+                "definition": m.definition,
+                "decision_test": m.decision_test,
+                "level": m.level,
+            }
             for m in taxonomy.modes.order_by("position", "pk")
         ],
     }
@@ -94,8 +150,13 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     members = []
     for membership in Membership.objects.filter(study=study).select_related("user"):
         users.add(membership.user.username)
-        members.append({"user": membership.user.username, "role": membership.role,
-                        "created_at": ts(membership.created_at)})
+        members.append(
+            {
+                "user": membership.user.username,
+                "role": membership.role,
+                "created_at": ts(membership.created_at),
+            }
+        )
     members.sort(key=lambda m: (m["user"], m["role"]))
 
     clips = [
@@ -109,8 +170,14 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         for clip in Clip.objects.filter(study=study).order_by("name")
     ]
     models_ = [
-        {"name": m.name, "identifier": m.identifier, "route": m.route, "providers": list(m.providers),
-         "alias": m.alias, "created_at": ts(m.created_at)}
+        {
+            "name": m.name,
+            "identifier": m.identifier,
+            "route": m.route,
+            "providers": list(m.providers),
+            "alias": m.alias,
+            "created_at": ts(m.created_at),
+        }
         for m in CandidateModel.objects.filter(study=study).order_by("name")
     ]
     captions = [
@@ -125,12 +192,21 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "created_at": ts(caption.created_at),
         }
         for caption in Caption.objects.filter(clip__study=study)
-        .select_related("clip", "model").prefetch_related("windows").order_by("clip__name", "model__name")
+        .select_related("clip", "model")
+        .prefetch_related("windows")
+        .order_by("clip__name", "model__name")
     ]
     references = [
-        {"clip": r.clip.name, "source": r.source, "language": r.language, "text": r.text,
-         "text_sha256": r.text_sha256, "created_at": ts(r.created_at)}
-        for r in Reference.objects.filter(clip__study=study).select_related("clip")
+        {
+            "clip": r.clip.name,
+            "source": r.source,
+            "language": r.language,
+            "text": r.text,
+            "text_sha256": r.text_sha256,
+            "created_at": ts(r.created_at),
+        }
+        for r in Reference.objects.filter(clip__study=study)
+        .select_related("clip")
         .order_by("clip__name", "source", "language", "text_sha256")
     ]
 
@@ -144,8 +220,11 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     )
     for annotation in queryset:
         taxonomies[annotation.taxonomy_id] = annotation.taxonomy
-        key = {"clip": annotation.caption.clip.name, "model": annotation.caption.model.name,
-               "annotator": annotation.annotator.username}
+        key = {
+            "clip": annotation.caption.clip.name,
+            "model": annotation.caption.model.name,
+            "annotator": annotation.annotator.username,
+        }
         keys[annotation.pk] = key
         passes = {p.kind: p for p in annotation.passes.all()}
         users.add(annotation.annotator.username)
@@ -155,29 +234,38 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         final = None
         if annotation.state == Annotation.State.APPROVED:
             final = "qc" if CorrectionPass.Kind.QC in passes else "annotator"
-        annotations.append({
-            **key,
-            **{f: getattr(annotation, f) for f in ANNOTATION_FIELDS},
-            **{f: ts(getattr(annotation, f)) for f in ANNOTATION_TIMES},
-            "taxonomy": "",  # filled in below, once the hashes are known
-            "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
-            "final": final,
-            "passes": {kind: _pass_record(passes[kind]) if kind in passes else None for kind in bundles.PASS_KINDS},
-            "_taxonomy_id": annotation.taxonomy_id,
-        })
+        annotations.append(
+            {
+                **key,
+                **{f: getattr(annotation, f) for f in ANNOTATION_FIELDS},
+                **{f: ts(getattr(annotation, f)) for f in ANNOTATION_TIMES},
+                "taxonomy": "",  # filled in below, once the hashes are known
+                "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
+                "final": final,
+                "passes": {
+                    kind: _pass_record(passes[kind]) if kind in passes else None
+                    for kind in bundles.PASS_KINDS
+                },
+                "_taxonomy_id": annotation.taxonomy_id,
+            }
+        )
 
     audit = []
-    for event in AuditEvent.objects.filter(study=study).select_related("actor").order_by("at", "pk"):
+    for event in (
+        AuditEvent.objects.filter(study=study).select_related("actor").order_by("at", "pk")
+    ):
         if event.actor_id:
             users.add(event.actor.username)
-        audit.append({
-            "annotation": keys.get(event.annotation_id) if event.annotation_id else None,
-            "actor": event.actor.username if event.actor_id else None,
-            "action": event.action,
-            "at": ts(event.at),
-            "before": event.before,
-            "after": event.after,
-        })
+        audit.append(
+            {
+                "annotation": keys.get(event.annotation_id) if event.annotation_id else None,
+                "actor": event.actor.username if event.actor_id else None,
+                "action": event.action,
+                "at": ts(event.at),
+                "before": event.before,
+                "after": event.after,
+            }
+        )
 
     hashes = {pk: _taxonomy_record(taxonomy) for pk, taxonomy in taxonomies.items()}
     for record in annotations:
@@ -187,12 +275,18 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "format": bundles.FORMAT,
         "format_version": bundles.FORMAT_VERSION,
         "study": {
-            "slug": study.slug, "name": study.name, "description": study.description,
-            "word_thresholds": list(study.word_thresholds), "near_total_cut": study.near_total_cut,
-            "length_band": study.length_band, "created_at": ts(study.created_at),
+            "slug": study.slug,
+            "name": study.name,
+            "description": study.description,
+            "word_thresholds": list(study.word_thresholds),
+            "near_total_cut": study.near_total_cut,
+            "length_band": study.length_band,
+            "created_at": ts(study.created_at),
             "taxonomy": hashes[study.taxonomy_id]["content_hash"],
         },
-        "taxonomies": sorted(unique_taxonomies.values(), key=lambda t: (t["name"], t["version"], t["content_hash"])),
+        "taxonomies": sorted(
+            unique_taxonomies.values(), key=lambda t: (t["name"], t["version"], t["content_hash"])
+        ),
         "users": sorted(users),
         "members": members,
         "clips": clips,
@@ -225,7 +319,9 @@ def _insert(instance: models.Model) -> models.Model:
     return instance
 
 
-def _taxonomy_for(record: Mapping[str, Any], existing: dict[str, TaxonomyVersion], notes: list[str]) -> TaxonomyVersion:
+def _taxonomy_for(
+    record: Mapping[str, Any], existing: dict[str, TaxonomyVersion], notes: list[str]
+) -> TaxonomyVersion:
     """The local taxonomy with the record's content hash, created if there is none."""
     frozen_at = bundles.parse_timestamp(record["frozen_at"])
     taxonomy = existing.get(record["content_hash"])
@@ -239,17 +335,28 @@ def _taxonomy_for(record: Mapping[str, Any], existing: dict[str, TaxonomyVersion
         latest = TaxonomyVersion.objects.filter(name=record["name"]).order_by("-version").first()
         version = latest.version + 1
         notes.append(
-            f"Taxonomy {record['name']} v{record['version']} here differs from the bundle's; the bundle's "
-            f"was stored as {record['name']} v{version} (hash {record['content_hash'][:12]})."
+            f"Taxonomy {record['name']} v{record['version']} here differs from the bundle's; "
+            f"the bundle's was stored as {record['name']} v{version} "
+            f"(hash {record['content_hash'][:12]})."
         )
     taxonomy = TaxonomyVersion.objects.create(
-        name=record["name"], version=version, description=record["description"],
-        precedence_rules=record["precedence_rules"], content_hash=record["content_hash"], frozen_at=frozen_at,
+        name=record["name"],
+        version=version,
+        description=record["description"],
+        precedence_rules=record["precedence_rules"],
+        content_hash=record["content_hash"],
+        frozen_at=frozen_at,
     )
     for position, mode in enumerate(record["modes"]):
-        FailureMode.objects.create(taxonomy=taxonomy, position=position, key=mode["key"], name=mode["name"],
-                                   definition=mode["definition"], decision_test=mode["decision_test"],
-                                   level=mode["level"])
+        FailureMode.objects.create(
+            taxonomy=taxonomy,
+            position=position,
+            key=mode["key"],
+            name=mode["name"],
+            definition=mode["definition"],
+            decision_test=mode["decision_test"],
+            level=mode["level"],
+        )
     existing[record["content_hash"]] = taxonomy
     return taxonomy
 
@@ -259,13 +366,15 @@ def _refuse_existing(study: Study, slug: str, record: Mapping[str, Any]) -> None
     wanted = record["content_hash"]
     if here != wanted:
         raise ServiceError(
-            f"Study {slug!r} already exists here with taxonomy {study.taxonomy} (hash {here[:12]}), but the "
-            f"bundle's study uses taxonomy {record['name']} v{record['version']} (hash {wanted[:12]}). A study's "
-            "taxonomy never changes, so nothing was imported. Import the bundle under another slug (--slug)."
+            f"Study {slug!r} already exists here with taxonomy {study.taxonomy} "
+            f"(hash {here[:12]}), but the bundle's study uses taxonomy {record['name']} "
+            f"v{record['version']} (hash {wanted[:12]}). A study's taxonomy never changes, so "
+            "nothing was imported. Import the bundle under another slug (--slug)."
         )
     raise ServiceError(
-        f"Study {slug!r} already exists here (same taxonomy, hash {here[:12]}); nothing was imported. "
-        "Import the bundle under another slug (--slug), or into a database without this study."
+        f"Study {slug!r} already exists here (same taxonomy, hash {here[:12]}); nothing was "
+        "imported. Import the bundle under another slug (--slug), or into a database without "
+        "this study."
     )
 
 
@@ -295,15 +404,24 @@ def bundle_import(
     try:
         return _store(bundle, slug, taxonomy_records, progress)
     except IntegrityError as exc:
-        raise ServiceError(f"The database refused the bundle, so nothing was imported: {exc}") from None
+        raise ServiceError(
+            f"The database refused the bundle, so nothing was imported: {exc}"
+        ) from None
 
 
-def _store(bundle: Mapping[str, Any], slug: str, taxonomy_records: Mapping[str, Any],
-           progress: Callable[[str], None]) -> BundleImportReport:
+def _store(
+    bundle: Mapping[str, Any],
+    slug: str,
+    taxonomy_records: Mapping[str, Any],
+    progress: Callable[[str], None],
+) -> BundleImportReport:
     record = bundle["study"]
     parse = bundles.parse_timestamp
     notes: list[str] = []
-    local = {taxonomy_compute_hash(taxonomy=t): t for t in TaxonomyVersion.objects.prefetch_related("modes")}
+    local = {
+        taxonomy_compute_hash(taxonomy=t): t
+        for t in TaxonomyVersion.objects.prefetch_related("modes")
+    }
     taxonomies = {h: _taxonomy_for(t, local, notes) for h, t in taxonomy_records.items()}
 
     User = get_user_model()
@@ -314,30 +432,54 @@ def _store(bundle: Mapping[str, Any], slug: str, taxonomy_records: Mapping[str, 
             people[username] = User.objects.create_user(username=username, password=None)
             created.append(username)
 
-    study = _insert(Study(
-        slug=slug, name=record["name"], description=record["description"], taxonomy=taxonomies[record["taxonomy"]],
-        word_thresholds=record["word_thresholds"], near_total_cut=record["near_total_cut"],
-        length_band=record["length_band"], created_at=parse(record["created_at"]),
-    ))
+    study = _insert(
+        Study(
+            slug=slug,
+            name=record["name"],
+            description=record["description"],
+            taxonomy=taxonomies[record["taxonomy"]],
+            word_thresholds=record["word_thresholds"],
+            near_total_cut=record["near_total_cut"],
+            length_band=record["length_band"],
+            created_at=parse(record["created_at"]),
+        )
+    )
     report = BundleImportReport(study=study, users_created=created, notes=notes)
     for member in bundle["members"]:
-        _insert(Membership(study=study, user=people[member["user"]], role=member["role"],
-                           created_at=parse(member["created_at"])))
+        _insert(
+            Membership(
+                study=study,
+                user=people[member["user"]],
+                role=member["role"],
+                created_at=parse(member["created_at"]),
+            )
+        )
 
     progress(f"{len(bundle['clips'])} clips, {len(bundle['models'])} models")
     clips = {}
     for clip in bundle["clips"]:
-        clips[clip["name"]] = _insert(Clip(
-            study=study, name=clip["name"], created_at=parse(clip["created_at"]),
-            **{f: clip[f] for f in CLIP_FIELDS},
-            **{p: clip["properties"].get(p, "") for p in CLIP_PROPERTIES},
-            **{f: clip["files"].get(f, "") for f in CLIP_FILES},
-        ))
+        clips[clip["name"]] = _insert(
+            Clip(
+                study=study,
+                name=clip["name"],
+                created_at=parse(clip["created_at"]),
+                **{f: clip[f] for f in CLIP_FIELDS},
+                **{p: clip["properties"].get(p, "") for p in CLIP_PROPERTIES},
+                **{f: clip["files"].get(f, "") for f in CLIP_FILES},
+            )
+        )
     candidate_models = {
-        m["name"]: _insert(CandidateModel(
-            study=study, name=m["name"], identifier=m["identifier"], route=m["route"], providers=m["providers"],
-            alias=m["alias"], created_at=parse(m["created_at"]),
-        ))
+        m["name"]: _insert(
+            CandidateModel(
+                study=study,
+                name=m["name"],
+                identifier=m["identifier"],
+                route=m["route"],
+                providers=m["providers"],
+                alias=m["alias"],
+                created_at=parse(m["created_at"]),
+            )
+        )
         for m in bundle["models"]
     }
 
@@ -346,61 +488,106 @@ def _store(bundle: Mapping[str, Any], slug: str, taxonomy_records: Mapping[str, 
     windows: dict[tuple[str, str], dict[int, Window]] = {}
     for caption in bundle["captions"]:
         key = (caption["clip"], caption["model"])
-        stored = _insert(Caption(
-            clip=clips[key[0]], model=candidate_models[key[1]], created_at=parse(caption["created_at"]),
-            **{f: caption[f] for f in CAPTION_FIELDS},
-        ))
+        stored = _insert(
+            Caption(
+                clip=clips[key[0]],
+                model=candidate_models[key[1]],
+                created_at=parse(caption["created_at"]),
+                **{f: caption[f] for f in CAPTION_FIELDS},
+            )
+        )
         captions[key] = stored
-        rows = Window.objects.bulk_create([
-            Window(caption=stored, index=w["index"], start=w["start"], end=w["end"], scene=w["scene"], shot=w["shot"])
-            for w in sorted(caption["windows"], key=lambda w: w["index"])
-        ])
+        rows = Window.objects.bulk_create(
+            [
+                Window(
+                    caption=stored,
+                    index=w["index"],
+                    start=w["start"],
+                    end=w["end"],
+                    scene=w["scene"],
+                    shot=w["shot"],
+                )
+                for w in sorted(caption["windows"], key=lambda w: w["index"])
+            ]
+        )
         windows[key] = {row.index: row for row in rows}
     for reference in bundle["references"]:
-        _insert(Reference(
-            clip=clips[reference["clip"]], source=reference["source"], language=reference["language"],
-            text=reference["text"], text_sha256=reference["text_sha256"], created_at=parse(reference["created_at"]),
-        ))
+        _insert(
+            Reference(
+                clip=clips[reference["clip"]],
+                source=reference["source"],
+                language=reference["language"],
+                text=reference["text"],
+                text_sha256=reference["text_sha256"],
+                created_at=parse(reference["created_at"]),
+            )
+        )
 
     progress(f"{len(bundle['annotations'])} annotations")
     annotations = {}
     for item in bundle["annotations"]:
         key = (item["clip"], item["model"])
-        annotation = _insert(Annotation(
-            caption=captions[key], annotator=people[item["annotator"]], taxonomy=taxonomies[item["taxonomy"]],
-            reviewer=people[item["reviewer"]] if item["reviewer"] else None,
-            **{f: item[f] for f in ANNOTATION_FIELDS},
-            **{f: parse(item[f]) for f in ANNOTATION_TIMES},
-        ))
+        annotation = _insert(
+            Annotation(
+                caption=captions[key],
+                annotator=people[item["annotator"]],
+                taxonomy=taxonomies[item["taxonomy"]],
+                reviewer=people[item["reviewer"]] if item["reviewer"] else None,
+                **{f: item[f] for f in ANNOTATION_FIELDS},
+                **{f: parse(item[f]) for f in ANNOTATION_TIMES},
+            )
+        )
         annotations[bundles.annotation_key(item)] = annotation
         for kind in bundles.PASS_KINDS:
             correction = item["passes"].get(kind)
             if correction is None:
                 continue
-            stored = _insert(CorrectionPass(
-                annotation=annotation, kind=kind, author=people[correction["author"]],
-                overview_verdict=correction["overview"]["verdict"], overview_text=correction["overview"]["text"],
-                overview_modes=correction["overview"]["modes"],
-                segmentation_verdict=correction["segmentation"]["verdict"],
-                segmentation_modes=correction["segmentation"]["modes"],
-                corrected_windows=correction["segmentation"]["windows"],
-                updated_at=parse(correction["updated_at"]),
-            ))
-            WindowCorrection.objects.bulk_create([
-                WindowCorrection(correction_pass=stored, window=windows[key][row["index"]], verdict=row["verdict"],
-                                 scene=row["scene"], shot=row["shot"], start=row["start"], end=row["end"],
-                                 modes=row["modes"])
-                for row in correction["windows"]
-            ])
+            stored = _insert(
+                CorrectionPass(
+                    annotation=annotation,
+                    kind=kind,
+                    author=people[correction["author"]],
+                    overview_verdict=correction["overview"]["verdict"],
+                    overview_text=correction["overview"]["text"],
+                    overview_modes=correction["overview"]["modes"],
+                    segmentation_verdict=correction["segmentation"]["verdict"],
+                    segmentation_modes=correction["segmentation"]["modes"],
+                    corrected_windows=correction["segmentation"]["windows"],
+                    updated_at=parse(correction["updated_at"]),
+                )
+            )
+            WindowCorrection.objects.bulk_create(
+                [
+                    WindowCorrection(
+                        correction_pass=stored,
+                        window=windows[key][row["index"]],
+                        verdict=row["verdict"],
+                        scene=row["scene"],
+                        shot=row["shot"],
+                        start=row["start"],
+                        end=row["end"],
+                        modes=row["modes"],
+                    )
+                    for row in correction["windows"]
+                ]
+            )
 
     progress(f"{len(bundle['audit'])} audit events")
     for event in bundle["audit"]:
         target = event["annotation"]
-        _insert(AuditEvent(
-            study=study, annotation=annotations[bundles.annotation_key(target)] if target else None,
-            actor=people[event["actor"]] if event["actor"] else None, action=event["action"],
-            at=parse(event["at"]), before=event["before"], after=event["after"],
-        ))
-    report.counts = {name: len(bundle[name]) for name in
-                     ("members", "clips", "models", "captions", "references", "annotations", "audit")}
+        _insert(
+            AuditEvent(
+                study=study,
+                annotation=annotations[bundles.annotation_key(target)] if target else None,
+                actor=people[event["actor"]] if event["actor"] else None,
+                action=event["action"],
+                at=parse(event["at"]),
+                before=event["before"],
+                after=event["after"],
+            )
+        )
+    report.counts = {
+        name: len(bundle[name])
+        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit")
+    }
     return report

@@ -1,4 +1,4 @@
-"""Number formats of the progress page: shares as percentages, seconds as durations, gaps as a dash."""
+"""Number formats of the progress page: shares in percent, seconds as durations, gaps as a dash."""
 
 from __future__ import annotations
 

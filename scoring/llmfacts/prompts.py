@@ -25,14 +25,11 @@ class Message(TypedDict):
     content: str
 
 
+# The rules go in the system message and one worked example goes before the real question as a
+# previous chat turn: a concrete exchange shows the answer format better than a description of it
+# (small models especially), and the user turn itself stays just the material to judge.
 # string.Template ($name) rather than str.format: the prompts are full of JSON braces.
-_EXTRACTION_SYSTEM = (
-    "You split video descriptions into atomic facts. You answer with one JSON object and "
-    "nothing else."
-)
-
-_EXTRACTION_USER = Template(
-    """Split the video description below into atomic facts.
+_EXTRACTION_SYSTEM = """You split video descriptions into atomic facts.
 
 Rules:
 - A fact is one short sentence with a subject, a predicate and, where there is one, an object. \
@@ -46,26 +43,25 @@ as "the video starts" or "the video ends". What people and animals do, their ges
 expressions are facts.
 - Take every fact the description states and nothing it does not state.
 
-Answer in exactly this form:
-{"facts": ["first fact", "second fact"]}
+Answer with one JSON object and nothing else, in exactly this form:
+{"facts": ["first fact", "second fact"]}"""
 
-Example description: A man in a red coat opens a door. He does not smile.
-Example answer: {"facts": ["A man wears a red coat.", "The man opens a door.", \
-"The man does not smile."]}
-
-Video description:
+_DESCRIPTION = Template(
+    """Video description:
 <<<
 $text
 >>>"""
 )
 
-_CHECKING_SYSTEM = (
-    "You check facts against a video description. You answer with one JSON object and nothing else."
+_EXTRACTION_EXAMPLE_TEXT = (
+    "The camera pans left as two men in red coats open a door. They do not smile."
+)
+_EXTRACTION_EXAMPLE_ANSWER = (
+    '{"facts": ["Two men wear red coats.", "Two men open a door.", "The two men do not smile."]}'
 )
 
-_CHECKING_USER = Template(
-    """Below are a video description and a numbered list of facts. For every fact, decide how \
-the whole description relates to it:
+_CHECKING_SYSTEM = """You check facts against a video description. For every numbered fact, \
+decide how the whole description relates to it:
 - "entailment": the description states the fact or clearly implies it.
 - "contradiction": the description states something that cannot be true together with the fact.
 - "neutral": neither of the two; the description does not say, or it is unclear.
@@ -73,17 +69,27 @@ the whole description relates to it:
 When unsure, choose "neutral". The reason is one short sentence that points to the words of the \
 description. Judge every fact exactly once, in the order given, and refer to it by its number.
 
-Answer in exactly this form:
+Answer with one JSON object and nothing else, in exactly this form:
 {"labels": [{"fact": 1, "reason": "short reason", "label": "entailment"}, \
-{"fact": 2, "reason": "short reason", "label": "neutral"}]}
+{"fact": 2, "reason": "short reason", "label": "neutral"}]}"""
 
-Video description:
+_CHECKING_USER = Template(
+    """Video description:
 <<<
 $text
 >>>
 
 Facts:
 $facts"""
+)
+
+_CHECKING_EXAMPLE_TEXT = "Two men in red coats open a door."
+_CHECKING_EXAMPLE_FACTS = ("Two men open a door.", "The men wear blue coats.", "The men are tall.")
+_CHECKING_EXAMPLE_ANSWER = (
+    '{"labels": [{"fact": 1, "reason": "The description says two men open a door.", '
+    '"label": "entailment"}, {"fact": 2, "reason": "The description says the coats are red.", '
+    '"label": "contradiction"}, {"fact": 3, "reason": "The description does not mention their '
+    'height.", "label": "neutral"}]}'
 )
 
 _REPAIR_SYSTEM = (
@@ -100,10 +106,16 @@ $answer"""
 
 
 def extraction_messages(text: str) -> list[Message]:
-    """Messages asking the model for the atomic facts of ``text`` as ``{"facts": [str, ...]}``."""
+    """Messages asking the model for the atomic facts of ``text`` as ``{"facts": [str, ...]}``.
+
+    The last message holds ``text``, stripped, between ``<<<`` and ``>>>`` lines; the ones
+    before it are the rules and a worked example.
+    """
     return [
         {"role": "system", "content": _EXTRACTION_SYSTEM},
-        {"role": "user", "content": _EXTRACTION_USER.substitute(text=text.strip())},
+        {"role": "user", "content": _DESCRIPTION.substitute(text=_EXTRACTION_EXAMPLE_TEXT)},
+        {"role": "assistant", "content": _EXTRACTION_EXAMPLE_ANSWER},
+        {"role": "user", "content": _DESCRIPTION.substitute(text=text.strip())},
     ]
 
 
@@ -111,16 +123,24 @@ def checking_messages(text: str, facts: Sequence[str]) -> list[Message]:
     """Messages asking the model to label every fact in ``facts`` against the whole of ``text``.
 
     The facts are numbered from 1; the answer must be
-    ``{"labels": [{"fact": <number>, "reason": str, "label": <label>}, ...]}``.
+    ``{"labels": [{"fact": <number>, "reason": str, "label": <label>}, ...]}``. The last message
+    holds ``text``, stripped, between ``<<<`` and ``>>>`` lines and the numbered facts; the ones
+    before it are the rules and a worked example.
     """
-    numbered = "\n".join(f"{number}. {fact}" for number, fact in enumerate(facts, start=1))
     return [
         {"role": "system", "content": _CHECKING_SYSTEM},
         {
             "role": "user",
-            "content": _CHECKING_USER.substitute(text=text.strip(), facts=numbered),
+            "content": _checking_question(_CHECKING_EXAMPLE_TEXT, _CHECKING_EXAMPLE_FACTS),
         },
+        {"role": "assistant", "content": _CHECKING_EXAMPLE_ANSWER},
+        {"role": "user", "content": _checking_question(text, facts)},
     ]
+
+
+def _checking_question(text: str, facts: Sequence[str]) -> str:
+    numbered = "\n".join(f"{number}. {fact}" for number, fact in enumerate(facts, start=1))
+    return _CHECKING_USER.substitute(text=text.strip(), facts=numbered)
 
 
 def repair_messages(answer: str, error: str) -> list[Message]:

@@ -26,9 +26,18 @@ SECRET_MODEL = "Zebrafish-VLM-7B"  # a model name that must never reach annotato
 def fake_clip(study: Study, name: str, *, duration: float = 6.0) -> Clip:
     payload = f"stand-in video {study.slug}/{name}".encode()
     clip = Clip(
-        study=study, name=name, original_filename=f"{name}.mp4", size_bytes=len(payload),
-        sha256=hashlib.sha256(payload).hexdigest(), duration=duration, fps=25.0, width=160,
-        height=120, codec="h264", pix_fmt="yuv420p", container="mov,mp4,m4a,3gp,3g2,mj2",
+        study=study,
+        name=name,
+        original_filename=f"{name}.mp4",
+        size_bytes=len(payload),
+        sha256=hashlib.sha256(payload).hexdigest(),
+        duration=duration,
+        fps=25.0,
+        width=160,
+        height=120,
+        codec="h264",
+        pix_fmt="yuv420p",
+        container="mov,mp4,m4a,3gp,3g2,mj2",
     )
     clip.original.save(f"{name}.mp4", ContentFile(payload), save=False)
     clip.poster.save(f"{name}.jpg", ContentFile(b"stand-in poster"), save=False)
@@ -56,7 +65,9 @@ def captions_add(study: Study, records: list[dict]) -> list[Caption]:
 
 
 def save(annotation: Annotation, actor, **changes) -> Annotation:
-    return annotation_save(annotation_id=annotation.pk, actor=actor, base_version=annotation.version, changes=changes)
+    return annotation_save(
+        annotation_id=annotation.pk, actor=actor, base_version=annotation.version, changes=changes
+    )
 
 
 def complete(
@@ -70,12 +81,32 @@ def complete(
 ) -> Annotation:
     """Open the annotation and drive it through a full, valid annotator pass to submitted."""
     annotation = annotation_open(annotation=annotation, actor=annotator)
-    overview = overview or {"verdict": "reject", "text": "A test card with a counter.", "modes": ["factual"]}
+    overview = overview or {
+        "verdict": "reject",
+        "text": "A test card with a counter.",
+        "modes": ["factual"],
+    }
     annotation = save(annotation, annotator, overview=overview, active_seconds=active_seconds)
-    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
-    annotation = save(annotation, annotator, windows=windows or [
-        {"index": 0, "verdict": "accept"},
-        {"index": 1, "verdict": "reject", "scene": "The counter runs.", "end": 4.5, "modes": ["temporal"]},
-        {"index": 2, "verdict": "accept"},
-    ], segmentation=segmentation or {"verdict": "accept"})
-    return annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    annotation = overview_lock(
+        annotation_id=annotation.pk, actor=annotator, base_version=annotation.version
+    )
+    annotation = save(
+        annotation,
+        annotator,
+        windows=windows
+        or [
+            {"index": 0, "verdict": "accept"},
+            {
+                "index": 1,
+                "verdict": "reject",
+                "scene": "The counter runs.",
+                "end": 4.5,
+                "modes": ["temporal"],
+            },
+            {"index": 2, "verdict": "accept"},
+        ],
+        segmentation=segmentation or {"verdict": "accept"},
+    )
+    return annotation_submit(
+        annotation_id=annotation.pk, actor=annotator, base_version=annotation.version
+    )

@@ -8,7 +8,12 @@ N = None
 
 
 def two_raters(yes_yes: int, yes_no: int, no_yes: int, no_no: int) -> tuple[list[str], list[str]]:
-    pairs = [("y", "y")] * yes_yes + [("y", "n")] * yes_no + [("n", "y")] * no_yes + [("n", "n")] * no_no
+    pairs = (
+        [("y", "y")] * yes_yes
+        + [("y", "n")] * yes_no
+        + [("n", "y")] * no_yes
+        + [("n", "n")] * no_no
+    )
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
@@ -72,12 +77,21 @@ def test_krippendorff_alpha_is_undefined_without_pairable_units_or_variation():
 
 
 def test_agreement_counts_only_units_judged_twice_and_uses_the_first_two_for_kappa():
-    units = [("accept", "accept"), ("reject", "accept", "reject"), ("accept", None), ("reject", "reject")]
+    units = [
+        ("accept", "accept"),
+        ("reject", "accept", "reject"),
+        ("accept", None),
+        ("reject", "reject"),
+    ]
     result = agreement(units)
     assert result.items == 3
-    assert result.kappa == pytest.approx(cohen_kappa(["accept", "reject", "reject"], ["accept", "accept", "reject"]))
+    assert result.kappa == pytest.approx(
+        cohen_kappa(["accept", "reject", "reject"], ["accept", "accept", "reject"])
+    )
     assert result.alpha == pytest.approx(
-        krippendorff_alpha_nominal([("accept", "accept"), ("reject", "accept", "reject"), ("reject", "reject")])
+        krippendorff_alpha_nominal(
+            [("accept", "accept"), ("reject", "accept", "reject"), ("reject", "reject")]
+        )
     )
 
 

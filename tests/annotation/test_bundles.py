@@ -1,8 +1,8 @@
-"""Study bundles: the format's checks, export and import, and the round trip through an empty database."""
+"""Study bundles: the format's checks, export and import, the round trip through an empty
+database."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -33,7 +33,13 @@ from annotation.services.workflow import (
     review_return,
 )
 from annotation.taxonomy import taxonomy_hash
-from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+from tests.annotation.studybuild import (
+    SECRET_MODEL,
+    caption_record,
+    captions_add,
+    complete,
+    fake_clip,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,7 +49,7 @@ def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-# --------------------------------------------------------------------------- the format, without a database
+# ------------------------------------------------------------------ the format, without a database
 
 
 def test_timestamps_are_utc_with_microseconds_and_read_back_exactly():
@@ -53,7 +59,9 @@ def test_timestamps_are_utc_with_microseconds_and_read_back_exactly():
 
 
 def test_the_encoding_is_canonical_whatever_the_key_order():
-    assert bundles.dumps({"b": 1, "a": {"d": [1.5], "c": "é"}}) == bundles.dumps({"a": {"c": "é", "d": [1.5]}, "b": 1})
+    assert bundles.dumps({"b": 1, "a": {"d": [1.5], "c": "é"}}) == bundles.dumps(
+        {"a": {"c": "é", "d": [1.5]}, "b": 1}
+    )
     assert bundles.dumps({"a": 1}).endswith(b"}\n")
 
 
@@ -75,23 +83,36 @@ def test_a_bundle_of_a_newer_format_version_is_refused_with_what_to_do():
 
 @pytest.fixture
 def worked(study, personas, make_user):
-    """Study s1: two clips, two models, a reference; annotations approved, amended, returned, claimed."""
+    """Study s1: two clips, two models, a reference; annotations approved, amended, returned,
+    claimed."""
     second = make_user("annotator2")
     membership_grant(study=study, user=second, role="annotator")
     fake_clip(study, "a")
     fake_clip(study, "b")
-    captions_add(study, [caption_record(clip, model) for clip in ("a", "b") for model in (SECRET_MODEL, "m2")])
+    captions_add(
+        study,
+        [caption_record(clip, model) for clip in ("a", "b") for model in (SECRET_MODEL, "m2")],
+    )
     from annotation.models import Reference
 
-    Reference.objects.create(clip=study.clips.get(name="a"), source="expert", text="Bars.", text_sha256="a" * 64)
-    annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=0.5, actor=personas["admin"])
+    Reference.objects.create(
+        clip=study.clips.get(name="a"), source="expert", text="Bars.", text_sha256="a" * 64
+    )
+    annotations_assign(
+        study=study,
+        annotators=[personas["annotator"], second],
+        overlap_share=0.5,
+        actor=personas["admin"],
+    )
     reviewer = personas["reviewer"]
     items = list(Annotation.objects.order_by("pk"))
     done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:4]]
     review_claim(annotation_id=done[0].pk, actor=reviewer)
     review_approve(annotation_id=done[0].pk, actor=reviewer)
     review_claim(annotation_id=done[1].pk, actor=reviewer)
-    review_amend(annotation_id=done[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    review_amend(
+        annotation_id=done[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}}
+    )
     review_claim(annotation_id=done[2].pk, actor=reviewer)
     review_return(annotation_id=done[2].pk, actor=reviewer, comment="Window 2 is fine.")
     review_claim(annotation_id=done[3].pk, actor=reviewer)
@@ -112,7 +133,17 @@ def test_a_bundle_holds_every_part_of_the_study_by_name(worked):
     assert amended["passes"]["annotator"]["overview"]["modes"] == ["factual"]
     assert amended["passes"]["qc"]["overview"]["modes"] == ["omission"]
     actions = [event["action"] for event in bundle["audit"]]
-    assert {"assign", "open", "save", "lock_overview", "submit", "claim", "approve", "amend", "return"} <= set(actions)
+    assert {
+        "assign",
+        "open",
+        "save",
+        "lock_overview",
+        "submit",
+        "claim",
+        "approve",
+        "amend",
+        "return",
+    } <= set(actions)
     assert len(bundle["audit"]) == AuditEvent.objects.filter(study=worked).count()
     text = bundles.dumps(bundle).decode()
     assert '"id"' not in text  # database ids stay out
@@ -143,7 +174,9 @@ def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_re
     for annotation in bundle["annotations"]:
         annotation["taxonomy"] = taxonomy["content_hash"]
     before = Study.objects.count()
-    with pytest.raises(ServiceError, match=r"already exists here with taxonomy redline v1 .*taxonomy never changes"):
+    with pytest.raises(
+        ServiceError, match=r"already exists here with taxonomy redline v1 .*taxonomy never changes"
+    ):
         bundle_import(data=bundles.dumps(bundle))
     assert Study.objects.count() == before
 
@@ -184,7 +217,9 @@ def test_a_broken_bundle_is_refused_whole_listing_every_problem(worked):
 def test_users_missing_here_are_created_without_a_usable_password(worked):
     bundle = bundle_export(study=worked)
     bundle["users"].append("ghost")
-    bundle["members"].append({"user": "ghost", "role": "researcher", "created_at": bundle["study"]["created_at"]})
+    bundle["members"].append(
+        {"user": "ghost", "role": "researcher", "created_at": bundle["study"]["created_at"]}
+    )
     report = bundle_import(data=bundles.dumps(bundle), slug="with-ghost")
     assert report.users_created == ["ghost"]
     assert not get_user_model().objects.get(username="ghost").has_usable_password()
@@ -203,7 +238,7 @@ def test_the_commands_write_and_read_a_bundle_and_refuse_with_a_clear_message(wo
         call_command("export_study", "--study", "nope", "--out", str(tmp_path / "x.json"))
 
 
-# --------------------------------------------------------------------------- the demo study, through an empty database
+# ------------------------------------------------------ the demo study, through an empty database
 
 
 def _complete_any(annotation: Annotation) -> Annotation:
@@ -211,22 +246,51 @@ def _complete_any(annotation: Annotation) -> Annotation:
     person = annotation.annotator
     annotation = annotation_open(annotation=annotation, actor=person)
     caption = annotation.caption
-    annotation = annotation_save(annotation_id=annotation.pk, actor=person, base_version=annotation.version, changes={
-        "overview": {"verdict": "reject", "text": caption.overview + " Corrected.", "modes": ["factual"]},
-        "active_seconds": 42, "telemetry": {"watched_share": 0.9},
-    })
-    annotation = overview_lock(annotation_id=annotation.pk, actor=person, base_version=annotation.version)
+    annotation = annotation_save(
+        annotation_id=annotation.pk,
+        actor=person,
+        base_version=annotation.version,
+        changes={
+            "overview": {
+                "verdict": "reject",
+                "text": caption.overview + " Corrected.",
+                "modes": ["factual"],
+            },
+            "active_seconds": 42,
+            "telemetry": {"watched_share": 0.9},
+        },
+    )
+    annotation = overview_lock(
+        annotation_id=annotation.pk, actor=person, base_version=annotation.version
+    )
     windows = [{"index": w.index, "verdict": "accept"} for w in caption.windows.all()]
     if windows:
-        windows[0] = {"index": 0, "verdict": "reject", "scene": "Corrected scene.", "modes": ["omission"]}
-    annotation = annotation_save(annotation_id=annotation.pk, actor=person, base_version=annotation.version,
-                                 changes={"windows": windows, "segmentation": {"verdict": "accept"}})
-    return annotation_submit(annotation_id=annotation.pk, actor=person, base_version=annotation.version)
+        windows[0] = {
+            "index": 0,
+            "verdict": "reject",
+            "scene": "Corrected scene.",
+            "modes": ["omission"],
+        }
+    annotation = annotation_save(
+        annotation_id=annotation.pk,
+        actor=person,
+        base_version=annotation.version,
+        changes={"windows": windows, "segmentation": {"verdict": "accept"}},
+    )
+    return annotation_submit(
+        annotation_id=annotation.pk, actor=person, base_version=annotation.version
+    )
 
 
 def _run(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -241,26 +305,44 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     users = get_user_model().objects
     second = make_user("annotator2")
     membership_grant(study=study, user=second, role="annotator")
-    annotations_assign(study=study, annotators=[users.get(username="annotator"), second], overlap_share=0.5, seed=3)
+    annotations_assign(
+        study=study, annotators=[users.get(username="annotator"), second], overlap_share=0.5, seed=3
+    )
     reviewer = users.get(username="reviewer")
     ordered = list(Annotation.objects.filter(caption__clip__study=study).order_by("pk"))
     doubled = [a for a in ordered if a.annotator == second]
-    first_of_doubled = [a for a in ordered if a.annotator != second and a.caption_id in {d.caption_id for d in doubled}]
+    first_of_doubled = [
+        a
+        for a in ordered
+        if a.annotator != second and a.caption_id in {d.caption_id for d in doubled}
+    ]
     submitted = [_complete_any(a) for a in first_of_doubled[:3] + doubled[:3]]
     review_claim(annotation_id=submitted[0].pk, actor=reviewer)
     review_approve(annotation_id=submitted[0].pk, actor=reviewer)
     review_claim(annotation_id=submitted[1].pk, actor=reviewer)
-    review_amend(annotation_id=submitted[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    review_amend(
+        annotation_id=submitted[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}}
+    )
     review_claim(annotation_id=submitted[3].pk, actor=reviewer)
-    returned = review_return(annotation_id=submitted[3].pk, actor=reviewer, comment="Look at window 1 again.")
+    returned = review_return(
+        annotation_id=submitted[3].pk, actor=reviewer, comment="Look at window 1 again."
+    )
     reopened = annotation_open(annotation=returned, actor=second)
-    resubmitted = annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version)
+    resubmitted = annotation_submit(
+        annotation_id=reopened.pk, actor=second, base_version=reopened.version
+    )
     review_claim(annotation_id=resubmitted.pk, actor=reviewer)
     review_approve(annotation_id=resubmitted.pk, actor=reviewer)
     review_claim(annotation_id=submitted[4].pk, actor=reviewer)
     review_claim(annotation_id=submitted[5].pk, actor=reviewer)
-    review_return(annotation_id=submitted[5].pk, actor=reviewer, comment="The overview misses the cut.")
-    untouched = Annotation.objects.filter(caption__clip__study=study, state="assigned").order_by("pk").first()
+    review_return(
+        annotation_id=submitted[5].pk, actor=reviewer, comment="The overview misses the cut."
+    )
+    untouched = (
+        Annotation.objects.filter(caption__clip__study=study, state="assigned")
+        .order_by("pk")
+        .first()
+    )
     annotation_open(annotation=untouched, actor=untouched.annotator)
 
     first = tmp_path / "first.json"
@@ -271,7 +353,11 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     assert {a["state"] for a in bundle["annotations"]} == set(bundles.STATES)
 
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "PYTEST", "DJANGO_"))},
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("DATABASE_", "CELERY_", "PYTEST", "DJANGO_"))
+        },
         "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}",
         "REDLINE_VAR_DIR": str(tmp_path / "var"),
         "MEDIA_ROOT": str(tmp_path / "media"),

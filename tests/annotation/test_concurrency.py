@@ -80,7 +80,10 @@ def race(first, second) -> dict:
         first_acted.wait(timeout=10)
         second()
 
-    threads = [run_in_thread(first_then_wait, results, "first"), run_in_thread(second_after_first, results, "second")]
+    threads = [
+        run_in_thread(first_then_wait, results, "first"),
+        run_in_thread(second_after_first, results, "second"),
+    ]
     for thread in threads:
         thread.join(timeout=30)
     return results
@@ -95,6 +98,7 @@ def together(*calls) -> dict:
         def go():
             barrier.wait(timeout=10)
             call()
+
         return go
 
     threads = [run_in_thread(gated(call), results, str(n)) for n, call in enumerate(calls)]
@@ -150,19 +154,27 @@ def in_progress(study, personas):
     annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
     from annotation.services.workflow import annotation_open
 
-    return annotation_open(annotation=caption.annotations.get(), actor=personas["annotator"]), personas["annotator"]
+    return annotation_open(
+        annotation=caption.annotations.get(), actor=personas["annotator"]
+    ), personas["annotator"]
 
 
 def autosave(annotation, annotator, text: str):
     return lambda: annotation_save(
-        annotation_id=annotation.pk, actor=annotator, base_version=annotation.version,
+        annotation_id=annotation.pk,
+        actor=annotator,
+        base_version=annotation.version,
         changes={"overview": {"verdict": "reject", "text": text}},
     )
 
 
-def test_two_autosaves_on_one_base_version_while_the_first_is_uncommitted_one_is_a_conflict(in_progress):
+def test_two_autosaves_on_one_base_version_while_the_first_is_uncommitted_one_is_a_conflict(
+    in_progress,
+):
     annotation, annotator = in_progress
-    results = race(autosave(annotation, annotator, "tab one"), autosave(annotation, annotator, "tab two"))
+    results = race(
+        autosave(annotation, annotator, "tab one"), autosave(annotation, annotator, "tab two")
+    )
     assert results == {"first": "ok", "second": "conflict"}
     annotation = Annotation.objects.get(pk=annotation.pk)
     assert annotation.passes.get().overview_text == "tab one"
@@ -172,7 +184,9 @@ def test_two_autosaves_on_one_base_version_while_the_first_is_uncommitted_one_is
 def test_two_autosaves_on_one_base_version_at_the_same_instant_exactly_one_is_stored(in_progress):
     annotation, annotator = in_progress
     base = annotation.version
-    results = together(autosave(annotation, annotator, "tab 0"), autosave(annotation, annotator, "tab 1"))
+    results = together(
+        autosave(annotation, annotator, "tab 0"), autosave(annotation, annotator, "tab 1")
+    )
     assert sorted(results.values()) == ["conflict", "ok"]
     winner = "0" if results["0"] == "ok" else "1"
     reloaded = Annotation.objects.get(pk=annotation.pk)

@@ -29,7 +29,13 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from annotation.models import Annotation, Reference
 from annotation.services.workflow import annotations_assign, review_approve, review_claim
-from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+from tests.annotation.studybuild import (
+    SECRET_MODEL,
+    caption_record,
+    captions_add,
+    complete,
+    fake_clip,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -113,7 +119,9 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-approve": {"POST": api_post(QC)},
     "api-amend": {"POST": api_post(QC, {"changes": {}})},
     "api-return": {"POST": api_post(QC, {"comment": "Look again."})},
-    "api-edit-size": {"POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})},
+    "api-edit-size": {
+        "POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})
+    },
     # The failure profile and corrected captions name the models: admins and researchers only.
     "profiles": {"GET": Expect(SEE_SCORES)},
     "profile-jobs": {"POST": api_post(SEE_SCORES, {"resamples": 10, "adjusted_resamples": 10})},
@@ -182,8 +190,15 @@ def discover_routes() -> list[Route]:
     for pattern, namespace, entry in _walk(get_resolver().url_patterns):
         admin = namespace == "admin"
         key = f"{namespace}:{entry.name}" if namespace and entry.name else entry.name or pattern
-        routes.append(Route(key=key, pattern=pattern, methods=_methods(entry.callback, admin),
-                            kwargs=tuple(entry.pattern.regex.groupindex), admin=admin))
+        routes.append(
+            Route(
+                key=key,
+                pattern=pattern,
+                methods=_methods(entry.callback, admin),
+                kwargs=tuple(entry.pattern.regex.groupindex),
+                admin=admin,
+            )
+        )
     return routes
 
 
@@ -197,13 +212,20 @@ def expectation(route: Route, method: str) -> Expect | None:
 
 
 def test_every_route_and_method_has_an_expectation():
-    missing = [f"{r.key} {m} ({r.pattern})" for r in ROUTES for m in r.methods if expectation(r, m) is None]
+    missing = [
+        f"{r.key} {m} ({r.pattern})" for r in ROUTES for m in r.methods if expectation(r, m) is None
+    ]
     assert not missing, "Routes without an entry in EXPECTED: " + "; ".join(missing)
 
 
 def test_every_expectation_names_a_route_that_exists():
     swept = {(r.key, m) for r in ROUTES if not r.admin for m in r.methods}
-    stale = [f"{key} {method}" for key, methods in EXPECTED.items() for method in methods if (key, method) not in swept]
+    stale = [
+        f"{key} {method}"
+        for key, methods in EXPECTED.items()
+        for method in methods
+        if (key, method) not in swept
+    ]
     assert not stale, "Entries of EXPECTED without a route: " + ", ".join(stale)
 
 
@@ -231,24 +253,39 @@ def world(study, other_study, personas):
     clip = fake_clip(study, "b")
     fake_clip(study, "a")
     fake_clip(other_study, "b")
-    captions_add(study, [caption_record("b", SECRET_MODEL), caption_record("b", OTHER_SECRET_MODEL),
-                         caption_record("a", SECRET_MODEL)])
+    captions_add(
+        study,
+        [
+            caption_record("b", SECRET_MODEL),
+            caption_record("b", OTHER_SECRET_MODEL),
+            caption_record("a", SECRET_MODEL),
+        ],
+    )
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
     annotations_assign(study=study, annotators=[personas["annotator"]])
-    mine = Annotation.objects.filter(annotator=personas["annotator"], caption__model__name=SECRET_MODEL)
+    mine = Annotation.objects.filter(
+        annotator=personas["annotator"], caption__model__name=SECRET_MODEL
+    )
     submitted = complete(mine.get(caption__clip__name="b"), personas["annotator"])
     final = complete(mine.get(caption__clip__name="a"), personas["annotator"])
     review_claim(annotation_id=final.pk, actor=personas["reviewer"])
     review_approve(annotation_id=final.pk, actor=personas["reviewer"])
-    return {"study": study, "clip": clip, "annotation": submitted, "personas": personas,
-            "model": study.candidate_models.get(name=SECRET_MODEL)}
+    return {
+        "study": study,
+        "clip": clip,
+        "annotation": submitted,
+        "personas": personas,
+        "model": study.candidate_models.get(name=SECRET_MODEL),
+    }
 
 
 def _score_job_id(world) -> int:
     from django.apps import apps
 
     job_model = apps.get_model("scoring", "ScoreJob")
-    return job_model.objects.create(study=world["study"], kind="study", requested_by=world["personas"]["admin"]).pk
+    return job_model.objects.create(
+        study=world["study"], kind="study", requested_by=world["personas"]["admin"]
+    ).pk
 
 
 def _profile_job(world, *, finished: bool) -> str:
@@ -257,8 +294,9 @@ def _profile_job(world, *, finished: bool) -> str:
 
     from scoring import profiles
 
-    status = profiles.profile_job_create(study=world["study"], requested_by="admin", resamples=10,
-                                         adjusted_resamples=10)
+    status = profiles.profile_job_create(
+        study=world["study"], requested_by="admin", resamples=10, adjusted_resamples=10
+    )
     if finished:
         folder = profiles.job_dir(world["study"], status["job"])
         (folder / "files").mkdir()
@@ -287,11 +325,16 @@ def url_for(route: Route, world) -> str:
     }
     # Where a route's parameter of the same name means something else.
     values_of_route = {
-        "profile-job-file": {"job": lambda: _profile_job(world, finished=True), "name": lambda: "table.csv"},
+        "profile-job-file": {
+            "job": lambda: _profile_job(world, finished=True),
+            "name": lambda: "table.csv",
+        },
     }
     values.update(values_of_route.get(route.key, {}))
     missing = [name for name in route.kwargs if name not in values]
-    assert not missing, f"The sweep does not know how to fill {missing} of {route.pattern}; add them to url_for."
+    assert not missing, (
+        f"The sweep does not know how to fill {missing} of {route.pattern}; add them to url_for."
+    )
     kwargs = {name: values[name]() for name in route.kwargs}
     if route.key == route.pattern:  # unnamed: fill the pattern in
         path = route.pattern.lstrip("^").rstrip("$")
@@ -307,7 +350,9 @@ def _sent_to_log_in(location: str) -> bool:
         name = resolve(parts.path).view_name
     except Exception:  # noqa: BLE001 - a redirect off the site is a redirect
         return False
-    return name == "admin:index" or (name in {"login", "admin:login"} and "next" in parse_qs(parts.query))
+    return name == "admin:index" or (
+        name in {"login", "admin:login"} and "next" in parse_qs(parts.query)
+    )
 
 
 def outcome(response) -> str:
@@ -349,7 +394,11 @@ def _body(response) -> str:
     return response.content.decode("utf-8", errors="replace")
 
 
-SWEEP = [pytest.param(route, method, id=f"{route.key} {method}") for route in ROUTES for method in route.methods]
+SWEEP = [
+    pytest.param(route, method, id=f"{route.key} {method}")
+    for route in ROUTES
+    for method in route.methods
+]
 
 
 @pytest.mark.parametrize(("route", "method"), SWEEP)
@@ -364,7 +413,9 @@ def test_route_lets_in_exactly_the_expected_personas(route, method, world, clien
             response = request_as(sign_in(client, persona, world), method, url, expect)
             transaction.set_rollback(True)
         got[outcome(response)].add(persona)
-        if persona in BLIND and (SECRET_MODEL in _body(response) or OTHER_SECRET_MODEL in _body(response)):
+        if persona in BLIND and (
+            SECRET_MODEL in _body(response) or OTHER_SECRET_MODEL in _body(response)
+        ):
             leaks.append(persona)
     assert (got["in"], got["redirect"]) == (set(expect.allowed), set(expect.redirected)), (
         f"{method} {url}: let in {sorted(got['in'])}, redirected {sorted(got['redirect'])}; "

@@ -16,7 +16,13 @@ from annotation.services.workflow import (
     review_claim,
     review_return,
 )
-from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
+from tests.annotation.studybuild import (
+    SECRET_MODEL,
+    caption_record,
+    captions_add,
+    complete,
+    fake_clip,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,24 +39,41 @@ def worked(study, personas, make_user):
     second = make_user("annotator2")
     membership_grant(study=study, user=second, role="annotator")
     fake_clip(study, "b")
-    captions = captions_add(study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")])
+    captions = captions_add(
+        study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")]
+    )
     annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=1.0)
     first = personas["annotator"]
     mine = {c.model.name: c.annotations.get(annotator=first) for c in captions}
     theirs = {c.model.name: c.annotations.get(annotator=second) for c in captions}
     for name, seconds in zip((SECRET_MODEL, "m2", "m3"), (30, 60, 90), strict=True):
         mine[name] = complete(mine[name], first, active_seconds=seconds)
-    complete(theirs[SECRET_MODEL], second, overview={"verdict": "accept"}, windows=ALL_ACCEPTED, active_seconds=10)
-    complete(theirs["m2"], second, overview={"verdict": "reject", "text": "Other.", "modes": ["omission"]},
-             windows=ALL_ACCEPTED, active_seconds=10)
+    complete(
+        theirs[SECRET_MODEL],
+        second,
+        overview={"verdict": "accept"},
+        windows=ALL_ACCEPTED,
+        active_seconds=10,
+    )
+    complete(
+        theirs["m2"],
+        second,
+        overview={"verdict": "reject", "text": "Other.", "modes": ["omission"]},
+        windows=ALL_ACCEPTED,
+        active_seconds=10,
+    )
     complete(theirs["m3"], second, active_seconds=10)
 
     reviewer = personas["reviewer"]
     for annotation in (mine[SECRET_MODEL], mine["m2"], theirs[SECRET_MODEL]):
         review_claim(annotation_id=annotation.pk, actor=reviewer)
     review_approve(annotation_id=mine[SECRET_MODEL].pk, actor=reviewer)
-    review_amend(annotation_id=mine["m2"].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
-    returned = review_return(annotation_id=theirs[SECRET_MODEL].pk, actor=reviewer, comment="Look again.")
+    review_amend(
+        annotation_id=mine["m2"].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}}
+    )
+    returned = review_return(
+        annotation_id=theirs[SECRET_MODEL].pk, actor=reviewer, comment="Look again."
+    )
     reopened = annotation_open(annotation=returned, actor=second)
     annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version)
     return study
@@ -68,7 +91,12 @@ def test_annotator_rows_count_states_submissions_time_and_rates(worked):
     assert (first.return_rate, first.amendment_rate) == (0.0, 0.5)
     # The return is remembered although the item has been resubmitted since.
     assert second.counts == {"submitted": 3}
-    assert (second.done, second.median_seconds, second.return_rate, second.amendment_rate) == (4, 10.0, 1.0, None)
+    assert (second.done, second.median_seconds, second.return_rate, second.amendment_rate) == (
+        4,
+        10.0,
+        1.0,
+        None,
+    )
 
 
 def test_reviewer_row_counts_decisions_and_claim_to_decision_time(worked):
@@ -94,7 +122,11 @@ def test_agreement_reports_kappa_alpha_and_items_per_judgement_and_mode(worked):
     assert progress.double_annotated == 3
     table = {row.label: row.result for row in progress.agreement}
     overview = table["Overview: accept / reject"]
-    assert (overview.items, overview.kappa, overview.alpha) == (3, pytest.approx(0.0), pytest.approx(0.0))
+    assert (overview.items, overview.kappa, overview.alpha) == (
+        3,
+        pytest.approx(0.0),
+        pytest.approx(0.0),
+    )
     windows = table["Windows: accept / reject"]
     # 9 windows, 7 agreements; marginals 3/9 and 1/9 rejected: kappa = (63 - 51) / (81 - 51).
     assert (windows.items, windows.kappa) == (9, pytest.approx(0.4))

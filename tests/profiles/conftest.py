@@ -44,24 +44,51 @@ def scripted(study, personas):
     clips["c1"].save()
     clips["c2"].camera_platform, clips["c2"].manipulated = "tripod_static", True
     clips["c2"].save()
-    captions_add(study, [caption_record(c, m) for c in ("c1", "c2", "c3") for m in ("Alpha", "Bravo")])
+    captions_add(
+        study, [caption_record(c, m) for c in ("c1", "c2", "c3") for m in ("Alpha", "Bravo")]
+    )
     annotator, reviewer = personas["annotator"], personas["reviewer"]
-    annotations_assign(study=study, annotators=[annotator],
-                       captions=Caption.objects.filter(clip__study=study).exclude(
-                           clip__name="c3", model__name="Bravo").order_by("clip__name", "model__name"))
+    annotations_assign(
+        study=study,
+        annotators=[annotator],
+        captions=Caption.objects.filter(clip__study=study)
+        .exclude(clip__name="c3", model__name="Bravo")
+        .order_by("clip__name", "model__name"),
+    )
 
     def item(clip, model):
         return Annotation.objects.get(caption__clip__name=clip, caption__model__name=model)
 
     approve(complete(item("c1", "Alpha"), annotator), reviewer)
     complete(item("c1", "Bravo"), annotator, overview={"verdict": "accept"}, windows=ACCEPT_ALL)
-    approve(item("c1", "Bravo"), reviewer, {"windows": [
-        {"index": 2, "verdict": "reject", "shot": "Slow zoom in.", "modes": ["camera"]}]})
-    complete(item("c2", "Alpha"), annotator, overview={"verdict": "accept"}, windows=ACCEPT_ALL,
-             segmentation={"verdict": "reject", "modes": ["segmentation"], "windows": [
-                 {"start": 0, "end": 3, "scene": "Bars & a <counter>.", "shot": "Static --> frame."},
-                 {"start": 3, "end": 6, "scene": "The counter reaches five.", "shot": "Static frame."},
-             ]})
+    approve(
+        item("c1", "Bravo"),
+        reviewer,
+        {
+            "windows": [
+                {"index": 2, "verdict": "reject", "shot": "Slow zoom in.", "modes": ["camera"]}
+            ]
+        },
+    )
+    complete(
+        item("c2", "Alpha"),
+        annotator,
+        overview={"verdict": "accept"},
+        windows=ACCEPT_ALL,
+        segmentation={
+            "verdict": "reject",
+            "modes": ["segmentation"],
+            "windows": [
+                {"start": 0, "end": 3, "scene": "Bars & a <counter>.", "shot": "Static --> frame."},
+                {
+                    "start": 3,
+                    "end": 6,
+                    "scene": "The counter reaches five.",
+                    "shot": "Static frame.",
+                },
+            ],
+        },
+    )
     approve(item("c2", "Alpha"), reviewer)
     approve(complete(item("c2", "Bravo"), annotator), reviewer, {"overview": {"verdict": "accept"}})
     complete(item("c3", "Alpha"), annotator, overview={"verdict": "accept"}, windows=ACCEPT_ALL)

@@ -24,15 +24,23 @@ def _annotator_pass(caption, planted):
     on_overview = [p for p in planted if p["unit"] == "overview"]
     if on_overview:
         notes = " ".join(f"Correction: {p['note']}." for p in on_overview)
-        overview = {"verdict": "reject", "text": f"{caption.overview} {notes}",
-                    "modes": sorted({p["mode"] for p in on_overview})}
+        overview = {
+            "verdict": "reject",
+            "text": f"{caption.overview} {notes}",
+            "modes": sorted({p["mode"] for p in on_overview}),
+        }
     windows = []
     for window in caption.windows.order_by("index"):
         found = [p for p in planted if p["unit"] == "window" and p["index"] == window.index]
         if found:
-            windows.append({"index": window.index, "verdict": "reject",
-                            "scene": f"{window.scene} ({found[0]['note']})",
-                            "modes": sorted({p["mode"] for p in found})})
+            windows.append(
+                {
+                    "index": window.index,
+                    "verdict": "reject",
+                    "scene": f"{window.scene} ({found[0]['note']})",
+                    "modes": sorted({p["mode"] for p in found}),
+                }
+            )
         else:
             windows.append({"index": window.index, "verdict": "accept"})
     segmentation = {"verdict": "accept"}
@@ -53,27 +61,58 @@ def annotate_and_review_demo(study: Study, *, amend_every: int = 4) -> int:
     users = get_user_model().objects
     annotator, reviewer = users.get(username="annotator"), users.get(username="reviewer")
     identifiers = dict(study.candidate_models.values_list("name", "identifier"))
-    annotations = (Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
-                   .select_related("caption__clip", "caption__model")
-                   .order_by("caption__clip__name", "caption__model__name"))
+    annotations = (
+        Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+        .select_related("caption__clip", "caption__model")
+        .order_by("caption__clip__name", "caption__model__name")
+    )
     count = 0
     for number, annotation in enumerate(annotations, start=1):
         caption = annotation.caption
         planted = PLANTED[(caption.clip.name, identifiers[caption.model.name])]
         overview, windows, segmentation = _annotator_pass(caption, planted)
-        complete(annotation, annotator, overview=overview, windows=windows,
-                 segmentation=segmentation)
+        complete(
+            annotation, annotator, overview=overview, windows=windows, segmentation=segmentation
+        )
         review_claim(annotation_id=annotation.pk, actor=reviewer)
         if number % amend_every:
             review_approve(annotation_id=annotation.pk, actor=reviewer)
         elif overview["verdict"] == "accept":
-            review_amend(annotation_id=annotation.pk, actor=reviewer, changes={"overview": {
-                "verdict": "reject", "text": f"{caption.overview} It also shows a grey strip.",
-                "modes": ["omission"]}})
+            review_amend(
+                annotation_id=annotation.pk,
+                actor=reviewer,
+                changes={
+                    "overview": {
+                        "verdict": "reject",
+                        "text": f"{caption.overview} It also shows a grey strip.",
+                        "modes": ["omission"],
+                    }
+                },
+            )
         else:
             last = caption.windows.order_by("-index").first()
-            review_amend(annotation_id=annotation.pk, actor=reviewer, changes={"windows": [{
-                "index": last.index, "verdict": "reject", "scene": f"Reviewer: {last.scene}",
-                "modes": ["factual"]}]})
+            review_amend(
+                annotation_id=annotation.pk,
+                actor=reviewer,
+                changes={
+                    "windows": [
+                        {
+                            "index": last.index,
+                            "verdict": "reject",
+                            "scene": f"Reviewer: {last.scene}",
+                            "modes": ["factual"],
+                        }
+                    ]
+                },
+            )
         count += 1
     return count
+
+
+def demo_reviewed() -> Study:
+    """Build the demo study (clips rendered offline) and run the scripted annotate and review."""
+    from annotation.services.demo import demo_build
+
+    study = demo_build().study
+    annotate_and_review_demo(study)
+    return study

@@ -17,8 +17,15 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def exported(scripted, tmp_path):
     out = StringIO()
-    call_command("export_profiles", study=scripted.slug, out=str(tmp_path / "profile"),
-                 resamples=40, adjusted_resamples=10, seed=3, stdout=out)
+    call_command(
+        "export_profiles",
+        study=scripted.slug,
+        out=str(tmp_path / "profile"),
+        resamples=40,
+        adjusted_resamples=10,
+        seed=3,
+        stdout=out,
+    )
     return tmp_path / "profile", out.getvalue()
 
 

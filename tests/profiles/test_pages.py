@@ -22,8 +22,11 @@ def signed_in(client, person):
 
 def start(client, study, django_capture_on_commit_callbacks, **options):
     with django_capture_on_commit_callbacks(execute=True):
-        return client.post(reverse("profile-jobs", args=[study.slug]), {**SMALL, **options},
-                           content_type="application/json")
+        return client.post(
+            reverse("profile-jobs", args=[study.slug]),
+            {**SMALL, **options},
+            content_type="application/json",
+        )
 
 
 @pytest.fixture
@@ -37,7 +40,9 @@ def finished(scripted, personas, client, django_capture_on_commit_callbacks):
 
 
 @pytest.mark.parametrize("role", ["researcher", "admin"])
-def test_researchers_and_admins_see_the_page_and_the_study_links_to_it(client, scripted, personas, role):
+def test_researchers_and_admins_see_the_page_and_the_study_links_to_it(
+    client, scripted, personas, role
+):
     signed_in(client, personas[role])
     page = client.get(reverse("profiles", args=[scripted.slug]))
     assert page.status_code == 200 and b"Build profile" in page.content
@@ -59,10 +64,18 @@ def test_everyone_else_gets_not_found_everywhere(client, scripted, personas, fin
         signed_in(client, personas[role])
         for url in urls:
             assert client.get(url).status_code == 404, (role, url)
-        assert client.post(reverse("profile-jobs", args=[scripted.slug]), SMALL,
-                           content_type="application/json").status_code == 404
+        assert (
+            client.post(
+                reverse("profile-jobs", args=[scripted.slug]),
+                SMALL,
+                content_type="application/json",
+            ).status_code
+            == 404
+        )
         if role != "outsider":
-            assert b"profiles-link" not in client.get(reverse("study", args=[scripted.slug])).content
+            assert (
+                b"profiles-link" not in client.get(reverse("study", args=[scripted.slug])).content
+            )
     signed_in(client, personas["researcher"])
     assert all(client.get(url).status_code == 200 for url in urls)
 
@@ -88,7 +101,9 @@ def test_a_job_runs_to_done_with_the_main_table_figures_and_files(client, finish
 
 def test_every_file_downloads_alone_and_in_the_zip(client, finished):
     status = client.get(finished["url"]).json()
-    bundle = zipfile.ZipFile(io.BytesIO(b"".join(client.get(status["zip"]["url"]).streaming_content)))
+    bundle = zipfile.ZipFile(
+        io.BytesIO(b"".join(client.get(status["zip"]["url"]).streaming_content))
+    )
     names = [f["name"] for f in status["files"]]
     assert sorted(bundle.namelist()) == sorted(names)
     assert "report.html" in names and "tables/model_profile.csv" in names
@@ -108,27 +123,40 @@ def test_the_report_opens_in_the_browser_behind_a_strict_policy(client, finished
     assert "attachment" in client.get(status["report_url"] + "?download=1")["Content-Disposition"]
 
 
-@pytest.mark.parametrize("name", ["../status.json", "status.json", "claim", "files/report.html", "x.png"])
-def test_only_the_exports_files_are_served(client, finished, scripted, name):
-    url = reverse("profile-job-file", args=[scripted.slug, finished["job"], name])
-    assert client.get(url).status_code == 404
+def test_only_the_exports_files_are_served(client, finished, scripted):
+    for name in (
+        "../status.json",
+        "status.json",
+        "claim",
+        "files/report.html",
+        "x.png",
+        "..%2Fclaim",
+    ):
+        url = reverse("profile-job-file", args=[scripted.slug, finished["job"], name])
+        assert client.get(url).status_code == 404, name
 
 
-def test_an_unknown_job_is_not_found(client, finished, scripted):
+def test_an_unknown_job_is_not_found(client, scripted, personas):
+    signed_in(client, personas["researcher"])
     assert client.get(reverse("profile-job", args=[scripted.slug, "0" * 32])).status_code == 404
-    assert client.get(reverse("profile-job", args=[scripted.slug, "../x"])).status_code == 404
+    assert client.get(f"/studies/{scripted.slug}/profiles/jobs/not-a-job/").status_code == 404
 
 
-@pytest.mark.parametrize("options", [{"resamples": 0}, {"resamples": "many"}, {"seed": -1},
-                                     {"adjusted_resamples": 10**7}])
-def test_bad_options_are_refused(client, scripted, personas, options, django_capture_on_commit_callbacks):
+@pytest.mark.parametrize(
+    "options",
+    [{"resamples": 0}, {"resamples": "many"}, {"seed": -1}, {"adjusted_resamples": 10**7}],
+)
+def test_bad_options_are_refused(
+    client, scripted, personas, options, django_capture_on_commit_callbacks
+):
     signed_in(client, personas["admin"])
     response = start(client, scripted, django_capture_on_commit_callbacks, **options)
     assert response.status_code == 400 and response.json()["detail"]
 
 
-def test_a_study_without_final_verdicts_cannot_start_a_job(client, study, personas,
-                                                         django_capture_on_commit_callbacks):
+def test_a_study_without_final_verdicts_cannot_start_a_job(
+    client, study, personas, django_capture_on_commit_callbacks
+):
     signed_in(client, personas["researcher"])
     response = start(client, study, django_capture_on_commit_callbacks)
     assert response.status_code == 400 and "no final verdicts" in response.json()["detail"]
@@ -176,7 +204,10 @@ def test_corrected_captions_download_as_json_lines(client, scripted, personas):
     assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
     records = [json.loads(line) for line in response.content.decode().splitlines()]
     assert [r["clip"] for r in records] == ["c1", "c2", "c3"]
-    assert records[0]["overview"] == "A test card with a counter." and records[0]["final_pass"] == "annotator"
+    assert (
+        records[0]["overview"] == "A test card with a counter."
+        and records[0]["final_pass"] == "annotator"
+    )
     assert [(w["start"], w["end"]) for w in records[1]["timeline"]] == [(0, 3), (3, 6)]
 
 
@@ -191,7 +222,12 @@ def test_corrected_timelines_download_as_webvtt(client, scripted, personas):
     assert single["Content-Type"].startswith("text/vtt")
     text = single.content.decode()
     assert text == bundle.read("c2.vtt").decode()
-    assert "00:00:00.000 --> 00:00:03.000\nBars &amp; a &lt;counter&gt;.\nStatic --&gt; frame." in text
+    assert (
+        "00:00:00.000 --> 00:00:03.000\nBars &amp; a &lt;counter&gt;.\nStatic --&gt; frame." in text
+    )
     amended = client.get(reverse("corrected-vtt", args=[scripted.slug, bravo.pk]), {"clip": "c1"})
-    assert "00:00:04.000 --> 00:00:06.000\nThe counter reaches five.\nSlow zoom in." in amended.content.decode()
+    assert (
+        "00:00:04.000 --> 00:00:06.000\nThe counter reaches five.\nSlow zoom in."
+        in amended.content.decode()
+    )
     assert client.get(url, {"clip": "nope"}).status_code == 404

@@ -7,9 +7,9 @@ from annotation.models import Annotation, Caption
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotations_assign
 from scoring.analysis import validate_tidy
-from scoring.profiles import ProfileError, score_column, tidy_tables
+from scoring.profiles import ProfileError, score_column, tidy_tables, usual_window_count
 from tests.annotation.studybuild import complete
-from tests.profiles.conftest import ACCEPT_ALL, approve
+from tests.profiles.conftest import approve
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,12 @@ def test_tables_follow_the_schema_with_one_row_per_final_verdict(scripted):
     captions, windows = tidy_tables(scripted)
     validate_tidy(captions, windows)
     assert sorted(zip(captions["clip"], captions["model"], strict=True)) == [
-        ("c1", "Alpha"), ("c1", "Bravo"), ("c2", "Alpha"), ("c2", "Bravo"), ("c3", "Alpha")]
+        ("c1", "Alpha"),
+        ("c1", "Bravo"),
+        ("c2", "Alpha"),
+        ("c2", "Bravo"),
+        ("c3", "Alpha"),
+    ]
     assert len(windows) == 5 * 3
 
 
@@ -47,7 +52,11 @@ def test_a_rejected_overview_carries_its_hand_computed_edit_size(scripted):
     assert c1["overview_corrected_chars"] == 27
     assert c1["overview_char_similarity"] == pytest.approx(54 / 69)
     assert (c1["annotator"], c1["reviewer"]) == ("annotator", "reviewer")
-    assert (c1["camera_platform"], c1["scene_complexity"], c1["shot_scale"]) == ("handheld", "high", "")
+    assert (c1["camera_platform"], c1["scene_complexity"], c1["shot_scale"]) == (
+        "handheld",
+        "high",
+        "",
+    )
     assert c1["input_tokens_per_second"] == 120.5
     assert c1["score_length"] == 9
 
@@ -55,7 +64,10 @@ def test_a_rejected_overview_carries_its_hand_computed_edit_size(scripted):
 def test_the_annotators_pass_and_the_qc_pass_are_kept_apart(scripted):
     captions, windows = tidy_tables(scripted)
     bravo = row(captions, "c2", "Bravo")
-    assert (bravo["overview_annotator_verdict"], bravo["overview_final_verdict"]) == ("reject", "accept")
+    assert (bravo["overview_annotator_verdict"], bravo["overview_final_verdict"]) == (
+        "reject",
+        "accept",
+    )
     assert bravo["overview_annotator_factual"] and not bravo["overview_final_factual"]
     assert (bravo["overview_words_changed"], bravo["overview_char_similarity"]) == (0, 1.0)
     amended = window(windows, "c1", "Bravo", 2)
@@ -81,7 +93,10 @@ def test_a_rejected_window_measures_its_final_text_against_the_original(scripted
 def test_segmentation_and_clip_flags_come_through(scripted):
     captions, _ = tidy_tables(scripted)
     c2 = row(captions, "c2", "Alpha")
-    assert (c2["segmentation_annotator_verdict"], c2["segmentation_final_verdict"]) == ("reject", "reject")
+    assert (c2["segmentation_annotator_verdict"], c2["segmentation_final_verdict"]) == (
+        "reject",
+        "reject",
+    )
     assert c2["manipulated"] and not row(captions, "c1", "Alpha")["manipulated"]
 
 
@@ -99,10 +114,17 @@ def test_stored_scores_become_columns_the_newest_winning_and_edit_size_left_out(
 
     def store(subject, metric, value, judge="", version="1", annotation=None, seconds=0):
         ScoreResult.objects.create(
-            study=scripted, caption=caption, annotation=annotation, subject=subject,
-            item_key=f"{subject}:{caption.pk}:{metric}:{version}", metric=metric,
-            judge_or_backend=judge, metric_version=version, value=value,
-            computed_at=now + timezone.timedelta(seconds=seconds))
+            study=scripted,
+            caption=caption,
+            annotation=annotation,
+            subject=subject,
+            item_key=f"{subject}:{caption.pk}:{metric}:{version}",
+            metric=metric,
+            judge_or_backend=judge,
+            metric_version=version,
+            value=value,
+            computed_at=now + timezone.timedelta(seconds=seconds),
+        )
 
     store("caption_vs_reference", "bleu4", 0.1, version="1")
     store("caption_vs_reference", "bleu4", 0.3, version="2", seconds=5)
@@ -119,12 +141,17 @@ def test_stored_scores_become_columns_the_newest_winning_and_edit_size_left_out(
 
 
 def test_a_double_annotated_caption_counts_once_with_its_earliest_approved_verdict(
-        scripted, personas, make_user):
+    scripted, personas, make_user
+):
     second = make_user("second")
     membership_grant(study=scripted, user=second, role="annotator")
     caption = Caption.objects.get(clip__name="c3", model__name="Alpha")
-    annotations_assign(study=scripted, annotators=[second, personas["annotator"]], captions=[caption],
-                       overlap_share=1.0)
+    annotations_assign(
+        study=scripted,
+        annotators=[second, personas["annotator"]],
+        captions=[caption],
+        overlap_share=1.0,
+    )
     later = Annotation.objects.get(caption=caption, annotator=second)
     approve(complete(later, second), personas["reviewer"])
     captions, windows = tidy_tables(scripted)
@@ -146,3 +173,13 @@ def test_optional_generation_columns_appear_only_when_every_caption_has_them(scr
     captions, windows = tidy_tables(scripted)
     validate_tidy(captions, windows)
     assert set(captions["provider"]) == {"Lab"} and set(captions["route"]) == {"direct"}
+
+
+@pytest.mark.parametrize(("counts", "usual"), [([3, 3, 2], 3), ([1, 2, 2, 1], 2), ([], 4)])
+def test_figure_4_looks_at_the_usual_number_of_windows(counts, usual):
+    import pandas as pd
+
+    rows = [
+        {"clip": f"c{n}", "model": "m", "index": i} for n, k in enumerate(counts) for i in range(k)
+    ]
+    assert usual_window_count(pd.DataFrame(rows, columns=["clip", "model", "index"])) == usual

@@ -271,3 +271,14 @@ def test_word_diff_never_repeats_an_op_in_adjacent_segments(
     ops = [segment.op for segment in word_diff(original, corrected)]
     assert all(a != b for a, b in zip(ops, ops[1:], strict=False))
     assert all(segment.text.strip() for segment in word_diff(original, corrected))
+
+
+@pytest.mark.parametrize(("original", "corrected"), DIFF_PAIRS)
+def test_edit_size_agrees_with_each_single_measure(original: str, corrected: str) -> None:
+    size = edit_size(original, corrected)
+    assert size.words_changed == words_changed(original, corrected)
+    assert size.char_similarity == char_similarity(original, corrected)
+    assert size.chars_changed == chars_changed(original, corrected)
+    assert size.length_change == length_change(original, corrected)
+    assert size.direction == repair_direction(length_change(original, corrected))
+    assert size.near_total == near_total(char_similarity(original, corrected))

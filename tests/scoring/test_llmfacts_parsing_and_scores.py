@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from scoring.llmfacts import (
     DirectionCounts,
+    TransformersBackend,
     combine,
     compute_scores,
     count_labels,
@@ -15,6 +20,7 @@ from scoring.llmfacts import (
     parse_labels,
 )
 from scoring.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
+from scoring.llmfacts.transformers_backend import end_of_first_json_object
 
 GOOD_LABELS = (
     '{"labels": [{"fact": 2, "reason": "r2", "label": "neutral"}, '
@@ -176,3 +182,42 @@ def test_contradictions_in_one_direction_only_do_not_count() -> None:
 def test_count_labels_counts_each_label() -> None:
     counts = count_labels(["entailment", "neutral", "entailment", "contradiction"])
     assert (counts.entailment, counts.contradiction, counts.neutral, counts.total) == (2, 1, 1, 4)
+
+
+# --- stopping at the end of a JSON answer (transformers backend) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "end"),
+    [
+        ('{"facts": ["a"]}', 16),
+        ('  {"facts": ["a"]}\n\nMore text', 18),
+        ('{"facts": ["a}", "b\\"}"]}}', 25),
+        ('{"a": {"b": [1, {"c": 2}]}}', 27),
+        ('{"facts": ["a"', None),
+        ('```json\n{"facts": []}\n```', None),
+        ("Here you go", None),
+        ("", None),
+    ],
+)
+def test_end_of_first_json_object_ignores_braces_in_strings(text: str, end: int | None) -> None:
+    assert end_of_first_json_object(text) == end
+
+
+def test_transformers_backend_names_its_model_file_and_limit_without_loading() -> None:
+    backend = TransformersBackend("/models/folder/model.Q4.gguf", max_new_tokens=64)
+    assert (backend.model_path, backend.gguf_file) == (Path("/models/folder"), "model.Q4.gguf")
+    assert backend.model_id == "transformers:model.Q4.gguf:max_new_tokens=64"
+    assert backend.max_concurrency == 1
+
+
+def test_importing_the_package_loads_neither_django_nor_torch() -> None:
+    code = (
+        "import sys, scoring.llmfacts; "
+        "print(sorted({'django', 'torch', 'transformers'} & set(sys.modules)))"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    completed = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert completed.stdout.strip() == "[]"

@@ -128,10 +128,10 @@ def test_a_family_refuses_a_metric_of_another_family() -> None:
 @pytest.mark.slow
 def test_reference_metrics_of_a_batch_reproduce_fm_v2t_table_4() -> None:
     items = [(key, text, TABLE_3_REFERENCE) for key, text in TABLE_3_CANDIDATES.items()]
-    scores = compute_metrics(items, ["meteor", "bleu1", "cider"])
+    scores = compute_metrics(items, ["bleu1", "rouge_l"])
     for key, published in TABLE_4.items():
-        assert round(scores[key]["meteor"], 3) == pytest.approx(published["meteor"])
         assert round(scores[key]["bleu1"], 3) == pytest.approx(published["bleu1"])
+        assert round(scores[key]["rouge_l"], 3) == pytest.approx(published["rouge_l"])
 
 
 def test_the_scoring_package_imports_without_django_or_heavy_libraries() -> None:

@@ -10,14 +10,17 @@ from annotation.services.bundles import bundle_export
 
 class Command(BaseCommand):
     help = (
-        "Write a study to a bundle: one versioned JSON file with its taxonomy, clips' metadata (not "
+        "Write a study to a bundle: one versioned JSON file with its taxonomy, clips' metadata "
+        "(not "
         "the videos), models, captions, references, annotations, QC and audit trail "
         "(docs/bundle-format.md)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True, help="the study's slug")
-        parser.add_argument("--out", required=True, help="the bundle file to write; - for standard output")
+        parser.add_argument(
+            "--out", required=True, help="the bundle file to write; - for standard output"
+        )
 
     def handle(self, *args, study, out, **options):
         found = get_study(study)

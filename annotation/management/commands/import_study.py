@@ -14,7 +14,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("bundle", help="the bundle file; - for standard input")
-        parser.add_argument("--slug", help="store the study under this slug instead of the bundle's")
+        parser.add_argument(
+            "--slug", help="store the study under this slug instead of the bundle's"
+        )
 
     def handle(self, *args, bundle, slug, **options):
         if bundle == "-":
@@ -27,14 +29,17 @@ class Command(BaseCommand):
                 raise CommandError(f"No bundle file at {bundle}.")
             data = path.read_bytes()
         try:
-            report = bundle_import(data=data, slug=slug, progress=lambda message: self.stdout.write(f"  {message}"))
+            report = bundle_import(
+                data=data, slug=slug, progress=lambda message: self.stdout.write(f"  {message}")
+            )
         except ServiceError as exc:
             raise CommandError(str(exc)) from exc
         counts = ", ".join(f"{count} {name}" for name, count in report.counts.items())
         self.stdout.write(f"Imported study {report.study.slug!r}: {counts}.")
         if report.users_created:
             self.stdout.write(
-                f"Created {len(report.users_created)} user(s) without a password: {', '.join(report.users_created)}."
+                f"Created {len(report.users_created)} user(s) without a password: "
+                f"{', '.join(report.users_created)}."
             )
         for note in report.notes:
             self.stdout.write(f"Note: {note}")

@@ -493,7 +493,7 @@ function renderDone() {
     h("div", { class: "ws-done" },
       h("h2", { text: title }),
       h("p", { text: state === "submitted" ? "Thank you. A QC reviewer checks it next; if they return it, it comes back to the top of your queue with their comment." : "Nothing to do here for now." }),
-      h("p", { class: "muted", text: `Overview ${draft.overview.verdict || "not judged"}ed · ${judged} of ${N} windows rejected · segmentation ${draft.segmentation.verdict || "not judged"}` }),
+      h("p", { class: "muted", text: `Overview ${verdictText(draft.overview.verdict).toLowerCase()} · ${judged} of ${N} windows rejected · segmentation ${verdictText(draft.segmentation.verdict).toLowerCase()}` }),
       h("p", { class: "ws-actions" }, next, h("a", { href: `/studies/${data.study}/queue/` }, "Back to your queue"))),
   ];
 }
@@ -775,6 +775,7 @@ async function submitAll() {
   sync.block();
   sync.clearLocal();
   video.pause();
+  say("");
   render();
   showStatus("readonly", {});
 }

@@ -42,8 +42,9 @@ class Command(BaseCommand):
         except ProfileError as error:
             raise CommandError(str(error)) from error
         failed = manifest["figures_failed"]
+        missing = f"; {len(failed)} figure(s) could not be drawn: {', '.join(failed)}"
         self.stdout.write(
             f"Wrote {len(manifest['tables'])} tables (CSV + JSON), {len(manifest['figures'])} "
             f"figures (PNG + SVG) and report.html to {options['out']}"
-            + (f"; {len(failed)} figure(s) could not be drawn: {', '.join(failed)}" if failed else ".")
+            + (missing if failed else ".")
         )
