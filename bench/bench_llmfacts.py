@@ -58,14 +58,15 @@ PAIRS: list[tuple[str, str]] = [
     ("An old man feeds pigeons in a square.", "An old man feeds birds in a town square."),
     ("A boat sails on a calm lake at sunset.", "A boat sails on a rough sea at night."),
 ]
-# Facts of each first text, for timing the checking step on its own.
+# Facts of each first text, for timing the checking step on its own. Three each, like the
+# prompt's worked example: a small model tends to copy the example's number of labels.
 GIVEN_FACTS: list[list[str]] = [
-    ["A man rides a bicycle.", "The street is busy."],
-    ["Two children play football.", "The field is green."],
-    ["A car is red.", "The car is parked in front of a church."],
-    ["A woman walks a dog.", "The woman is in the snow."],
-    ["An old man feeds pigeons.", "The man is in a square."],
-    ["A boat sails on a calm lake.", "It is sunset."],
+    ["A man rides a bicycle.", "The man is on a street.", "The street is busy."],
+    ["Two children play football.", "The children are on a field.", "The field is green."],
+    ["A car is red.", "The car is parked.", "The car is in front of a church."],
+    ["A woman walks a dog.", "The woman is outside.", "There is snow."],
+    ["An old man feeds pigeons.", "The man is old.", "The man is in a square."],
+    ["A boat sails.", "The boat is on a lake.", "The lake is calm."],
 ]
 STAGES = {
     extraction_messages("x")[0]["content"]: "extraction",

@@ -27,6 +27,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def fast_test_settings(settings):
+    """Cheap password hashing, and WhiteNoise without re-scanning the static folders for
+    every test client (live_server serves static files itself)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.WHITENOISE_USE_FINDERS = False
+
+
+@pytest.fixture(autouse=True)
 def media_root(settings, tmp_path_factory):
     """Every test writes media into its own folder."""
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")

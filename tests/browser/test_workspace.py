@@ -176,7 +176,10 @@ def test_two_tabs_on_one_annotation_show_the_conflict_and_let_the_person_choose(
     assert "Written in the second tab." in dialog.inner_text()
     assert second.locator("#save-status").get_attribute("data-status") == "conflict"
     second.wait_for_selector("#conflict-changes .ws-redline ins")
+    # A viewport as tall as the page, so that the dialog's backdrop covers all of the screenshot.
+    second.set_viewport_size({"width": 1280, "height": second.evaluate("document.documentElement.scrollHeight")})
     screenshot(second, "workspace-conflict")
+    second.set_viewport_size({"width": 1280, "height": 860})
     assert second.locator("#keep-mine").evaluate("node => node === document.activeElement")
     second.keyboard.press("Enter")  # Keep mine
     wait_saved(second)

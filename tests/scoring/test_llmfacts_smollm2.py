@@ -153,7 +153,8 @@ def test_smollm2_scores_a_pair_end_to_end_or_fails_clearly(smollm2: Transformers
 def test_smollm2_checks_given_facts_in_one_call_or_fails_clearly(
     smollm2: TransformersBackend,
 ) -> None:
-    facts = ["A cat sleeps.", "The cat is red."]
+    # Three facts, like the prompt's worked example: this model tends to copy its label count.
+    facts = ["A cat sleeps.", "The cat is on a sofa.", "The cat is black."]
     recorder = RecordingBackend(smollm2)
     try:
         checks = check_facts(TEXT_A, facts, recorder, cache=ResultCache())
@@ -170,8 +171,9 @@ def test_smollm2_checks_given_facts_in_one_call_or_fails_clearly(
 def test_smollm2_greedy_decoding_gives_the_same_answer_twice(
     smollm2: TransformersBackend,
 ) -> None:
-    # A text this model usually answers briefly, so the test stays short.
-    messages = extraction_messages("A woman in a blue shirt walks a dog down a street.")
+    # A checking question: this model answers it with one closed JSON object, which ends the
+    # generation early (an extraction tends to loop until the token limit).
+    messages = checking_messages("A dog runs.", ["A dog runs.", "The dog is black.", "It rains."])
     first = smollm2.chat(messages)
 
     assert first.strip()
