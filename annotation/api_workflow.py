@@ -83,7 +83,9 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
     raise PermissionDenied("This annotation is not yours to see.")
 
 
-def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_OK):
+def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_OK, *, full: bool = True):
+    """Run a service; answer with the workspace payload, or with the snapshot alone when
+    `full` is off (autosaves: the page already has the clip, caption and taxonomy)."""
     try:
         annotation = call()
     except Conflict as conflict:
@@ -92,6 +94,8 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
         return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     except ServiceError as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if not full:
+        return Response(annotation_snapshot(annotation), status=ok_status)
     annotation = get_annotation_for(user, annotation.pk)
     return Response(workspace_payload(annotation, user), status=ok_status)
 
@@ -165,7 +169,7 @@ class AnnotationDraft(APIView):
             lambda: annotation_save(annotation_id=annotation_id, actor=request.user,
                                     base_version=data.validated_data["base_version"],
                                     changes=data.validated_data["changes"]),
-            request.user, annotation_id,
+            request.user, annotation_id, full=False,
         )
 
 

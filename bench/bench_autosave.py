@@ -8,9 +8,12 @@ free loopback port with DATABASE_URL pointing at the scratch database, and drive
 client threads, each doing N autosave PATCHes with the right base_version, the way the
 workspace does: a changed unit, the view state, active seconds and watch telemetry.
 
-Two runs: "paced" (each annotator saves every --think seconds, jittered: the workspace's
-autosave debounce is 0.7 s, so this is 20 people typing without pause) and "back-to-back"
-(no think time at all: a stress test). The target is a paced p95 under 50 ms on 2 cores.
+Three runs: "alone" (one annotator, back to back: the service time without contention),
+"paced" (all 20 save every --think seconds, jittered: the workspace's autosave debounce is
+0.7 s, so this is 20 people typing without pause) and "back-to-back" (20 with no think time:
+a stress test). The target is a paced p95 under 50 ms on 2 cores. The server's CPU time per
+save (gunicorn workers plus PostgreSQL backends, from /proc) is printed too, since latencies
+on a shared machine also measure whatever else runs there.
 Everything is dropped again at the end; nothing leaves the loopback interface.
 """
 
@@ -314,13 +317,14 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_server(port, server)
         print(f"gunicorn on {HOST}:{port}: {args.workers} workers x {args.threads} threads (gthread), DEBUG off")
         drive(port, clients, 3, 0)  # warm up: imports, connections, caches
-        for name, think in (("paced", args.think), ("back-to-back", 0.0)):
+        runs = (("alone", clients[:1], 0.0), ("paced", clients, args.think), ("back-to-back", clients, 0.0))
+        for name, group, think in runs:
             pids = server_pids(server)
             cpu_before = cpu_seconds(pids)
             began = time.perf_counter()
-            latencies, errors = drive(port, clients, args.saves, think)
+            latencies, errors = drive(port, group, args.saves, think)
             cpu_per_save = 1000 * (cpu_seconds(pids) - cpu_before) / max(1, len(latencies))
-            label = f"{name} ({ANNOTATORS} annotators x {args.saves} saves"
+            label = f"{name} ({len(group)} annotator{'s' if len(group) > 1 else ''} x {args.saves} saves"
             label += f", one every ~{think:g} s each)" if think else ", no think time)"
             report(label, latencies, errors, time.perf_counter() - began)
             print(f"    server CPU per save (gunicorn + PostgreSQL): {cpu_per_save:.1f} ms; "

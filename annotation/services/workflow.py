@@ -218,7 +218,7 @@ def _claim_version(annotation_id: int, base_version: int, states: Iterable[str])
 
 def _annotator_pass(annotation: Annotation) -> CorrectionPass:
     correction, _ = CorrectionPass.objects.get_or_create(
-        annotation=annotation, kind=CorrectionPass.Kind.ANNOTATOR, defaults={"author": annotation.annotator}
+        annotation=annotation, kind=CorrectionPass.Kind.ANNOTATOR, defaults={"author_id": annotation.annotator_id}
     )
     return correction
 
@@ -374,7 +374,8 @@ def annotation_save(
         updates["active_seconds"] = F("active_seconds") + added
     if updates:
         Annotation.objects.filter(pk=annotation.pk).update(**updates)
-        annotation.refresh_from_db()
+        # Only what changed: a full refresh would drop the cached caption and clip.
+        annotation.refresh_from_db(fields=["version", "ui_state", "telemetry", "active_seconds"])
     after = pass_snapshot(correction)
     if after != before:
         _audit(annotation, actor, "save", before, after)

@@ -125,6 +125,11 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     page.wait_for_selector(".ws-row.ws-selected[data-row='1']")
     page.keyboard.press("m")
     page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 2")
+    for _ in range(25):  # 25 frames at 25 fps: the playhead moves from 2 s to 3 s
+        page.keyboard.press(".")
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 3) < 0.01")
+    page.keyboard.press("x")
+    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 3")
     page.keyboard.press("4")
     wait_saved(page)
     screenshot(page, "workspace-segmentation")
@@ -139,7 +144,7 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     assert windows[1].verdict == "reject" and windows[1].end == pytest.approx(3.8)
     assert windows[1].scene.endswith("It shows two and three.") and windows[1].modes == ["omission"]
     assert correction.segmentation_verdict == "reject" and correction.segmentation_modes == ["segmentation"]
-    assert [(w["start"], w["end"]) for w in correction.corrected_windows] == [(0, 2), (2, 6)]
+    assert [(w["start"], w["end"]) for w in correction.corrected_windows] == [(0, 2), (2, 3), (3, 6)]
     assert annotation.active_seconds > 0
 
 
@@ -342,7 +347,9 @@ def test_a_fifty_window_caption_renders_quickly_and_responds(sign_in, live_serve
     page = sign_in("annotator", "pw-annotator")
     started = time.monotonic()
     open_workspace(page, live_server, annotation)
-    assert time.monotonic() - started < 3.0
+    # Generous bounds: the suite may share a small machine; on its own this takes well under a second.
+    assert time.monotonic() - started < 5.0
+    assert page.evaluate("performance.now()") < 5000
     assert page.locator("#timeline .segment").count() == 50
 
     page.keyboard.press("a")
@@ -353,7 +360,7 @@ def test_a_fifty_window_caption_renders_quickly_and_responds(sign_in, live_serve
     for position in range(1, 6):
         page.keyboard.press("a")
         page.wait_for_selector(f"#unit[data-unit='{position}']")
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 5.0
     assert "Window 6 of 50" in page.locator("#unit h2").inner_text()
     wait_saved(page)
     assert annotator_pass(annotation).windows.filter(verdict="accept").count() == 5
@@ -395,15 +402,23 @@ def test_a_returned_annotation_comes_first_shows_the_comment_and_is_resubmitted(
     assert page.locator("#workspace").get_attribute("data-state") == "windows"
 
     page.locator(".ws-chip[data-unit='2']").click()
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4) < 0.01")
     page.keyboard.press("r")
     page.keyboard.press("End")
     page.keyboard.type(" The counter reaches five.")
     page.keyboard.press("Escape")
     page.keyboard.press("2")
+    for _ in range(10):  # to 4.4 s, then "set start from playhead"
+        page.keyboard.press(".")
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4.4) < 0.01")
+    page.keyboard.press("s")
+    assert page.locator("#window-start").input_value() == "4.4"
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#workspace[data-state=done]")
     annotation.refresh_from_db()
     assert annotation.state == "submitted" and annotation.return_comment == ""
+    window = annotator_pass(annotation).windows.get(window__index=2)
+    assert window.start == pytest.approx(4.4) and window.scene.endswith("The counter reaches five.")
 
 
 def test_study_admin_assigns_captions_from_the_study_page(sign_in, live_server, caption, personas):

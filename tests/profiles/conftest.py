@@ -16,12 +16,6 @@ from tests.annotation.studybuild import caption_record, captions_add, complete, 
 ACCEPT_ALL = [{"index": i, "verdict": "accept"} for i in range(3)]
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """Hashing the personas' passwords the secure way takes a second each; these tests need none."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def approve(annotation, reviewer, changes=None):
     review_claim(annotation_id=annotation.pk, actor=reviewer)
     if changes is None:

@@ -15,8 +15,7 @@ from tests.profiles.reading import assert_numbers_agree, read_report
 pytestmark = pytest.mark.django_db
 
 
-def test_the_reviewed_demo_study_exports_a_complete_report(tmp_path, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_the_reviewed_demo_study_exports_a_complete_report(tmp_path):
     study = demo_reviewed()
     out = tmp_path / "demo"
     call_command(

@@ -99,7 +99,9 @@ def test_a_job_runs_to_done_with_the_main_table_figures_and_files(client, finish
     assert page.context["job"]["state"] == "done" and b'id="profile-job"' in page.content
 
 
-def test_every_file_downloads_alone_and_in_the_zip(client, finished):
+def test_every_file_downloads_alone_and_in_the_zip_and_nothing_else_does(
+    client, finished, scripted
+):
     status = client.get(finished["url"]).json()
     bundle = zipfile.ZipFile(
         io.BytesIO(b"".join(client.get(status["zip"]["url"]).streaming_content))
@@ -112,18 +114,6 @@ def test_every_file_downloads_alone_and_in_the_zip(client, finished):
     response = client.get(csv_file["url"])
     assert "attachment" in response["Content-Disposition"]
     assert b"".join(response.streaming_content) == bundle.read("tables/model_profile.csv")
-
-
-def test_the_report_opens_in_the_browser_behind_a_strict_policy(client, finished):
-    status = client.get(finished["url"]).json()
-    response = client.get(status["report_url"])
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
-    assert "default-src 'none'" in response["Content-Security-Policy"]
-    assert "sandbox" in response["Content-Security-Policy"]
-    assert "attachment" in client.get(status["report_url"] + "?download=1")["Content-Disposition"]
-
-
-def test_only_the_exports_files_are_served(client, finished, scripted):
     for name in (
         "../status.json",
         "status.json",
@@ -134,6 +124,15 @@ def test_only_the_exports_files_are_served(client, finished, scripted):
     ):
         url = reverse("profile-job-file", args=[scripted.slug, finished["job"], name])
         assert client.get(url).status_code == 404, name
+
+
+def test_the_report_opens_in_the_browser_behind_a_strict_policy(client, finished):
+    status = client.get(finished["url"]).json()
+    response = client.get(status["report_url"])
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    assert "default-src 'none'" in response["Content-Security-Policy"]
+    assert "sandbox" in response["Content-Security-Policy"]
+    assert "attachment" in client.get(status["report_url"] + "?download=1")["Content-Disposition"]
 
 
 def test_an_unknown_job_is_not_found(client, scripted, personas):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import pytest
 
 from scoring.llmfacts import (
     AnswerError,
+    BackendError,
     LLMFactsResult,
     Message,
     ResultCache,
@@ -178,3 +180,10 @@ def test_smollm2_greedy_decoding_gives_the_same_answer_twice(
 
     assert first.strip()
     assert smollm2.chat(messages) == first
+
+
+def test_a_model_that_cannot_be_loaded_fails_with_a_backend_error(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    backend = TransformersBackend(tmp_path / "missing.gguf")
+    with pytest.raises(BackendError, match="cannot load"):
+        backend.chat(extraction_messages("A dog runs."))
