@@ -23,7 +23,15 @@ from annotation import workflow
 from annotation.models import CandidateModel, Study
 from annotation.permissions import Role, user_roles
 from annotation.services.errors import ServiceError
-from scoring import exports, profiles
+from scoring import exports
+
+
+def _profiles():
+    """scoring.profiles, imported on first use: it pulls in pandas, SciPy and matplotlib,
+    which every `manage.py` start would otherwise pay for."""
+    from scoring import profiles
+
+    return profiles
 
 ALLOWED = {Role.ADMIN, Role.RESEARCHER}
 # Shown in the browser rather than downloaded: images for the page, and the report, which the
@@ -50,7 +58,7 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
     data["url"] = reverse("profile-job", args=[study.slug, job])
     total = status.get("total") or 1
     data["percent"] = round(100 * min(status.get("done", 0), total) / total)
-    if status.get("state") != profiles.DONE:
+    if status.get("state") != _profiles().DONE:
         return data
 
     def file_url(name: str) -> str:
@@ -66,7 +74,7 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
         for f in manifest["figures"]
     ]
     data["figures_failed"] = manifest.get("figures_failed", {})
-    data["main_table"] = profiles.main_table(study=study, job_id=job)
+    data["main_table"] = _profiles().main_table(study=study, job_id=job)
     return data
 
 
@@ -74,13 +82,13 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
 @require_GET
 def profile_page(request, slug: str):
     study = _research_study(request, slug)
-    jobs = profiles.profile_jobs(study=study)
+    jobs = _profiles().profile_jobs(study=study)
     models = study.candidate_models.annotate(
         final_verdicts=Count("captions", filter=Q(captions__annotations__state=workflow.APPROVED),
                              distinct=True)
     ).order_by("name")
-    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == profiles.DONE]
-    return render(request, "frontend/profiles.html", {
+    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == _profiles().DONE]
+    return render(request, "frontend/_profiles().html", {
         "study": study,
         "models": models,
         "job": _job_data(study, jobs[0] if jobs else None),
@@ -117,7 +125,7 @@ def profile_job_start(request, slug: str):
         data = request.POST.dict()
     paired = data.get("paired_only", False)
     try:
-        status = profiles.profile_job_create(
+        status = _profiles().profile_job_create(
             study=study,
             requested_by=request.user.get_username(),
             resamples=_number(data, "resamples", 20_000),
@@ -128,7 +136,7 @@ def profile_job_start(request, slug: str):
     except ServiceError as error:
         return JsonResponse({"detail": str(error)}, status=400)
     # An eager task has already run by now; report the state as it is.
-    status = profiles.profile_job_status(study=study, job_id=status["job"]) or status
+    status = _profiles().profile_job_status(study=study, job_id=status["job"]) or status
     return JsonResponse(_job_data(study, status), status=202)
 
 
@@ -136,7 +144,7 @@ def profile_job_start(request, slug: str):
 @require_GET
 def profile_job(request, slug: str, job: str):
     study = _research_study(request, slug)
-    status = profiles.profile_job_status(study=study, job_id=job)
+    status = _profiles().profile_job_status(study=study, job_id=job)
     if status is None:
         raise Http404("No such profile job.")
     return JsonResponse(_job_data(study, status))
@@ -147,7 +155,7 @@ def profile_job(request, slug: str, job: str):
 def profile_job_file(request, slug: str, job: str, name: str):
     """A file of a finished export: images and the report shown inline, the rest downloaded."""
     study = _research_study(request, slug)
-    path = profiles.profile_job_file(study=study, job_id=job, name=name)
+    path = _profiles().profile_job_file(study=study, job_id=job, name=name)
     if path is None or not path.is_file():
         raise Http404("No such file.")
     is_report = name == "report.html"
@@ -172,7 +180,7 @@ def corrected_jsonl(request, slug: str, model_id: int):
     """The model's corrected captions as JSON Lines, one final verdict per line."""
     study = _research_study(request, slug)
     model = _model(study, model_id)
-    body = exports.jsonl(profiles.corrected_captions(study, model))
+    body = exports.jsonl(_profiles().corrected_captions(study, model))
     name = f"corrected-{study.slug}-{exports.safe_file_name(model.name)}.jsonl"
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -186,7 +194,7 @@ def corrected_vtt(request, slug: str, model_id: int):
     ``?clip=<name>`` that clip's file alone."""
     study = _research_study(request, slug)
     model = _model(study, model_id)
-    captions = profiles.corrected_captions(study, model)
+    captions = _profiles().corrected_captions(study, model)
     stem = f"corrected-{study.slug}-{exports.safe_file_name(model.name)}"
     clip = request.GET.get("clip")
     if clip is not None:
@@ -196,7 +204,7 @@ def corrected_vtt(request, slug: str, model_id: int):
         response = HttpResponse(exports.webvtt(found[0]), content_type="text/vtt; charset=utf-8")
         name = f"{stem}-{exports.safe_file_name(clip)}.vtt"
     else:
-        response = HttpResponse(profiles.vtt_zip(exports.webvtt_files(captions)),
+        response = HttpResponse(_profiles().vtt_zip(exports.webvtt_files(captions)),
                                 content_type="application/zip")
         name = f"{stem}-vtt.zip"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
