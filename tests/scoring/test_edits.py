@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import pytest
 from rapidfuzz.distance import Levenshtein
 
 from scoring.edits import (
+    DiffOp,
     DiffSegment,
     EditSize,
     char_similarity,
@@ -153,16 +155,18 @@ def test_edit_size_combines_every_measure() -> None:
     original = "a red car is parked."
     corrected = "a blue car is parked."
     assert len(original) == 20 and len(corrected) == 21
-    assert edit_size(original, corrected) == EditSize(
-        words_changed=1,
-        original_words=5,
-        corrected_words=5,
-        char_similarity=pytest.approx(2 * 18 / 41),
-        chars_changed=4,  # "red" -> "blue": three substitutions and one insertion
-        near_total=False,
-        length_change=pytest.approx(0.05),
-        direction="same",
-    )
+    size = edit_size(original, corrected)
+    assert isinstance(size, EditSize)
+    assert asdict(size) == {
+        "words_changed": 1,
+        "original_words": 5,
+        "corrected_words": 5,
+        "char_similarity": pytest.approx(2 * 18 / 41),
+        "chars_changed": 4,  # "red" -> "blue": three substitutions and one insertion
+        "near_total": False,
+        "length_change": pytest.approx(0.05),
+        "direction": "same",
+    }
 
 
 @pytest.mark.parametrize(("band", "expected"), [(0.0, "lengthened"), (0.05, "same")])
@@ -218,7 +222,7 @@ def test_normalise_text_collapses_whitespace_and_composes_characters(
     ],
 )
 def test_word_diff_gives_readable_segments(
-    original: str, corrected: str, expected: list[tuple[str, str]]
+    original: str, corrected: str, expected: list[tuple[DiffOp, str]]
 ) -> None:
     assert word_diff(original, corrected) == [DiffSegment(op, text) for op, text in expected]
 
