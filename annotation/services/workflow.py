@@ -30,7 +30,6 @@ from annotation.models import (
 )
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_freeze
-from annotation.taxonomy import precedence_conflicts
 from scoring import edits
 
 CLAIM_MINUTES = 30
