@@ -88,7 +88,7 @@ def profile_page(request, slug: str):
                              distinct=True)
     ).order_by("name")
     earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == _profiles().DONE]
-    return render(request, "frontend/_profiles().html", {
+    return render(request, "frontend/profiles.html", {
         "study": study,
         "models": models,
         "job": _job_data(study, jobs[0] if jobs else None),
