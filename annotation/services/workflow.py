@@ -197,12 +197,18 @@ def annotations_assign(
 # --------------------------------------------------------------------------- annotator
 
 
-def _claim_version(annotation_id: int, base_version: int, states: Iterable[str]) -> Annotation:
-    """Bump the version if it is still `base_version` in one of `states`; else Conflict."""
-    moved = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=list(states)).update(
-        version=F("version") + 1
-    )
+def _claim_version(
+    annotation_id: int, base_version: int, states: Iterable[str], *, annotator=None
+) -> Annotation:
+    """Bump the version if it is still `base_version` in one of `states` (and, with
+    `annotator`, belongs to them); else NotAllowed or Conflict."""
+    rows = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=list(states))
+    if annotator is not None:
+        rows = rows.filter(annotator=annotator)
+    moved = rows.update(version=F("version") + 1)
     annotation = Annotation.objects.select_related("caption__clip", "taxonomy").get(pk=annotation_id)
+    if annotator is not None and annotation.annotator_id != annotator.pk:
+        raise NotAllowed("Only the assigned annotator may edit this annotation.")
     if not moved:
         if annotation.version != base_version:
             message = (
@@ -349,11 +355,27 @@ def annotation_save(
     segmentation {verdict, modes, windows} · ui_state {...} · active_seconds (to add) ·
     telemetry {...}. Refused with Conflict when `base_version` is not the current version.
     """
-    annotation = Annotation.objects.get(pk=annotation_id)
-    if annotation.annotator_id != actor.pk:
-        raise NotAllowed("Only the assigned annotator may edit this annotation.")
-    before_annotation = annotation
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
+    # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
+    touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
+    if touches_pass:
+        _save_pass_changes(annotation, actor, changes)
+    updates: dict[str, Any] = {}
+    if "ui_state" in changes:
+        updates["ui_state"] = dict(changes["ui_state"])
+    if "telemetry" in changes:
+        updates["telemetry"] = {**annotation.telemetry, **dict(changes["telemetry"])}
+    if "active_seconds" in changes:
+        added = min(max(float(changes["active_seconds"]), 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+        updates["active_seconds"] = F("active_seconds") + added
+    if updates:
+        Annotation.objects.filter(pk=annotation.pk).update(**updates)
+        # Only what changed: a full refresh would drop the cached caption and clip.
+        annotation.refresh_from_db(fields=["version", "ui_state", "telemetry", "active_seconds"])
+    return annotation
+
+
+def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> None:
     correction = _annotator_pass(annotation)
     before = pass_snapshot(correction)
     if "overview" in changes:
@@ -363,22 +385,9 @@ def annotation_save(
     if "segmentation" in changes:
         _apply_segmentation(annotation, correction, changes["segmentation"])
     correction.save()
-    updates: dict[str, Any] = {}
-    if "ui_state" in changes:
-        updates["ui_state"] = dict(changes["ui_state"])
-    if "telemetry" in changes:
-        updates["telemetry"] = {**before_annotation.telemetry, **dict(changes["telemetry"])}
-    if "active_seconds" in changes:
-        added = min(max(float(changes["active_seconds"]), 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
-        updates["active_seconds"] = F("active_seconds") + added
-    if updates:
-        Annotation.objects.filter(pk=annotation.pk).update(**updates)
-        # Only what changed: a full refresh would drop the cached caption and clip.
-        annotation.refresh_from_db(fields=["version", "ui_state", "telemetry", "active_seconds"])
     after = pass_snapshot(correction)
     if after != before:
         _audit(annotation, actor, "save", before, after)
-    return annotation
 
 
 def overview_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
