@@ -30,9 +30,10 @@ from annotation.formats import (
     parse_fmv2t_descriptions_csv,
     parse_references_jsonl,
 )
+from tests.conftest import SHARED_DATASETS  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
-DATASETS = Path("/work/shared/datasets")
+DATASETS = SHARED_DATASETS
 
 # The clips the caption fixtures are written against (see fixtures/formats/README.md).
 CLIPS = {"001": 12.0, "002": 30.0, "003": 90.0}
