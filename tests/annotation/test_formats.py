@@ -30,7 +30,7 @@ from annotation.formats import (
     parse_fmv2t_descriptions_csv,
     parse_references_jsonl,
 )
-from tests.conftest import SHARED_DATASETS  # noqa: E402
+from tests.conftest import SHARED_DATASETS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 DATASETS = SHARED_DATASETS
