@@ -22,6 +22,10 @@ assert len(DATA) == SIZE
 # ---------------------------------------------------------------------------------------------
 # parse_range
 
+# Closing a response sends Django's request_finished signal, whose handler checks the
+# database connection; a connection left open by an earlier test needs database access.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.mark.parametrize(
     ("header", "size", "expected"),
