@@ -173,26 +173,27 @@ class AnnotationDraft(APIView):
         )
 
 
-class OverviewLock(APIView):
+class VersionedAction(APIView):
+    """An annotator's step that needs only the version it is based on (lock, submit)."""
+
+    service = None
+
     def post(self, request, annotation_id):
         data = BaseVersionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return service_response(
-            lambda: overview_lock(annotation_id=annotation_id, actor=request.user,
-                                  base_version=data.validated_data["base_version"]),
+            lambda: type(self).service(annotation_id=annotation_id, actor=request.user,
+                                       base_version=data.validated_data["base_version"]),
             request.user, annotation_id,
         )
 
 
-class AnnotationSubmit(APIView):
-    def post(self, request, annotation_id):
-        data = BaseVersionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        return service_response(
-            lambda: annotation_submit(annotation_id=annotation_id, actor=request.user,
-                                      base_version=data.validated_data["base_version"]),
-            request.user, annotation_id,
-        )
+class OverviewLock(VersionedAction):
+    service = staticmethod(overview_lock)
+
+
+class AnnotationSubmit(VersionedAction):
+    service = staticmethod(annotation_submit)
 
 
 class EditSize(APIView):

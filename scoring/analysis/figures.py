@@ -97,16 +97,11 @@ def accepted_with_rejected_window(table: pd.DataFrame) -> Figure:
 
 def rejected_windows_per_caption(table: pd.DataFrame) -> Figure:
     """Figure 4: rejected windows per caption, observed against independent windows."""
-    figure = _figure()
-    axes = figure.add_subplot()
-    axes.bar(table["rejected_windows"], table["observed_pct"], color=GREY, label="observed")
-    axes.plot(table["rejected_windows"], table["expected_pct"], "o-", color=BLUE,
-              label="independent windows")
-    axes.set_xticks(table["rejected_windows"])
-    axes.set_xlabel("Rejected windows in the caption")
-    axes.set_ylabel("Captions (%)")
-    axes.legend(frameon=False)
-    return figure
+    return _observed_against_expected(
+        table["rejected_windows"], table["observed_pct"], table["expected_pct"],
+        expected_label="independent windows", xlabel="Rejected windows in the caption",
+        ylabel="Captions (%)",
+    )
 
 
 def correct_overview(table: pd.DataFrame) -> Figure:
@@ -160,14 +155,25 @@ def mode_incidence_by_model(table: pd.DataFrame) -> Figure:
 
 def models_failing_per_clip(table: pd.DataFrame) -> Figure:
     """Figure 8: models failing each paired clip, against a binomial at the pooled rate."""
+    return _observed_against_expected(
+        table["models_failing"], table["clips_observed"], table["clips_expected"],
+        expected_label="binomial at the pooled rate", xlabel="Models whose overview was rejected",
+        ylabel="Paired clips",
+    )
+
+
+def _observed_against_expected(
+    x: pd.Series, observed: pd.Series, expected: pd.Series, *, expected_label: str, xlabel: str,
+    ylabel: str,
+) -> Figure:
+    """Bars of an observed distribution with the distribution a null model expects as a line."""
     figure = _figure()
     axes = figure.add_subplot()
-    axes.bar(table["models_failing"], table["clips_observed"], color=GREY, label="observed")
-    axes.plot(table["models_failing"], table["clips_expected"], "o-", color=BLUE,
-              label="binomial at the pooled rate")
-    axes.set_xticks(table["models_failing"])
-    axes.set_xlabel("Models whose overview was rejected")
-    axes.set_ylabel("Paired clips")
+    axes.bar(x, observed, color=GREY, label="observed")
+    axes.plot(x, expected, "o-", color=BLUE, label=expected_label)
+    axes.set_xticks(x)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
     return figure
 
