@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -121,6 +122,12 @@ def clips(study, clip_files):
     return {
         name: clip_import_file(study=study, path=clip_files[name]) for name in ("a", "b")
     }
+
+
+def names_word(text: str, word: str) -> bool:
+    """Whether `word` stands on its own in `text`: a model identifier such as `m1`, not two
+    letters of a random CSRF token."""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text) is not None
 
 
 def jsonl(*records) -> bytes:

@@ -9,6 +9,7 @@ import pytest
 
 from annotation.models import Annotation, CorrectionPass
 from tests.browser.conftest import screenshot
+from tests.conftest import names_word
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,7 +54,7 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     page.wait_for_selector("#workspace[data-ready=true]")
     assert page.url.endswith(f"/annotate/{annotation.pk}/")
     assert "Model A" in page.locator("h1").inner_text()
-    assert "m1" not in page.content()
+    assert not names_word(page.content(), "m1")
 
     page.keyboard.press("?")
     assert page.locator("#help").is_visible()
