@@ -5,13 +5,13 @@ the size of the paper's (6 models x 196 clips, 4 windows per caption, some capti
 the paired subset is smaller), then times `failure_profile` with its default resample counts
 (20,000 clip-bootstrap resamples, 4,000 for the adjusted pairwise model) and prints the share of
 the time spent in each table, then writes what an export writes (a CSV and a JSON per table,
-every figure as PNG and SVG, report.html) into a temporary folder and times that too. Target:
+every figure as PNG and SVG, report.html, the tidy inputs) with the export's own writer
+(`scoring.profile_files`) into a temporary folder and times that too. Target:
 the whole export under 60 s on 2 cores.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -41,7 +41,7 @@ def main() -> int:
           f"{100 * (marks[0][1] - started) / total:5.1f}%")
     for (name, begin), (_, end) in zip(marks, marks[1:], strict=False):
         print(f"  {name:32s} {end - begin:6.2f} s {100 * (end - begin) / total:5.1f}%")
-    written = write_export(tables)
+    written = write_export(study, tables)
     print(f"files (CSV+JSON per table, PNG+SVG per figure, report.html): {written:.2f} s")
     whole = total + written
     print(f"whole export: {whole:.2f} s (target < {TARGET_SECONDS:.0f} s -> "
@@ -49,30 +49,17 @@ def main() -> int:
     return 0
 
 
-def write_export(tables) -> float:
+def write_export(study, tables) -> float:
     """Write the export's files for `tables` into a temporary folder; return the seconds taken."""
-    from scoring.analysis.figures import FIGURES, save_figure
-    from scoring.analysis.profile import TABLE_CAPTIONS
-    from scoring.report import ReportFigure, csv_text, render_report, table_records
+    from scoring.profile_files import write_profile_files
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="redline-bench-export-") as folder:
-        out = Path(folder)
-        for name, table in tables.items():
-            records = table_records(table)
-            columns = list(table.columns)
-            lines = [",".join(columns)] + [
-                ",".join(json.dumps(csv_text(row[c])) for c in columns) for row in records
-            ]
-            (out / f"{name}.csv").write_text("\n".join(lines), encoding="utf-8")
-            (out / f"{name}.json").write_text(json.dumps(records, default=str), encoding="utf-8")
-        figures = []
-        for name, (table_name, draw) in FIGURES.items():
-            png, _ = save_figure(draw(tables[table_name]), out / name)
-            figures.append(ReportFigure(name, name, table_name, png.read_bytes()))
-        html = render_report(title="bench", tables=tables, captions=TABLE_CAPTIONS,
-                             figures=figures, parameters={"resamples": 20000})
-        (out / "report.html").write_text(html, encoding="utf-8")
+        written = write_profile_files(
+            folder, title="bench", captions=study.captions, windows=study.windows,
+            tables=tables, parameters={"bootstrap resamples": 20_000})
+    if written["figures_failed"]:
+        print(f"figures that could not be drawn: {written['figures_failed']}")
     return time.perf_counter() - started
 
 

@@ -37,7 +37,6 @@ A study nobody has scored has only ``score_length``.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import logging
@@ -47,7 +46,7 @@ import shutil
 import time
 import uuid
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,7 @@ from annotation import workflow
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
-from scoring.analysis.figures import FIGURES, save_figure
+from scoring.analysis.figures import FIGURES
 from scoring.analysis.profile import TABLE_CAPTIONS, failure_profile
 from scoring.analysis.tidy import (
     CAPTION_COLUMNS,
@@ -74,7 +73,8 @@ from scoring.analysis.tidy import (
 from scoring.edits import char_similarity, normalise_text, words, words_changed
 from scoring.exports import CorrectedCaption, CorrectedWindow, Cue
 from scoring.registry import METRICS
-from scoring.report import ReportFigure, cell_value, csv_text, render_report, table_records
+from scoring.profile_files import write_profile_files
+from scoring.report import cell_value
 
 logger = logging.getLogger(__name__)
 
@@ -345,25 +345,6 @@ def corrected_captions(study: Study, model: CandidateModel | None = None) -> lis
 # --------------------------------------------------------------------------- the export
 
 
-def _write_csv(path: Path, columns: Sequence[str], records: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(columns)
-        for record in records:
-            writer.writerow([csv_text(record[c]) for c in columns])
-
-
-def _write_tidy(path: Path, frame: pd.DataFrame) -> None:
-    columns = [str(c) for c in frame.columns]
-    _write_csv(path, columns, table_records(frame))
-
-
-def figure_caption(name: str) -> str:
-    """Return what a figure shows: the first line of its drawing function's docstring."""
-    draw = FIGURES[name][1]
-    return (draw.__doc__ or name).strip().splitlines()[0]
-
-
 def usual_window_count(windows: pd.DataFrame, default: int = 4) -> int:
     """Return the most common number of windows per caption (the larger on a tie).
 
@@ -412,11 +393,6 @@ def profile_export(
 
     step("building the tidy tables from the final verdicts")
     captions, windows = tidy_tables(study)
-    for folder in ("tables", "figures", "tidy"):
-        (out / folder).mkdir(parents=True, exist_ok=True)
-    _write_tidy(out / "tidy" / "captions.csv", captions)
-    _write_tidy(out / "tidy" / "windows.csv", windows)
-
     per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
@@ -424,35 +400,6 @@ def profile_export(
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption,
     )
-    table_entries = []
-    for name, table in tables.items():
-        records = table_records(table)
-        columns = [str(c) for c in table.columns]
-        _write_csv(out / "tables" / f"{name}.csv", columns, records)
-        document = {"name": name, "caption": TABLE_CAPTIONS[name], "columns": columns,
-                    "rows": records}
-        (out / "tables" / f"{name}.json").write_text(
-            json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        table_entries.append({"name": name, "caption": TABLE_CAPTIONS[name], "rows": len(records),
-                              "csv": f"tables/{name}.csv", "json": f"tables/{name}.json"})
-
-    figure_entries, report_figures, failed = [], [], {}
-    for name, (table_name, draw) in FIGURES.items():
-        step(f"figure {name}")
-        try:
-            figure = draw(tables[table_name])
-        except Exception as error:  # a figure of too little data must not sink the export
-            logger.warning("figure %s of study %s could not be drawn", name, study.slug,
-                           exc_info=True)
-            failed[name] = f"{type(error).__name__}: {error}"
-            continue
-        png, _ = save_figure(figure, out / "figures" / name)
-        caption = figure_caption(name)
-        figure_entries.append({"name": name, "caption": caption, "table": table_name,
-                               "png": f"figures/{name}.png", "svg": f"figures/{name}.svg"})
-        report_figures.append(ReportFigure(name, caption, table_name, png.read_bytes()))
-
-    step("report.html")
     parameters = {
         "study": f"{study.name} ({study.slug})",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -468,24 +415,21 @@ def profile_export(
         "near-total cut": study.near_total_cut,
         "windows per caption in Figure 4 (the most common count)": per_caption,
     }
-    notes = [VERDICT_CHOICE_NOTE, SCORE_NOTE]
-    notes += [f"Figure {name} could not be drawn: {reason}" for name, reason in failed.items()]
-    html = render_report(title=f"Failure profile: {study.name}", tables=tables,
-                         captions=TABLE_CAPTIONS, figures=report_figures,
-                         parameters=parameters, notes=notes)
-    (out / "report.html").write_text(html, encoding="utf-8")
+    written = write_profile_files(
+        out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
+        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE], step=step)
 
     manifest = {
         "study": study.slug,
         "parameters": {key: cell_value(value) for key, value in parameters.items()},
         "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
                     "seed": seed, "paired_only": paired_only},
-        "tables": table_entries,
-        "figures": figure_entries,
-        "figures_failed": failed,
+        "tables": written["tables"],
+        "figures": written["figures"],
+        "figures_failed": written["figures_failed"],
         "report": "report.html",
         "tidy": ["tidy/captions.csv", "tidy/windows.csv"],
-        "notes": notes,
+        "notes": written["notes"],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     if progress is not None:
