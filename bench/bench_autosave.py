@@ -27,7 +27,6 @@ import os
 import random
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,9 +35,9 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, wait_for_server
+
 DATABASE = "redline_bench_autosave"
-HOST = "127.0.0.1"
 TARGET_MS = 50.0
 ANNOTATORS = 20
 
@@ -47,29 +46,11 @@ def pg(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), capture_output=True, text=True, timeout=60)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def gunicorn_binary() -> str:
-    found = Path(sys.executable).parent / "gunicorn"
-    if found.exists():
-        return str(found)
-    pinned = next((line.strip() for line in (REPO / "requirements.txt").read_text().splitlines()
-                   if line.startswith("gunicorn")), "gunicorn")
-    print(f"installing {pinned} into {sys.prefix}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", pinned], check=True)
-    return str(found)
-
-
 def build(user: str, annotations_each: int) -> list[dict]:
     """The study, annotators, annotations and a logged-in session per annotator."""
     import django
     from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.utils.crypto import get_random_string
 
@@ -115,15 +96,11 @@ def build(user: str, annotations_each: int) -> list[dict]:
                 changes={"overview": {"verdict": "accept"}})
             annotation = flow.overview_lock(annotation_id=annotation.pk, actor=person,
                                             base_version=annotation.version)
-        session = SessionStore()
-        session[SESSION_KEY] = str(person.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-        session[HASH_SESSION_KEY] = person.get_session_auth_hash()
-        session.create()
+        session_key = signed_in_session(person)
         token = get_random_string(32)
         clients.append({
             "annotation": annotation.pk, "version": annotation.version, "window_pass": in_window_pass,
-            "cookie": f"{settings.SESSION_COOKIE_NAME}={session.session_key}; {settings.CSRF_COOKIE_NAME}={token}",
+            "cookie": f"{settings.SESSION_COOKIE_NAME}={session_key}; {settings.CSRF_COOKIE_NAME}={token}",
             "csrf": token,
         })
     return clients
@@ -208,11 +185,6 @@ def drive(port: int, clients: list[dict], saves: int, think: float) -> tuple[lis
     return latencies, errors
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
-
-
 def report(name: str, latencies: list[float], errors: list[str], seconds: float) -> None:
     if not latencies:
         print(f"  {name}: no successful saves")
@@ -250,19 +222,6 @@ def server_pids(server: subprocess.Popen) -> list[int]:
                   f"select pid from pg_stat_activity where datname = '{DATABASE}' and pid <> pg_backend_pid()")
     pids += [int(line) for line in backends.stdout.split() if line.strip().isdigit()]
     return pids
-
-
-def wait_for_server(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}")
-        try:
-            with socket.create_connection((HOST, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not start listening in time")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -332,7 +332,7 @@ def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_ser
     assert "1.25" in annotation.telemetry["speeds"]
 
 
-def test_a_fifty_window_caption_renders_quickly_and_responds(sign_in, live_server, personas, clips, study):
+def test_a_fifty_window_caption_renders_and_answers_the_keyboard(sign_in, live_server, personas, clips, study):
     from annotation.services.captions import captions_import_jsonl
     from annotation.services.workflow import annotations_assign
 
@@ -346,22 +346,17 @@ def test_a_fifty_window_caption_renders_quickly_and_responds(sign_in, live_serve
     annotations_assign(study=study, annotators=[personas["annotator"]])
     annotation = Annotation.objects.get()
     page = sign_in("annotator", "pw-annotator")
-    started = time.monotonic()
+    # How fast: `make bench` (bench/bench_workspace.py) times this page; here, that it works.
     open_workspace(page, live_server, annotation)
-    # Generous bounds: the suite may share a small machine; on its own this takes well under a second.
-    assert time.monotonic() - started < 5.0
-    assert page.evaluate("performance.now()") < 5000
     assert page.locator("#timeline .segment").count() == 50
 
     page.keyboard.press("a")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#workspace[data-state=windows]")
     assert page.locator(".ws-chip").count() == 51
-    started = time.monotonic()
     for position in range(1, 6):
         page.keyboard.press("a")
         page.wait_for_selector(f"#unit[data-unit='{position}']")
-    assert time.monotonic() - started < 5.0
     assert "Window 6 of 50" in page.locator("#unit h2").inner_text()
     wait_saved(page)
     assert annotator_pass(annotation).windows.filter(verdict="accept").count() == 5

@@ -152,3 +152,15 @@ def test_study_page_gives_admins_the_assignment_form(personas):
     assert 'id="assign-form"' in page and 'value="annotator"' in page
     assert "/api/studies/s1/assignments/" in page
     assert 'href="/studies/s1/queue/"' not in page
+
+
+def test_every_page_names_an_icon_that_exists(annotation, personas):
+    import re
+
+    from django.contrib.staticfiles import finders
+
+    for client, path in ((Client(), "/login/"), (client_for(personas["annotator"]), f"/annotate/{annotation.pk}/")):
+        page = client.get(path).content.decode()
+        found = re.search(r'<link rel="icon" href="/static/([^"]+)"', page)
+        assert found, path
+        assert finders.find(found.group(1)) is not None

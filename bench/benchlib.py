@@ -1,0 +1,67 @@
+"""What the benchmarks that start a web server share: a port, gunicorn, a signed-in session.
+
+Not a benchmark itself (`make bench` runs only ``bench_*.py``); the scripts beside it import it.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def gunicorn_binary() -> str:
+    """The virtual environment's gunicorn, installed at its pinned version when missing."""
+    found = Path(sys.executable).parent / "gunicorn"
+    if found.exists():
+        return str(found)
+    pinned = next((line.strip() for line in (REPO / "requirements.txt").read_text().splitlines()
+                   if line.startswith("gunicorn")), "gunicorn")
+    print(f"installing {pinned} into {sys.prefix}")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", pinned], check=True)
+    return str(found)
+
+
+def wait_for_server(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
+    """Return once something listens on ``port``; raise if ``process`` exits or time runs out."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            with socket.create_connection((HOST, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("the server did not start listening in time")
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile of ``values`` (``share`` 0.95 for p95)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+def signed_in_session(user) -> str:
+    """The key of a new database session in which ``user`` is signed in (Django set up)."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return session.session_key
