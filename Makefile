@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv system test test-fast bench serve
+.PHONY: demo venv system test test-fast bench serve serve-with-worker
 
 venv:
 	@scripts/venv.sh
@@ -18,19 +18,23 @@ system:
 	@scripts/system-packages.sh demo
 
 # The demo runs one Celery worker beside the web server, through a folder in var/
-# (no Redis needed); Ctrl-C stops both.
+# (no Redis needed); Ctrl-C stops both. `make serve` does the same without building the demo.
 DEMO_ENV := CELERY_BROKER_URL=filesystem://
 
 demo: system venv
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py make_demo
+	@$(MAKE) --no-print-directory serve-with-worker
+
+serve: system venv
+	$(PY) manage.py migrate --no-input -v0
+	@$(MAKE) --no-print-directory serve-with-worker
+
+serve-with-worker:
 	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	@$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
 		trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
-
-serve: venv
-	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The whole suite: PostgreSQL, Redis, a real Celery worker, headless Chromium.
 # Tasks run eagerly except in the worker tests, which send them through Redis.

@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = tempfile.mkdtemp(prefix="redline-bench-autosave-")
     url = f"postgres://{user}@{HOST}:5432/{DATABASE}"
     env = {
-        **os.environ, "DATABASE_URL": url, "MEDIA_ROOT": scratch, "DEBUG": "0",
+        **os.environ, "DATABASE_URL": url, "MEDIA_ROOT": scratch, "STATIC_ROOT": scratch, "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(48), "ALLOWED_HOSTS": HOST, "DJANGO_SETTINGS_MODULE": "config.settings",
         "LOG_LEVEL": "ERROR",
     }
