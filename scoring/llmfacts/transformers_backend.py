@@ -67,6 +67,54 @@ def end_of_first_json_object(text: str) -> int | None:
     return None
 
 
+def end_of_first_repeat(text: str) -> str | None:
+    """``text`` cut before the first string that repeats an earlier item of its list, closed.
+
+    ``text`` is the beginning of a JSON answer (it starts with ``{``). When a string in a list
+    equals an earlier string of the same list, the answer is cut just after the item before it
+    and every open list and object is closed: ``{"facts": ["a", "b", "a"`` becomes
+    ``{"facts": ["a", "b"]}``. Returns ``None`` when no list item repeats. The prompts forbid
+    repeated facts; a small model that loops on its list would otherwise write until its token
+    limit, leaving JSON that never closes.
+    """
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("{", start):
+        return None
+    stack: list[tuple[str, set[str], int]] = []  # (opener, items so far, end of the last item)
+    string_start: int | None = None
+    escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if string_start is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                opener, items, _ = stack[-1] if stack else ("", set(), 0)
+                if opener == "[":
+                    item = text[string_start : index + 1]
+                    if item in items:
+                        closing = "".join("]" if o == "[" else "}" for o, _, _ in reversed(stack))
+                        return text[: stack[-1][2]] + closing
+                    items.add(item)
+                    stack[-1] = (opener, items, index + 1)
+                string_start = None
+        elif char == '"':
+            string_start = index
+        elif char in "{[":
+            stack.append((char, set(), index + 1))
+        elif char in "}]":
+            if not stack:
+                return None
+            stack.pop()
+            if not stack:
+                return None
+            opener, items, _ = stack[-1]
+            stack[-1] = (opener, items, index + 1)  # a list's item (or an object) ends here
+    return None
+
+
 class TransformersBackend:
     """A causal language model with a chat template, decoding greedily (``do_sample=False``).
 
@@ -74,7 +122,9 @@ class TransformersBackend:
     file in that folder. Nothing is downloaded: set ``HF_HUB_OFFLINE=1`` where there is no hub.
     Answers are cut at ``max_new_tokens``. With ``stop_at_json_end`` an answer that starts with
     ``{`` ends where that object closes, like a stop sequence; a fenced or prose answer runs to
-    the end-of-turn token. One model in one process gains nothing from parallel calls, so calls
+    the end-of-turn token. With ``cut_repeats`` (and ``stop_at_json_end``) an answer that starts
+    repeating an item of a list ends there, closed (:func:`end_of_first_repeat`): small models
+    loop on their fact lists. One model in one process gains nothing from parallel calls, so calls
     are serialised and ``max_concurrency`` is 1. ``torch_threads``, when given, is applied with
     ``torch.set_num_threads`` at load time (a process-wide setting): on a busy machine one
     thread can be many times faster than several threads competing for the same cores.
@@ -89,6 +139,7 @@ class TransformersBackend:
         gguf_file: str | None = None,
         max_new_tokens: int = 512,
         stop_at_json_end: bool = True,
+        cut_repeats: bool = True,
         device: str = "cpu",
         torch_threads: int | None = None,
     ) -> None:
@@ -99,6 +150,7 @@ class TransformersBackend:
         self.gguf_file = gguf_file
         self.max_new_tokens = max_new_tokens
         self.stop_at_json_end = stop_at_json_end
+        self.cut_repeats = cut_repeats and stop_at_json_end
         self.device = device
         self.torch_threads = torch_threads
         self._lock = threading.Lock()
@@ -107,9 +159,11 @@ class TransformersBackend:
 
     @property
     def model_id(self) -> str:
-        """Model file and the answer length limit (a shorter limit can change the answer)."""
+        """Model file, the answer length limit and whether repeats are cut: each can change
+        the answer."""
         name = self.gguf_file or self.model_path.name
-        return f"transformers:{name}:max_new_tokens={self.max_new_tokens}"
+        repeats = ":cut_repeats" if self.cut_repeats else ""
+        return f"transformers:{name}:max_new_tokens={self.max_new_tokens}{repeats}"
 
     def load(self) -> None:
         """Load tokenizer and model now rather than on the first call; safe to call twice."""
@@ -149,6 +203,8 @@ class TransformersBackend:
             end = end_of_first_json_object(text)
             if end is not None:
                 text = text[:end]
+            elif self.cut_repeats:
+                text = end_of_first_repeat(text) or text
         return text
 
     def _load_locked(self) -> None:
@@ -181,13 +237,15 @@ class TransformersBackend:
         if not self.stop_at_json_end:
             return StoppingCriteriaList()
         tokenizer = self._tokenizer
+        cut_repeats = self.cut_repeats
 
         class _JsonObjectClosed(StoppingCriteria):
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
                 import torch
 
                 text = tokenizer.decode(input_ids[0, prompt_length:], skip_special_tokens=True)
-                done = end_of_first_json_object(text) is not None
+                done = end_of_first_json_object(text) is not None or (
+                    cut_repeats and end_of_first_repeat(text) is not None)
                 return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
 
         return StoppingCriteriaList([_JsonObjectClosed()])

@@ -20,7 +20,7 @@ from scoring.llmfacts import (
     parse_labels,
 )
 from scoring.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
-from scoring.llmfacts.transformers_backend import end_of_first_json_object
+from scoring.llmfacts.transformers_backend import end_of_first_json_object, end_of_first_repeat
 
 GOOD_LABELS = (
     '{"labels": [{"fact": 2, "reason": "r2", "label": "neutral"}, '
@@ -204,10 +204,35 @@ def test_end_of_first_json_object_ignores_braces_in_strings(text: str, end: int 
     assert end_of_first_json_object(text) == end
 
 
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ('{"facts": ["a", "b", "a"', '{"facts": ["a", "b"]}'),
+        ('{"facts": ["a", "a"', '{"facts": ["a"]}'),
+        (' {"x": {"facts": ["q\\"", "q\\""', ' {"x": {"facts": ["q\\""]}}'),
+        ('{"l": [{"r": "x"}, {"r": "x"}, "s", "s"', '{"l": [{"r": "x"}, {"r": "x"}, "s"]}'),
+        # Not a repeat: a different list, an object's values, a string that is not finished.
+        ('{"facts": ["a", "b"], "more": ["a"', None),
+        ('{"labels": [{"reason": "same"}, {"reason": "same"}', None),
+        ('{"facts": ["a", "a', None),
+        ('{"facts": ["a", "b"]}', None),
+        ("Here you go", None),
+    ],
+)
+def test_a_list_that_starts_repeating_is_cut_before_the_repeat_and_closed(
+    text: str, cut: str | None
+) -> None:
+    assert end_of_first_repeat(text) == cut
+    if cut is not None:
+        assert parse_json_answer(cut) is not None
+
+
 def test_transformers_backend_names_its_model_file_and_limit_without_loading() -> None:
     backend = TransformersBackend("/models/folder/model.Q4.gguf", max_new_tokens=64)
     assert (backend.model_path, backend.gguf_file) == (Path("/models/folder"), "model.Q4.gguf")
-    assert backend.model_id == "transformers:model.Q4.gguf:max_new_tokens=64"
+    assert backend.model_id == "transformers:model.Q4.gguf:max_new_tokens=64:cut_repeats"
+    assert TransformersBackend("/m.gguf", max_new_tokens=64, cut_repeats=False).model_id == (
+        "transformers:m.gguf:max_new_tokens=64")
     assert backend.max_concurrency == 1
 
 

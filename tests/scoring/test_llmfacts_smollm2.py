@@ -174,7 +174,7 @@ def test_smollm2_greedy_decoding_gives_the_same_answer_twice(
     smollm2: TransformersBackend,
 ) -> None:
     # A checking question: this model answers it with one closed JSON object, which ends the
-    # generation early (an extraction tends to loop until the token limit).
+    # generation early.
     messages = checking_messages("A dog runs.", ["A dog runs.", "The dog is black.", "It rains."])
     first = smollm2.chat(messages)
 
@@ -187,3 +187,14 @@ def test_a_model_that_cannot_be_loaded_fails_with_a_backend_error(tmp_path: Path
     backend = TransformersBackend(tmp_path / "missing.gguf")
     with pytest.raises(BackendError, match="cannot load"):
         backend.chat(extraction_messages("A dog runs."))
+
+
+def test_smollm2_fact_lists_end_closed_and_without_repeats(smollm2: TransformersBackend) -> None:
+    # Greedy decoding makes this model repeat its facts until the token limit; the backend ends
+    # the list at the first repeat, so the answer closes and parses.
+    text = "A man in a blue shirt walks his dog along a beach at sunset. The dog runs into the water."
+    answer = smollm2.chat(extraction_messages(text))
+
+    assert end_of_first_json_object(answer) == len(answer)
+    facts = parse_facts(answer)
+    assert facts and len(set(facts)) == len(facts)
