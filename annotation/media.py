@@ -454,34 +454,51 @@ def _quick_duration(path: Path) -> float:
     return _float((info.get("format") or {}).get("duration"))
 
 
+#: Where a poster may come from, as shares of the clip's duration (see :func:`make_poster`).
+POSTER_CANDIDATES = (0.1, 0.3, 0.5)
+
+
 def make_poster(
     src: StrPath, dst: StrPath, at_seconds: float | None = None, *, timeout: float | None = 120
 ) -> None:
     """Write one JPEG frame of ``src`` to ``dst``; raise MediaError on failure.
 
-    The frame is taken at ``at_seconds``, by default 10% into the clip (past any fade-in from
-    black), or at 1 s when the duration is unknown. Asking for a time past the end is an error.
+    The frame is taken at ``at_seconds``. By default it is the most detailed of three frames,
+    10%, 30% and 50% into the clip: a frame of one colour (a fade-in from black, an empty
+    opening shot) makes the smallest JPEG, so the largest of the three is kept. When the
+    duration is unknown the frame is taken at 1 s. Asking for a time past the end is an error.
     """
     src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
-    if at_seconds is None:
+    if at_seconds is not None:
+        times = [at_seconds]
+    else:
         duration = _quick_duration(src)
-        at_seconds = duration * 0.1 if duration > 0 else 1.0
-    if at_seconds < 0 or not math.isfinite(at_seconds):
-        raise ValueError(f"at_seconds must be a time in the clip, got {at_seconds!r}")
-    tmp = _temp_output(dst)
+        times = [duration * share for share in POSTER_CANDIDATES] if duration > 0 else [1.0]
+    for at in times:
+        if at < 0 or not math.isfinite(at):
+            raise ValueError(f"at_seconds must be a time in the clip, got {at!r}")
+    frames: list[Path] = []
+    try:
+        for at in times:
+            frames.append(_temp_output(dst))
+            _grab_frame(src, frames[-1], at, timeout=timeout)
+        os.replace(max(frames, key=lambda frame: frame.stat().st_size), dst)
+    finally:
+        for frame in frames:
+            frame.unlink(missing_ok=True)
+
+
+def _grab_frame(src: Path, out: Path, at_seconds: float, *, timeout: float | None) -> None:
+    """Write the frame of ``src`` at ``at_seconds`` to ``out`` as a JPEG."""
     args = [
         "-y", "-ss", f"{at_seconds:.3f}", "-i", os.fspath(src),
         "-map", "0:v:0", "-frames:v", "1", "-an", "-sn", "-dn",
-        "-c:v", "mjpeg", "-q:v", "3", "-f", "image2", "-update", "1", os.fspath(tmp),
+        "-c:v", "mjpeg", "-q:v", "3", "-f", "image2", "-update", "1", os.fspath(out),
     ]  # fmt: skip
-    try:
-        _run_ffmpeg(args, path=src, what="making the poster", timeout=timeout)
-        if not tmp.exists() or tmp.stat().st_size == 0:
-            raise MediaError(src, f"making the poster failed (no frame at {at_seconds:.2f} s)")
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _run_ffmpeg(args, path=src, what="making the poster", timeout=timeout)
+    if not out.exists() or out.stat().st_size == 0:
+        raise MediaError(src, f"making the poster failed (no frame at {at_seconds:.2f} s)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -81,7 +81,11 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
 @login_required
 @require_GET
 def profile_page(request, slug: str):
-    study = _research_study(request, slug)
+    return _render_profile_page(request, _research_study(request, slug))
+
+
+def _render_profile_page(request, study: Study, *, error: str = "", form: dict | None = None,
+                         status: int = 200):
     jobs = _profiles().profile_jobs(study=study)
     models = study.candidate_models.annotate(
         final_verdicts=Count("captions", filter=Q(captions__annotations__state=workflow.APPROVED),
@@ -93,8 +97,9 @@ def profile_page(request, slug: str):
         "models": models,
         "job": _job_data(study, jobs[0] if jobs else None),
         "earlier": earlier,
-        "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0},
-    })
+        "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
+        "error": error,
+    }, status=status)
 
 
 def _number(data: dict[str, Any], key: str, default: int) -> int:
@@ -111,10 +116,12 @@ def _number(data: dict[str, Any], key: str, default: int) -> int:
 @login_required
 @require_POST
 def profile_job_start(request, slug: str):
-    """Start an export job: JSON (or form) body with resamples, adjusted_resamples, seed,
-    paired_only; answers 202 with the job's status."""
+    """Start an export job from a JSON body (resamples, adjusted_resamples, seed, paired_only):
+    202 with the job's status. The page's form posted without JavaScript gets the page back:
+    redirected to it with the new job, or shown again with the error."""
     study = _research_study(request, slug)
-    if request.content_type == "application/json":
+    from_form = request.content_type != "application/json"
+    if not from_form:
         try:
             data = json.loads(request.body or b"{}")
         except json.JSONDecodeError:
@@ -134,7 +141,12 @@ def profile_job_start(request, slug: str):
             paired_only=paired in (True, "true", "on", "1", 1),
         )
     except ServiceError as error:
+        if from_form:
+            kept = {key: data[key] for key in ("resamples", "adjusted_resamples", "seed") if key in data}
+            return _render_profile_page(request, study, error=str(error), form=kept, status=400)
         return JsonResponse({"detail": str(error)}, status=400)
+    if from_form:
+        return redirect("profiles", slug=study.slug)
     # An eager task has already run by now; report the state as it is.
     status = _profiles().profile_job_status(study=study, job_id=status["job"]) or status
     return JsonResponse(_job_data(study, status), status=202)

@@ -315,6 +315,26 @@ def test_make_poster_writes_one_jpeg_frame(tiny_clip: Path, tmp_path: Path) -> N
     assert data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9"
 
 
+def test_make_poster_skips_a_blank_opening(clip_dir: Path, tmp_path: Path) -> None:
+    # 1.6 s of plain white, then a test card: 10% and 30% in are white, 50% is the card.
+    clip = clip_dir / "blank_opening.mp4"
+    ffmpeg(
+        "-f", "lavfi", "-i", "color=c=white:s=160x120:r=25:d=1.6",
+        "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2.4",
+        "-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]",
+        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", os.fspath(clip),
+    )  # fmt: skip
+    chosen, white, card = (tmp_path / name for name in ("chosen.jpg", "white.jpg", "card.jpg"))
+
+    media.make_poster(clip, chosen)
+    media.make_poster(clip, white, at_seconds=0.4)
+    media.make_poster(clip, card, at_seconds=2.0)
+
+    assert chosen.read_bytes() == card.read_bytes()
+    assert white.stat().st_size * 2 < chosen.stat().st_size
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.jpg", "chosen.jpg", "white.jpg"]
+
+
 def test_make_poster_past_the_end_of_the_clip_fails(tiny_clip: Path, tmp_path: Path) -> None:
     poster = tmp_path / "poster.jpg"
 

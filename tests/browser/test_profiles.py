@@ -39,6 +39,7 @@ def test_a_researcher_builds_the_profile_and_the_report_opens_with_its_figures(
     page = sign_in("researcher", "redline-demo")
     page.get_by_role("link", name="Demo study").click()
     page.get_by_role("link", name="Failure profile").click()
+    page.wait_for_selector("#profile-form[data-ready=true]")
     page.get_by_label("Bootstrap resamples").fill("200")
     page.get_by_label("Adjusted-model resamples").fill("40")
     page.get_by_role("button", name="Build profile").click()

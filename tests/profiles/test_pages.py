@@ -161,6 +161,35 @@ def test_a_study_without_final_verdicts_cannot_start_a_job(
     assert response.status_code == 400 and "no final verdicts" in response.json()["detail"]
 
 
+def test_the_form_posted_without_javascript_starts_the_job_and_returns_to_the_page(
+    client, scripted, personas, django_capture_on_commit_callbacks
+):
+    signed_in(client, personas["researcher"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("profile-jobs", args=[scripted.slug]),
+                               {**SMALL, "paired_only": "on"})
+    assert response.status_code == 302 and response.url == reverse("profiles", args=[scripted.slug])
+    [job] = profiles.profile_jobs(study=scripted)
+    assert job["state"] == "done" and job["options"]["paired_only"] is True
+    assert job["options"]["resamples"] == SMALL["resamples"]
+    page, job_id = client.get(response.url).content.decode(), job["job"]
+    assert f'"job": "{job_id}"' in page
+
+
+def test_a_bad_form_post_shows_the_page_again_with_the_error_and_the_values(
+    client, scripted, personas
+):
+    signed_in(client, personas["researcher"])
+    response = client.post(reverse("profile-jobs", args=[scripted.slug]),
+                           {"resamples": "<b>many</b>", "adjusted_resamples": "40", "seed": "3"})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "resamples must be a whole number, not &#x27;&lt;b&gt;many&lt;/b&gt;&#x27;." in page
+    assert 'name="adjusted_resamples" min="1" max="200000" value="40"' in page
+    assert 'name="seed" min="0" value="3"' in page
+    assert profiles.profile_jobs(study=scripted) == []
+
+
 def test_running_a_finished_job_again_changes_nothing(finished, scripted):
     folder = profiles.job_dir(scripted, finished["job"])
     before = (folder / "status.json").read_bytes()

@@ -157,4 +157,7 @@ form.addEventListener("submit", async (event) => {
   render(answer);
 });
 
+const serverError = errorText.textContent;
 render(JSON.parse(document.getElementById("profile-job").textContent));
+if (serverError) showError(serverError);  // the form was posted without this script
+form.dataset.ready = "true";
