@@ -124,7 +124,8 @@ MEDIA_ACCEL_PREFIX = os.environ.get("MEDIA_ACCEL_PREFIX", "/protected-media/")
 
 # Celery: no broker configured means tasks run eagerly, in the calling process.
 BROKER_CONFIGURED = bool(os.environ.get("CELERY_BROKER_URL"))
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
+# (The in-memory URL names a host only so that kombu does not warn that none was given.)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not BROKER_CONFIGURED)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
