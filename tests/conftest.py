@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,52 @@ def annotation(caption, personas, study):
     annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
     item = caption.annotations.get()
     return annotation_open(annotation=item, actor=personas["annotator"])
+
+
+WORKER_OPTIONS = ["--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
+                  "--without-heartbeat"]
+
+
+@pytest.fixture
+def start_worker(media_root):
+    """Start real Celery workers on the test database, consuming the broker `make test` set.
+
+    `make test` points CELERY_BROKER_URL at a test Redis database and keeps tasks eager; while
+    this fixture is in use the app stops being eager, so a service's on_commit sends its job to
+    Redis. ``start_worker(module=..., **env)`` runs ``python -m <module> worker [options]``
+    (Redline's app by default) with extra environment variables; the fixture stops every worker
+    still running.
+    """
+    from django.db import connection
+
+    from config.celery import app as celery_app
+
+    if not celery_app.conf.broker_url.startswith("redis://"):
+        pytest.fail("CELERY_BROKER_URL is not a Redis URL: run the suite with `make test`")
+    db = connection.settings_dict
+    base_env = {
+        **os.environ,
+        "MEDIA_ROOT": str(media_root),
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+    }
+    # Jobs left in the test queue, or taken and never acknowledged, by an earlier interrupted run.
+    celery_app.control.purge()
+    with celery_app.connection_for_write() as broker_connection:
+        broker_connection.default_channel.client.delete("unacked", "unacked_index")
+    processes: list[subprocess.Popen] = []
+
+    def start(module: str = "celery", **env: str) -> subprocess.Popen:
+        app = ["-A", "config"] if module == "celery" else []
+        process = subprocess.Popen([sys.executable, "-m", module, *app, "worker", *WORKER_OPTIONS],
+                                   cwd=REPO, env={**base_env, **env})
+        processes.append(process)
+        return process
+
+    celery_app.conf.task_always_eager = False
+    yield start
+    celery_app.conf.task_always_eager = True
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)

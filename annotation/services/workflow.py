@@ -407,10 +407,7 @@ def overview_problems(annotation: Annotation, correction: CorrectionPass) -> lis
 @transaction.atomic
 def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
     """Submit the overview verdict: it is locked, and the window pass opens."""
-    annotation = Annotation.objects.get(pk=annotation_id)
-    if annotation.annotator_id != actor.pk:
-        raise NotAllowed("Only the assigned annotator may submit this overview.")
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
     correction = _annotator_pass(annotation)
     problems = overview_problems(annotation, correction)
     if problems:
@@ -450,10 +447,7 @@ def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[st
 @transaction.atomic
 def annotation_submit(*, annotation_id: int, actor, base_version: int) -> Annotation:
     """Send the complete annotation to QC."""
-    annotation = Annotation.objects.get(pk=annotation_id)
-    if annotation.annotator_id != actor.pk:
-        raise NotAllowed("Only the assigned annotator may submit this annotation.")
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE)
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
     correction = _annotator_pass(annotation)
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first.")

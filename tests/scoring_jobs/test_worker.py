@@ -3,75 +3,21 @@
 from __future__ import annotations
 
 import io
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from django.db.models import Count
 
-from config.celery import app as celery_app
 from scoring.models import ScoreJob, ScoreResult
 from scoring.registry import METRICS
 from scoring.services import score_job_create
-from tests.conftest import REPO
 from tests.scoring_jobs.conftest import import_captions, import_references, make_clip
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-WORKER_OPTIONS = [
-    "--pool=solo",
-    "--loglevel=WARNING",
-    "--without-gossip",
-    "--without-mingle",
-    "--without-heartbeat",
-]
-
-
-@pytest.fixture
-def start_worker(media_root):
-    """Start workers on the test database, consuming the broker `make test` configured.
-
-    As in tests/annotation/test_worker.py, tasks stop being eager here, so on_commit sends jobs
-    to Redis. Each worker starts through worker_main.py (which registers the slow test metric)
-    with extra environment variables; the fixture stops any left running.
-    """
-    broker = celery_app.conf.broker_url
-    if not broker.startswith("redis://"):
-        pytest.fail("CELERY_BROKER_URL is not a Redis URL: run the suite with `make test`")
-    db = connection.settings_dict
-    base_env = {
-        **os.environ,
-        "MEDIA_ROOT": str(media_root),
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "CELERY_TASK_ALWAYS_EAGER": "0",
-    }
-    # Jobs left in the test queue, or taken and never acknowledged, by an earlier interrupted run.
-    celery_app.control.purge()
-    with celery_app.connection_for_write() as broker_connection:
-        broker_connection.default_channel.client.delete("unacked", "unacked_index")
-    processes: list[subprocess.Popen] = []
-
-    def start(**env: str) -> subprocess.Popen:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.scoring_jobs.worker_main", *WORKER_OPTIONS],
-            cwd=REPO,
-            env={**base_env, **env},
-        )
-        processes.append(process)
-        return process
-
-    celery_app.conf.task_always_eager = False
-    yield start
-    celery_app.conf.task_always_eager = True
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
+WORKER = "tests.scoring_jobs.worker_main"  # Redline's worker with the slow test metric
 
 
 @pytest.fixture
@@ -98,7 +44,7 @@ def wait_for(condition, *, worker, seconds: float, what: str):
 def test_a_real_worker_runs_a_study_job_while_score_waits_and_prints_progress(
     start_worker, approved
 ):
-    worker = start_worker()
+    worker = start_worker(WORKER)
     out = io.StringIO()
     call_command(
         "score",
@@ -123,7 +69,7 @@ def test_a_verdict_approved_on_the_web_is_scored_by_the_worker(
 ):
     from tests.scoring_jobs.conftest import finish_verdict
 
-    worker = start_worker()
+    worker = start_worker(WORKER)
     approved = finish_verdict(assigned, personas)  # each service commits; the approval queues
     job = wait_for(
         lambda: ScoreJob.objects.filter(annotation=approved, status="done").first(),
@@ -168,7 +114,7 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
     # A short visibility timeout makes Redis hand the unacknowledged job to the next worker
     # soon; one item per chunk commits (and counts) every item as it is scored.
     env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_CHUNK_SIZE": "1"}
-    first = start_worker(**env)
+    first = start_worker(WORKER, **env)
     job = score_job_create(study=long_study, metrics=[slow_metric])  # commits: sent to Redis
 
     def progressed():
@@ -184,7 +130,7 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
     assert 8 <= len(stored_before) < CAPTIONS
 
     time.sleep(3)  # past the visibility timeout: the restarted worker gets the job again
-    second = start_worker(**env)
+    second = start_worker(WORKER, **env)
 
     def finished():
         job.refresh_from_db()

@@ -1,5 +1,5 @@
-"""`python -m tests.scoring_jobs.worker_main [worker options]`: a Celery worker of Redline with
-the slow test metric registered (see slow_family.py), for the worker-kill test."""
+"""`python -m tests.scoring_jobs.worker_main worker [options]`: a Celery worker of Redline with the
+slow test metric registered (see slow_family.py), for the worker-kill test."""
 
 import sys
 
@@ -7,4 +7,4 @@ import tests.scoring_jobs.slow_family  # noqa: F401 - registers the metric in th
 from config.celery import app
 
 if __name__ == "__main__":
-    app.worker_main(["worker", *sys.argv[1:]])
+    app.worker_main(sys.argv[1:])
