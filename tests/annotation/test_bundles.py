@@ -9,7 +9,6 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -40,8 +39,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 
 
 @pytest.fixture(autouse=True)

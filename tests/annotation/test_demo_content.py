@@ -20,6 +20,7 @@ from annotation.demo_content import (
     TAXONOMY_MODES,
     DemoCaption,
 )
+from tests.conftest import REPO
 
 CLIPS = {clip["name"]: clip for clip in DEMO_CLIPS}
 MODELS = {model["identifier"]: model for model in DEMO_MODELS}
@@ -35,9 +36,8 @@ def test_demo_content_imports_without_django() -> None:
         "import sys, annotation.demo_content, annotation.media; "
         "sys.exit(1 if any(m == 'django' or m.startswith('django.') for m in sys.modules) else 0)"
     )
-    root = Path(__file__).resolve().parents[2]
 
-    assert subprocess.run([sys.executable, "-c", code], cwd=root, check=False).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO, check=False).returncode == 0
 
 
 def test_clip_names_model_identifiers_and_model_names_are_unique() -> None:

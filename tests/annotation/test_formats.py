@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -30,9 +29,9 @@ from annotation.formats import (
     parse_fmv2t_descriptions_csv,
     parse_references_jsonl,
 )
-from tests.conftest import SHARED_DATASETS
+from tests.conftest import REPO, SHARED_DATASETS
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+FIXTURES = REPO / "fixtures" / "formats"
 DATASETS = SHARED_DATASETS
 
 # The clips the caption fixtures are written against (see fixtures/formats/README.md).

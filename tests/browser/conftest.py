@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls in
 # the test body are still synchronous and safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = os.environ.get("REDLINE_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+ARTIFACTS = REPO / "artifacts" / "screenshots"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

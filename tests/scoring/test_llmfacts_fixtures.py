@@ -10,14 +10,14 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from scoring.llmfacts import compute_scores, count_labels, parse_facts, parse_labels
+from tests.conftest import REPO
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fm_v2t"
+FIXTURES = REPO / "fixtures" / "fm_v2t"
 
 # Arzberger et al., MM '25, Table 4 (three decimals). The identical pair is not in the table;
 # its value follows from the definition.

@@ -21,6 +21,7 @@ from scoring.llmfacts import (
 )
 from scoring.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
 from scoring.llmfacts.transformers_backend import end_of_first_json_object, end_of_first_repeat
+from tests.conftest import REPO
 
 GOOD_LABELS = (
     '{"labels": [{"fact": 2, "reason": "r2", "label": "neutral"}, '
@@ -241,8 +242,7 @@ def test_importing_the_package_loads_neither_django_nor_torch() -> None:
         "import sys, scoring.llmfacts; "
         "print(sorted({'django', 'torch', 'transformers'} & set(sys.modules)))"
     )
-    repo = Path(__file__).resolve().parents[2]
     completed = subprocess.run(
-        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert completed.stdout.strip() == "[]"

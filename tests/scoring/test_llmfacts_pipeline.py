@@ -26,8 +26,9 @@ from scoring.llmfacts import (
     llmfacts_f1_many,
 )
 from scoring.llmfacts.pipeline import EMPTY_TEXT_REASON
+from tests.conftest import REPO
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fm_v2t"
+FIXTURES = REPO / "fixtures" / "fm_v2t"
 
 EXTRACTION_SYSTEM = extraction_messages("x")[0]["content"]
 CHECKING_SYSTEM = checking_messages("x", ["y"])[0]["content"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +18,9 @@ from scoring.ranking import (
     model_means,
     scores_array,
 )
+from tests.conftest import REPO
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "clip_cc_bench"
+FIXTURES = REPO / "fixtures" / "clip_cc_bench"
 PUBLISHED = json.loads((FIXTURES / "paper_v1.json").read_text())
 JUDGES = PUBLISHED["judges"]
 

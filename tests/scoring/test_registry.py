@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
@@ -21,10 +20,10 @@ from scoring.registry import (
     metric_names,
     register_family,
 )
+from tests.conftest import REPO
 from tests.scoring.test_embeddings import HashingEncoder
 from tests.scoring.test_reference import TABLE_3_CANDIDATES, TABLE_3_REFERENCE, TABLE_4
 
-REPO = Path(__file__).resolve().parents[2]
 EXPECTED_NAMES = [
     "words_changed", "char_similarity", "near_total",
     "bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider",
