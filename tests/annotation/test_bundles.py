@@ -163,14 +163,19 @@ def test_a_study_that_already_exists_is_not_imported_again(worked):
         bundle_import(data=data)
 
 
-def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_refused(worked):
-    bundle = bundle_export(study=worked)
+def reworded_taxonomy(bundle: dict) -> dict:
+    """The bundle with its taxonomy's first definition reworded: a new, consistent hash."""
     taxonomy = bundle["taxonomies"][0]
     taxonomy["modes"][0]["definition"] += " Reworded."
     taxonomy["content_hash"] = taxonomy_hash(taxonomy["modes"], taxonomy["precedence_rules"])
     bundle["study"]["taxonomy"] = taxonomy["content_hash"]
     for annotation in bundle["annotations"]:
         annotation["taxonomy"] = taxonomy["content_hash"]
+    return bundle
+
+
+def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_refused(worked):
+    bundle = reworded_taxonomy(bundle_export(study=worked))
     before = Study.objects.count()
     with pytest.raises(
         ServiceError, match=r"already exists here with taxonomy redline v1 .*taxonomy never changes"
@@ -180,16 +185,10 @@ def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_re
 
 
 def test_a_different_taxonomy_under_a_new_slug_is_stored_as_a_new_version(worked):
-    bundle = bundle_export(study=worked)
-    taxonomy = bundle["taxonomies"][0]
-    taxonomy["modes"][0]["definition"] += " Reworded."
-    taxonomy["content_hash"] = taxonomy_hash(taxonomy["modes"], taxonomy["precedence_rules"])
-    bundle["study"]["taxonomy"] = taxonomy["content_hash"]
-    for annotation in bundle["annotations"]:
-        annotation["taxonomy"] = taxonomy["content_hash"]
+    bundle = reworded_taxonomy(bundle_export(study=worked))
     report = bundle_import(data=bundles.dumps(bundle), slug="reworded")
     assert str(report.study.taxonomy) == "redline v2"
-    assert report.study.taxonomy.content_hash == taxonomy["content_hash"]
+    assert report.study.taxonomy.content_hash == bundle["taxonomies"][0]["content_hash"]
     assert any("stored as redline v2" in note for note in report.notes)
 
 
