@@ -15,14 +15,13 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import benchlib  # noqa: F401 - puts the repository on the import path
+
 TARGET_SECONDS = 60.0
 
 
 def main() -> int:
-    sys.path.insert(0, str(REPO))
     from scoring.analysis import failure_profile
     from tests.analysis.synthetic import synthetic_study
 

@@ -12,10 +12,9 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DATASETS = Path(os.environ.get("REDLINE_DATASETS", REPO.parent / "shared" / "datasets"))
+from benchlib import DATASETS
+
 MODELS = DATASETS / "clip-cc-bench" / "data" / "models"
 TARGET_SECONDS = 5.0
 
@@ -28,7 +27,6 @@ def main() -> int:
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch}/bench.sqlite3")
     os.environ["MEDIA_ROOT"] = scratch
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO))
     import django
 
     django.setup()

@@ -21,14 +21,12 @@ Environment: REDLINE_BENCH_LLMFACTS_PAIRS (default 3, at most 6), REDLINE_BENCH_
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import benchlib  # noqa: F401 - puts the repository on the import path
+
 # Models come from installed packages only; never wait on a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import benchlib  # noqa: F401 - puts the repository on the import path
 
 from annotation import media  # noqa: E402 - needs the repository root on sys.path first
 

@@ -32,8 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchlib import DATASETS
 # Models come from installed packages only; never wait on a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,12 +55,6 @@ class Item:
     key: str
     candidate: str
     reference: str
-
-
-def datasets_dir() -> Path:
-    """Return the datasets folder from REDLINE_DATASETS, else ../shared/datasets."""
-    configured = os.environ.get("REDLINE_DATASETS")
-    return Path(configured) if configured else REPO.parent / "shared" / "datasets"
 
 
 def load_corpus(root: Path) -> list[Item]:
@@ -194,7 +187,7 @@ def bench_embeddings(items: Sequence[Item]) -> None:
 
 
 def main() -> int:
-    root = datasets_dir() / "clip-cc-bench"
+    root = DATASETS / "clip-cc-bench"
     if not (root / "data/models").is_dir():
         print(f"SKIP: CLIP-CC-Bench data not found at {root} (set REDLINE_DATASETS)")
         return 0

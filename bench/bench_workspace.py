@@ -166,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("CELERY_BROKER_URL", None)
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "MEDIA_ROOT", "STATIC_ROOT", "DEBUG", "SECRET_KEY",
                                            "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE")})
-    sys.path.insert(0, str(REPO))
     server = None
     try:
         pages = build(folder)

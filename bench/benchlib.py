@@ -1,10 +1,13 @@
-"""What the benchmarks that start a web server share: a port, gunicorn, a signed-in session.
+"""What the benchmarks share: the repository on the import path, and for those that start a
+web server a free port, gunicorn and a signed-in session.
 
 Not a benchmark itself (`make bench` runs only ``bench_*.py``); the scripts beside it import it.
+Importing it puts the repository first on ``sys.path``, so Redline's packages import from there.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -13,6 +16,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
+#: The public datasets (REDLINE_DATASETS, else ../shared/datasets beside the repository).
+DATASETS = Path(os.environ.get("REDLINE_DATASETS", REPO.parent / "shared" / "datasets"))
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 
 def free_port() -> int:
