@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,30 +35,44 @@ def locate_smollm2_gguf() -> Path | None:
     return None
 
 
+def _json_structure(text: str) -> Iterator[tuple[int, str, int]]:
+    """Walk the JSON object that ``text`` starts with (after leading whitespace).
+
+    Yields ``(index, char, start)`` for every bracket or brace outside strings (``start`` is
+    ``index``) and for every string's closing quote (``start`` is the index of its opening
+    quote). Quotes and brackets inside strings, escaped quotes included, are skipped. Yields
+    nothing when ``text`` does not start with ``{``.
+    """
+    first = len(text) - len(text.lstrip())
+    if not text.startswith("{", first):
+        return
+    string_start: int | None = None
+    escaped = False
+    for index in range(first, len(text)):
+        char = text[index]
+        if string_start is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                yield index, char, string_start
+                string_start = None
+        elif char == '"':
+            string_start = index
+        elif char in "{[]}":
+            yield index, char, index
+
+
 def end_of_first_json_object(text: str) -> int | None:
     """Index just past the ``}`` closing the JSON object that ``text`` starts with, or ``None``.
 
     ``None`` when ``text`` (after leading whitespace) does not start with ``{`` or the object is
     not closed yet. Braces inside JSON strings, escaped quotes included, do not count.
     """
-    start = len(text) - len(text.lstrip())
-    if not text.startswith("{", start):
-        return None
     depth = 0
-    in_string = False
-    escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
+    for index, char, _ in _json_structure(text):
+        if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
@@ -77,41 +91,25 @@ def end_of_first_repeat(text: str) -> str | None:
     repeated facts; a small model that loops on its list would otherwise write until its token
     limit, leaving JSON that never closes.
     """
-    start = len(text) - len(text.lstrip())
-    if not text.startswith("{", start):
-        return None
-    stack: list[tuple[str, set[str], int]] = []  # (opener, items so far, end of the last item)
-    string_start: int | None = None
-    escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if string_start is not None:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                opener, items, _ = stack[-1] if stack else ("", set(), 0)
-                if opener == "[":
-                    item = text[string_start : index + 1]
-                    if item in items:
-                        closing = "".join("]" if o == "[" else "}" for o, _, _ in reversed(stack))
-                        return text[: stack[-1][2]] + closing
-                    items.add(item)
-                    stack[-1] = (opener, items, index + 1)
-                string_start = None
-        elif char == '"':
-            string_start = index
-        elif char in "{[":
+    # One entry per open list or object: its opener, the strings it holds (lists only), and
+    # where its last item ended (where a cut may close it).
+    stack: list[tuple[str, set[str], int]] = []
+    for index, char, start in _json_structure(text):
+        if char in "{[":
             stack.append((char, set(), index + 1))
-        elif char in "}]":
-            if not stack:
-                return None
+            continue
+        if char in "}]":
             stack.pop()
             if not stack:
                 return None
-            opener, items, _ = stack[-1]
-            stack[-1] = (opener, items, index + 1)  # a list's item (or an object) ends here
+        elif stack[-1][0] == "[":  # a string item of a list
+            item = text[start : index + 1]
+            if item in stack[-1][1]:
+                closing = "".join("]" if opener == "[" else "}" for opener, _, _ in reversed(stack))
+                return text[: stack[-1][2]] + closing
+            stack[-1][1].add(item)
+        opener, items, _ = stack[-1]
+        stack[-1] = (opener, items, index + 1)
     return None
 
 
