@@ -225,7 +225,10 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
     Units: the overview verdict (one per caption), each window's verdict, the segmentation
     verdict; and per failure mode, whether the annotator tagged it on the unit (overview and
     windows for unit-level modes, the segmentation judgement for caption-level ones).
-    Kappa compares the first two annotations of each caption (by creation), alpha all of them.
+    Kappa compares the first two annotations of each caption by assignment time (then by
+    annotator name, for annotations assigned at the same instant), alpha all of them. The
+    assignment time travels in study bundles, so a study gives the same kappa after an
+    export and import, where database ids (creation order) are renumbered.
     Returns the rows and the number of double-annotated captions.
     """
     passes = (
@@ -234,13 +237,18 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
             annotation__caption__clip__study=study,
             annotation__state__in=SUBMITTED_ONCE,
         )
-        .select_related("annotation")
+        .select_related("annotation__caption__clip", "annotation__caption__model")
         .prefetch_related("windows__window")
-        .order_by("annotation__caption_id", "annotation_id")
+        .order_by(
+            "annotation__caption_id", "annotation__assigned_at", "annotation__annotator__username"
+        )
     )
-    by_caption: dict[int, list[CorrectionPass]] = defaultdict(list)
+    # Keyed by clip and model name (not caption id) so that units come in the same order in
+    # every database holding the study.
+    by_caption: dict[tuple[str, str], list[CorrectionPass]] = defaultdict(list)
     for correction in passes:
-        by_caption[correction.annotation.caption_id].append(correction)
+        caption = correction.annotation.caption
+        by_caption[(caption.clip.name, caption.model.name)].append(correction)
     doubled = {caption: group for caption, group in by_caption.items() if len(group) >= 2}
 
     overview: list[list[Any]] = []

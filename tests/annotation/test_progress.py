@@ -168,3 +168,61 @@ def test_progress_of_an_empty_study_has_empty_rows_and_no_agreement(study, perso
     assert [row.label for row in progress.annotators] == ["annotator"]
     assert progress.annotators[0].throughput is None
     assert all(row.result.items == 0 and row.result.kappa is None for row in progress.agreement)
+
+
+def test_kappa_is_the_same_after_an_export_and_import_of_the_study(study, make_user):
+    """Kappa pairs the first two annotations of a caption by assignment time, which the bundle
+    carries; an import creates them in annotator-name order, which must not change the pairs."""
+    from annotation.agreement import cohen_kappa
+    from annotation.services.bundles import bundle_export_bytes, bundle_import
+
+    zed, amy = make_user("zed"), make_user("amy")
+    for person in (zed, amy):
+        membership_grant(study=study, user=person, role="annotator")
+    accept = {"verdict": "accept"}
+    reject = {"verdict": "reject", "text": "Something else.", "modes": ["omission"]}
+    # Per clip: who is assigned first, then each annotator's overview verdict.
+    plan = {
+        "c1": ((zed, amy), {zed: reject, amy: accept}),
+        "c2": ((amy, zed), {amy: reject, zed: accept}),
+        "c3": ((zed, amy), {zed: accept, amy: accept}),
+        "c4": ((zed, amy), {zed: reject, amy: reject}),
+    }
+    for name in plan:
+        fake_clip(study, name)
+    added = captions_add(study, [caption_record(name) for name in plan])
+    captions = {c.clip.name: c for c in added}
+    for name, (order, verdicts) in plan.items():
+        annotations_assign(
+            study=study, annotators=list(order), captions=[captions[name]], overlap_share=1.0
+        )
+        for person in order:
+            complete(
+                captions[name].annotations.get(annotator=person), person,
+                overview=verdicts[person], windows=ALL_ACCEPTED,
+            )
+
+    def numbers(of_study):
+        return [
+            (row.label, row.result.items, row.result.kappa, row.result.alpha)
+            for row in study_progress(study=of_study).agreement
+        ]
+
+    overview = {row.label: row.result for row in study_progress(study=study).agreement}[
+        "Overview: accept / reject"
+    ]
+    by_assignment = cohen_kappa(["reject", "reject", "accept", "reject"],
+                                ["accept", "accept", "accept", "reject"])
+    by_name = cohen_kappa(["accept", "reject", "accept", "reject"],
+                          ["reject", "accept", "accept", "reject"])
+    assert by_assignment != pytest.approx(by_name)  # the order matters for this study
+    assert overview.kappa == pytest.approx(by_assignment)
+
+    copy = bundle_import(data=bundle_export_bytes(study=study), slug="s1-copy").study
+    assert numbers(copy) == numbers(study)
+    admin = make_user("copy-admin")
+    membership_grant(study=copy, user=admin, role="admin")
+    client = Client()
+    client.force_login(admin)
+    page = client.get(f"/studies/{copy.slug}/progress/").content.decode()
+    assert f">{by_assignment:.3f}<" in page
