@@ -104,8 +104,31 @@ class BaseVersionSerializer(serializers.Serializer):
     base_version = serializers.IntegerField(min_value=1)
 
 
+class TelemetrySerializer(serializers.Serializer):
+    """What the workspace records about watching the clip. The review queue ranks fast
+    accepts by `watched_share`, so it must be a number from 0 to 1."""
+
+    watched_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    watched = serializers.ListField(
+        child=serializers.ListField(
+            child=serializers.FloatField(min_value=0), min_length=2, max_length=2
+        ),
+        max_length=10_000, required=False,
+    )
+    seeks = serializers.IntegerField(min_value=0, max_value=10**9, required=False)
+    speeds = serializers.DictField(child=serializers.FloatField(min_value=0), required=False)
+
+
 class DraftSerializer(BaseVersionSerializer):
     changes = serializers.DictField()
+
+    def validate_changes(self, changes):
+        if "telemetry" in changes:
+            telemetry = TelemetrySerializer(data=changes["telemetry"])
+            if not telemetry.is_valid():
+                raise serializers.ValidationError({"telemetry": telemetry.errors})
+            changes = {**changes, "telemetry": telemetry.validated_data}
+        return changes
 
 
 class AmendSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ reviewer would want to check before anything else:
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -49,6 +50,19 @@ def annotator_queue(*, study: Study, annotator) -> dict[str, Any]:
     return {"counts": dict(counts), "total": len(items), "done": done, "items": items}
 
 
+def watched_share(telemetry: Any) -> float:
+    """The share of the clip the annotator watched, from 0 to 1; 0 when it is missing or
+    unreadable (telemetry written before saves were validated must not stop the queue)."""
+    value = telemetry.get("watched_share") if isinstance(telemetry, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    try:
+        share = float(value)
+    except OverflowError:
+        return 0.0
+    return min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.0
+
+
 def _risk(annotation: Annotation, correction: CorrectionPass | None, *, scale: int, cut: float,
           disagreement: bool) -> tuple[float, list[str]]:
     reasons: list[str] = []
@@ -74,7 +88,7 @@ def _risk(annotation: Annotation, correction: CorrectionPass | None, *, scale: i
     if near_total_windows:
         risk += 0.5 * near_total_windows
         reasons.append(f"{near_total_windows} near-total window repair(s)")
-    watched = float(annotation.telemetry.get("watched_share", 0) or 0)
+    watched = watched_share(annotation.telemetry)
     if (
         correction.overview_verdict == CorrectionPass.Verdict.ACCEPT
         and annotation.active_seconds < FAST_ACCEPT_SECONDS

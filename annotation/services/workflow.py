@@ -364,7 +364,7 @@ def annotation_save(
     if "ui_state" in changes:
         updates["ui_state"] = dict(changes["ui_state"])
     if "telemetry" in changes:
-        updates["telemetry"] = {**annotation.telemetry, **dict(changes["telemetry"])}
+        updates["telemetry"] = {**annotation.telemetry, **_checked_telemetry(changes["telemetry"])}
     if "active_seconds" in changes:
         added = min(max(float(changes["active_seconds"]), 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
         updates["active_seconds"] = F("active_seconds") + added
@@ -373,6 +373,18 @@ def annotation_save(
         # Only what changed: a full refresh would drop the cached caption and clip.
         annotation.refresh_from_db(fields=["version", "ui_state", "telemetry", "active_seconds"])
     return annotation
+
+
+def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
+    """Telemetry the review queue can read: its `watched_share` ranks fast accepts."""
+    if not isinstance(telemetry, Mapping):
+        raise ServiceError("telemetry must be an object.")
+    share = telemetry.get("watched_share", 0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise ServiceError(
+            f"telemetry.watched_share must be a number from 0 to 1, not {share!r:.40}."
+        )
+    return dict(telemetry)
 
 
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> None:
