@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+from django.db.models import Count, Exists, OuterRef
+
 from annotation import workflow
 from annotation.agreement import Agreement, agreement
 from annotation.models import (
@@ -34,6 +36,7 @@ from annotation.models import (
     CorrectionPass,
     Membership,
     Study,
+    WindowCorrection,
 )
 
 STATES = [state for state, _ in Annotation.State.choices]
@@ -163,7 +166,7 @@ def study_progress(*, study: Study) -> StudyProgress:
             study=study, annotation__isnull=False, action__in=("submit", "claim", *DECISIONS)
         )
         .order_by("at", "pk")
-        .values("annotation_id", "action", "at", "actor__username")
+        .values("pk", "annotation_id", "action", "at", "actor__username")
     )
     members: dict[str, set[str]] = defaultdict(set)
     for username, role in Membership.objects.filter(study=study).values_list(
@@ -171,42 +174,53 @@ def study_progress(*, study: Study) -> StudyProgress:
     ):
         members[role].add(username)
 
+    # Group once, so the page costs one pass over the rows, not one per person or model.
+    annotations_of: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    annotations_of_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for a in annotations:
+        annotations_of[a["annotator__username"]].append(a)
+        annotations_of_model[a["caption__model__name"]].append(a)
+    events_about: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    acted_by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for e in events:
+        events_about[e["annotation_id"]].append(e)
+        if e["action"] != "submit" and e["actor__username"]:
+            acted_by[e["actor__username"]].append(e)
+
     def about(
-        selected: Iterable[Mapping[str, Any]],
+        chosen: list[Mapping[str, Any]],
     ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-        chosen = list(selected)
-        ids = {a["id"] for a in chosen}
-        return chosen, [e for e in events if e["annotation_id"] in ids]
+        """The annotations and the events about them, in time order."""
+        theirs = [e for a in chosen for e in events_about.get(a["id"], ())]
+        theirs.sort(key=lambda e: (e["at"], e["pk"]))
+        return chosen, theirs
 
     annotators = []
-    for name in sorted(
-        members[Membership.Role.ANNOTATOR] | {a["annotator__username"] for a in annotations}
-    ):
-        mine, theirs = about(a for a in annotations if a["annotator__username"] == name)
+    for name in sorted(members[Membership.Role.ANNOTATOR] | set(annotations_of)):
+        mine, theirs = about(annotations_of.get(name, []))
         annotators.append(_fill(Row(label=name), mine, theirs))
 
-    reviewer_names = members[Membership.Role.REVIEWER] | {
-        e["actor__username"]
-        for e in events
-        if e["action"] in ("claim", *DECISIONS) and e["actor__username"]
-    }
+    reviewer_names = members[Membership.Role.REVIEWER] | set(acted_by)
     reviewers = []
     held = Annotation.objects.filter(caption__clip__study=study, reviewer__isnull=False)
     held_by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for annotation_id, username in held.values_list("id", "reviewer__username"):
         held_by[username].append(by_id[annotation_id])
     for name in sorted(reviewer_names):
-        acted = [e for e in events if e["actor__username"] == name and e["action"] != "submit"]
+        acted = acted_by.get(name, [])
         reviewers.append(_fill(Row(label=name), held_by[name], acted, decider=True))
 
     models = []
     for model in study.candidate_models.order_by("alias"):
-        mine, theirs = about(a for a in annotations if a["caption__model__name"] == model.name)
+        mine, theirs = about(annotations_of_model.get(model.name, []))
         models.append(_fill(Row(label=model.alias, detail=model.name), mine, theirs))
 
     rows, double = agreement_on_double_annotations(study=study)
-    annotated = {a["caption_id"] for a in annotations}
-    unassigned = Caption.objects.filter(clip__study=study).exclude(pk__in=annotated).count()
+    unassigned = (
+        Caption.objects.filter(clip__study=study)
+        .exclude(Exists(Annotation.objects.filter(caption_id=OuterRef("pk"))))
+        .count()
+    )
     return StudyProgress(
         states=[str(label) for _, label in Annotation.State.choices],
         annotators=annotators,
@@ -231,24 +245,38 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
     export and import, where database ids (creation order) are renumbered.
     Returns the rows and the number of double-annotated captions.
     """
-    passes = (
+    # Flat rows joined in the database: no list of ids travels back as query parameters
+    # (a prefetch over thousands of windows is one OR per window on SQLite, past its limit).
+    submitted = Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE)
+    doubled_captions = (
+        submitted.values("caption_id").annotate(annotations=Count("id")).filter(annotations__gte=2)
+    )
+    doubly_annotated = submitted.filter(caption_id__in=doubled_captions.values("caption_id"))
+    passes = list(
         CorrectionPass.objects.filter(
-            kind=CorrectionPass.Kind.ANNOTATOR,
-            annotation__caption__clip__study=study,
-            annotation__state__in=SUBMITTED_ONCE,
+            kind=CorrectionPass.Kind.ANNOTATOR, annotation__in=doubly_annotated
         )
-        .select_related("annotation__caption__clip", "annotation__caption__model")
-        .prefetch_related("windows__window")
         .order_by(
             "annotation__caption_id", "annotation__assigned_at", "annotation__annotator__username"
         )
+        .values(
+            "pk", "annotation__caption__clip__name", "annotation__caption__model__name",
+            "overview_verdict", "overview_modes", "segmentation_verdict", "segmentation_modes",
+        )
     )
+    window_rows: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
+    for row in WindowCorrection.objects.filter(
+        correction_pass__kind=CorrectionPass.Kind.ANNOTATOR,
+        correction_pass__annotation__in=doubly_annotated,
+    ).values("correction_pass_id", "window__index", "verdict", "modes"):
+        window_rows[row["correction_pass_id"]][row["window__index"]] = row
     # Keyed by clip and model name (not caption id) so that units come in the same order in
     # every database holding the study.
-    by_caption: dict[tuple[str, str], list[CorrectionPass]] = defaultdict(list)
+    by_caption: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for correction in passes:
-        caption = correction.annotation.caption
-        by_caption[(caption.clip.name, caption.model.name)].append(correction)
+        key = (correction["annotation__caption__clip__name"],
+               correction["annotation__caption__model__name"])
+        by_caption[key].append(correction)
     doubled = {caption: group for caption, group in by_caption.items() if len(group) >= 2}
 
     overview: list[list[Any]] = []
@@ -259,18 +287,20 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
     ] = []  # per unit (overview, windows): each annotator's modes
     caption_modes: list[list[set[str] | None]] = []
     for _, group in sorted(doubled.items()):
-        overview.append([c.overview_verdict or None for c in group])
-        segmentation.append([c.segmentation_verdict or None for c in group])
+        overview.append([c["overview_verdict"] or None for c in group])
+        segmentation.append([c["segmentation_verdict"] or None for c in group])
         caption_modes.append(
-            [set(c.segmentation_modes) if c.segmentation_verdict else None for c in group]
+            [set(c["segmentation_modes"]) if c["segmentation_verdict"] else None for c in group]
         )
-        unit_modes.append([set(c.overview_modes) if c.overview_verdict else None for c in group])
-        rows_by_pass = [{row.window.index: row for row in c.windows.all()} for c in group]
+        unit_modes.append(
+            [set(c["overview_modes"]) if c["overview_verdict"] else None for c in group]
+        )
+        rows_by_pass = [window_rows.get(c["pk"], {}) for c in group]
         for index in sorted({i for rows in rows_by_pass for i in rows}):
             judged = [rows.get(index) for rows in rows_by_pass]
-            judged = [row if row is not None and row.verdict else None for row in judged]
-            windows.append([row.verdict if row else None for row in judged])
-            unit_modes.append([set(row.modes) if row else None for row in judged])
+            judged = [row if row is not None and row["verdict"] else None for row in judged]
+            windows.append([row["verdict"] if row else None for row in judged])
+            unit_modes.append([set(row["modes"]) if row else None for row in judged])
 
     def tagged(units: list[list[set[str] | None]], key: str) -> list[list[bool | None]]:
         return [[None if modes is None else key in modes for modes in unit] for unit in units]

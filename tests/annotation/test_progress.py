@@ -226,3 +226,21 @@ def test_kappa_is_the_same_after_an_export_and_import_of_the_study(study, make_u
     client.force_login(admin)
     page = client.get(f"/studies/{copy.slug}/progress/").content.decode()
     assert f">{by_assignment:.3f}<" in page
+
+
+def test_progress_page_of_a_study_with_thousands_of_double_annotated_windows(study, personas):
+    """1,800 windows judged twice: the agreement query once put one OR per window in its SQL,
+    past SQLite's expression depth (1,000)."""
+    from tests.annotation.bulkbuild import build_study
+
+    build_study(study, clips=100, models=3, windows=6, double_share=0.5, annotators=4)
+    client = Client()
+    client.force_login(personas["admin"])
+    response = client.get("/studies/s1/progress/")
+    assert response.status_code == 200
+    progress = study_progress(study=study)
+    table = {row.label: row.result for row in progress.agreement}
+    assert progress.double_annotated == 150
+    assert table["Overview: accept / reject"].items == 150
+    assert table["Windows: accept / reject"].items == 150 * 6
+    assert progress.unassigned_captions == 0
