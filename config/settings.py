@@ -166,6 +166,11 @@ LLMFACTS_MODEL = os.environ.get("LLMFACTS_MODEL", "")
 LLMFACTS_API_KEY = os.environ.get("LLMFACTS_API_KEY", "")
 LLMFACTS_TIMEOUT_S = float(os.environ.get("LLMFACTS_TIMEOUT_S", "120"))
 LLMFACTS_RETRIES = int(os.environ.get("LLMFACTS_RETRIES", "3"))
+# How many requests one batch sends to the server at once (a GPU server batches them).
+LLMFACTS_CONCURRENCY = int(os.environ.get("LLMFACTS_CONCURRENCY", "4"))
+# auto: ask the server once whether it follows a JSON schema (response_format), else prompt +
+# repair; json_schema / json_object: that response_format without asking; off: prompt + repair.
+LLMFACTS_STRUCTURED_OUTPUT = os.environ.get("LLMFACTS_STRUCTURED_OUTPUT", "auto")
 LLMFACTS_CACHE_DIR = Path(os.environ.get("LLMFACTS_CACHE_DIR", VAR_DIR / "llmfacts-cache"))
 
 REST_FRAMEWORK = {

@@ -18,12 +18,12 @@ from typing import Any
 from django.conf import settings
 
 from scoring.llmfacts import (
-    PROMPT_VERSION,
     LLMFactsError,
     OpenAIChatBackend,
     ResultCache,
     llmfacts_f1_many,
 )
+from scoring.llmfacts.pipeline import method_version
 from scoring.registry import METRICS, Metric, Pair, ScoringOptions, compute_metrics, register_family
 
 LLMFACTS = "llmfacts"
@@ -32,12 +32,12 @@ LLMFACTS_METRIC = Metric(
 )
 
 # Bump a family's version when its numbers change for the same texts: results are stored per
-# version, so old and new numbers never mix. Added families default to "1".
+# version, so old and new numbers never mix. Added families default to "1". LLMFactsF1's version
+# is the prompt version plus whether the server constrained its answers (metric_version).
 FAMILY_VERSIONS: dict[str, str] = {
     "edit": "edit-1",
     "reference": "coco-caption-1.2",
     "embedding": "embedding-1",
-    LLMFACTS: PROMPT_VERSION,
 }
 
 #: Families whose per-item values depend on the whole batch: scored in one run per corpus.
@@ -55,31 +55,52 @@ def family_of(metric: str) -> str:
 
 
 def metric_version(metric: str) -> str:
-    return FAMILY_VERSIONS.get(family_of(metric), "1")
+    """The version results of ``metric`` are stored under. For LLMFactsF1 this asks the
+    configured server (once per process) whether it constrains answers to a schema."""
+    family = family_of(metric)
+    if family == LLMFACTS:
+        return method_version(llmfacts_backend())
+    return FAMILY_VERSIONS.get(family, "1")
+
+
+_caches_lock = threading.Lock()
 
 
 def llmfacts_configured() -> bool:
     return bool(settings.LLMFACTS_BASE_URL and settings.LLMFACTS_MODEL)
 
 
+_backends: dict[tuple[Any, ...], OpenAIChatBackend] = {}
+
+
 def llmfacts_backend() -> OpenAIChatBackend:
-    """The chat backend named by the LLMFACTS_* settings; NotConfigured when they are unset."""
+    """The chat backend named by the LLMFACTS_* settings; NotConfigured when they are unset.
+
+    One backend per setting values and process, so that the server is asked once whether it
+    constrains its output, not once per batch.
+    """
     if not llmfacts_configured():
         raise NotConfigured(
             "llmfacts_f1 is not configured: set LLMFACTS_BASE_URL (an OpenAI-compatible "
             "endpoint, e.g. http://127.0.0.1:8000/v1) and LLMFACTS_MODEL"
         )
-    return OpenAIChatBackend(
-        base_url=settings.LLMFACTS_BASE_URL,
-        model=settings.LLMFACTS_MODEL,
-        api_key=settings.LLMFACTS_API_KEY or None,
-        timeout_s=settings.LLMFACTS_TIMEOUT_S,
-        retries=settings.LLMFACTS_RETRIES,
-    )
+    options: dict[str, Any] = {
+        "base_url": settings.LLMFACTS_BASE_URL,
+        "model": settings.LLMFACTS_MODEL,
+        "api_key": settings.LLMFACTS_API_KEY or None,
+        "timeout_s": settings.LLMFACTS_TIMEOUT_S,
+        "retries": settings.LLMFACTS_RETRIES,
+        "max_concurrency": settings.LLMFACTS_CONCURRENCY,
+        "structured_output": settings.LLMFACTS_STRUCTURED_OUTPUT,
+    }
+    key = tuple(sorted(options.items()))
+    with _caches_lock:
+        if key not in _backends:
+            _backends[key] = OpenAIChatBackend(**options)
+        return _backends[key]
 
 
 _caches: dict[str, ResultCache] = {}
-_caches_lock = threading.Lock()
 
 
 def llmfacts_cache() -> ResultCache:

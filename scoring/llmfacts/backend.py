@@ -12,6 +12,9 @@ from typing import Protocol
 
 from .prompts import Message
 
+UNCONSTRAINED = "prompt+repair"
+"""The answer mode of a backend that cannot constrain its output to a JSON schema."""
+
 
 class ChatBackend(Protocol):
     """A deterministic chat model.
@@ -20,6 +23,11 @@ class ChatBackend(Protocol):
     cache key. ``max_concurrency`` is how many ``chat`` calls may usefully run at once.
     ``chat`` returns the assistant's answer text or raises
     :class:`~scoring.llmfacts.errors.BackendError`; it must be safe to call from several threads.
+
+    A backend that can constrain its answers to a JSON schema also has ``answer_mode`` (a
+    string other than :data:`UNCONSTRAINED` naming how it does so) and accepts
+    ``chat(messages, schema=...)``; the pipeline then passes each step's schema and makes no
+    repair calls. A backend without ``answer_mode`` is treated as unconstrained.
     """
 
     @property

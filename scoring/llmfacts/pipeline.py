@@ -1,9 +1,14 @@
 """LLMFactsF1 for pairs of texts: extract facts from both, check each side's facts against the
 other text, score (METRICS.md section 4).
 
-Every model answer goes through the strict parser; an answer that is not valid JSON gets one
-repair call asking the model to fix only the syntax, then the pipeline fails with an
-:class:`~scoring.llmfacts.errors.AnswerError`.
+Every model answer goes through the strict parser. A backend that constrains its output to a
+JSON schema (its ``answer_mode`` is not ``"prompt+repair"``) is given the schema of each step
+and its answers are final: one that still does not parse fails at once. With any other backend
+an answer that is not valid JSON gets one repair call asking the model to fix only the syntax,
+then the pipeline fails with an :class:`~scoring.llmfacts.errors.AnswerError`.
+
+The answer mode is part of the method version (:func:`method_version`): it is in every cache key
+and every stored result, so answers written under a schema and free answers never mix.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from .backend import ChatBackend
+from .backend import UNCONSTRAINED, ChatBackend
 from .cache import ResultCache, cache_key
 from .errors import AnswerError, LLMFactsError
 from .parsing import (
@@ -33,6 +38,7 @@ from .prompts import (
     extraction_messages,
     repair_messages,
 )
+from .schemas import checking_schema, extraction_schema
 from .scores import DirectionCounts, Scores, compute_scores, count_labels
 
 logger = logging.getLogger(__name__)
@@ -40,6 +46,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EMPTY_TEXT_REASON = "The text is empty, so it states nothing about this fact."
+
 
 # Shared by every call that does not bring its own cache, so that within one process a text's
 # facts are extracted once per model and prompt version.
@@ -86,6 +93,7 @@ class LLMFactsResult:
     scores: Scores
     model_id: str
     prompt_version: str
+    answer_mode: str = UNCONSTRAINED
 
     @property
     def llmfacts_f1(self) -> float:
@@ -112,6 +120,7 @@ class LLMFactsResult:
         return {
             "model_id": self.model_id,
             "prompt_version": self.prompt_version,
+            "answer_mode": self.answer_mode,
             "a_to_b": direction(self.a_to_b),
             "b_to_a": direction(self.b_to_a),
             "scores": {
@@ -137,7 +146,22 @@ class LLMFactsResult:
             scores=compute_scores(a_to_b.counts, b_to_a.counts),
             model_id=data["model_id"],
             prompt_version=data["prompt_version"],
+            answer_mode=data.get("answer_mode", UNCONSTRAINED),
         )
+
+
+def answer_mode(backend: ChatBackend) -> str:
+    """How ``backend`` answers: the ``response_format`` style or decoder that constrains it to a
+    schema, or :data:`UNCONSTRAINED`. May ask the server once (see the OpenAI backend)."""
+    mode = getattr(backend, "answer_mode", UNCONSTRAINED)
+    return str(mode)
+
+
+def method_version(backend: ChatBackend) -> str:
+    """The prompt version and whether answers were schema-constrained, e.g.
+    ``"llmfacts-v1+constrained"`` or ``"llmfacts-v1+repair"``: what results are stored under."""
+    constrained = answer_mode(backend) != UNCONSTRAINED
+    return f"{PROMPT_VERSION}+{'constrained' if constrained else 'repair'}"
 
 
 def _direction_from_dict(data: dict[str, Any]) -> DirectionResult:
@@ -161,9 +185,11 @@ def extract_facts(
         return ()
 
     def ask() -> list[str]:
-        return list(_ask(backend, extraction_messages(text), "extraction", parse_facts))
+        return list(
+            _ask(backend, extraction_messages(text), extraction_schema(), "extraction", parse_facts)
+        )
 
-    key = cache_key(backend.model_id, PROMPT_VERSION, "extraction", [text])
+    key = cache_key(backend.model_id, method_version(backend), "extraction", [text])
     return tuple(_cache(cache).get_or_compute(key, ask))
 
 
@@ -184,13 +210,14 @@ def check_facts(
         labels = _ask(
             backend,
             checking_messages(text, facts),
+            checking_schema(len(facts)),
             "checking",
             lambda answer: parse_labels(answer, len(facts)),
         )
         return [{"label": label, "reason": reason} for label, reason in labels]
 
     facts_json = json.dumps(list(facts), ensure_ascii=False)
-    key = cache_key(backend.model_id, PROMPT_VERSION, "checking", [text, facts_json])
+    key = cache_key(backend.model_id, method_version(backend), "checking", [text, facts_json])
     labelled = _cache(cache).get_or_compute(key, ask)
     return tuple(
         FactCheck(fact, cast(Label, item["label"]), item["reason"])
@@ -203,8 +230,9 @@ def llmfacts_f1(
 ) -> LLMFactsResult:
     """LLMFactsF1 of ``text_a`` (usually the reference) and ``text_b`` (usually the prediction).
 
-    Up to four model calls (two extractions, two checks) plus one repair call per answer that
-    does not parse; cached answers are reused. Raises :class:`LLMFactsError`.
+    Up to four model calls (two extractions, two checks), plus one repair call per answer that
+    does not parse when the backend's output is not constrained; cached answers are reused.
+    Raises :class:`LLMFactsError`.
     """
     facts_a = extract_facts(text_a, backend, cache=cache)
     facts_b = extract_facts(text_b, backend, cache=cache)
@@ -216,6 +244,7 @@ def llmfacts_f1(
         scores=compute_scores(a_to_b.counts, b_to_a.counts),
         model_id=backend.model_id,
         prompt_version=PROMPT_VERSION,
+        answer_mode=answer_mode(backend),
     )
 
 
@@ -228,8 +257,10 @@ def llmfacts_f1_many(
 ) -> list[LLMFactsResult | LLMFactsError]:
     """:func:`llmfacts_f1` for every ``(text_a, text_b)`` pair, in order, pairs in parallel.
 
-    ``max_workers`` defaults to ``backend.max_concurrency``. A pair that fails yields its
-    :class:`LLMFactsError` in its place, so one bad answer does not lose a whole batch.
+    ``max_workers`` (how many pairs, so how many requests, are in flight at once) defaults to
+    ``backend.max_concurrency``. A text that appears in several pairs is extracted once: the
+    cache makes concurrent askers of one key wait for a single call. A pair that fails yields
+    its :class:`LLMFactsError` in its place, so one bad answer does not lose a whole batch.
     """
     pair_list = list(pairs)
     workers = max(1, max_workers or backend.max_concurrency)
@@ -251,11 +282,32 @@ def _cache(cache: ResultCache | None) -> ResultCache:
     return _PROCESS_CACHE if cache is None else cache
 
 
-def _ask(backend: ChatBackend, messages: list[Message], stage: str, parse: Callable[[str], T]) -> T:
-    """Ask, parse strictly; on a syntax error ask once for a syntax-only repair; else fail."""
-    answer = backend.chat(messages)
+def _ask(
+    backend: ChatBackend,
+    messages: list[Message],
+    schema: dict[str, Any],
+    stage: str,
+    parse: Callable[[str], T],
+) -> T:
+    """Ask, parse strictly. A constrained backend gets ``schema`` and no second chance; any
+    other gets one syntax-only repair call when its answer is not JSON."""
+    constrained = answer_mode(backend) != UNCONSTRAINED
+    if constrained:
+        answer = backend.chat(messages, schema=schema)  # type: ignore[call-arg]
+    else:
+        answer = backend.chat(messages)
     try:
         return parse(answer)
+    except AnswerSyntaxError as error:
+        if constrained:
+            raise AnswerError(
+                f"LLMFactsF1 {stage}: the answer does not parse although the backend "
+                f"constrains its output ({error}; cut at the token limit?); "
+                f"answer: {_quote(answer)}",
+                stage=stage,
+                answer=answer,
+            ) from error
+        syntax_error = error
     except AnswerSchemaError as error:
         raise AnswerError(
             f"LLMFactsF1 {stage}: the answer is JSON but not what was asked for ({error}); "
@@ -263,8 +315,6 @@ def _ask(backend: ChatBackend, messages: list[Message], stage: str, parse: Calla
             stage=stage,
             answer=answer,
         ) from error
-    except AnswerSyntaxError as error:
-        syntax_error = error
     logger.info(
         "LLMFactsF1 %s: answer does not parse (%s); asking for a repair", stage, syntax_error
     )

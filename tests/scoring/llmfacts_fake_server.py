@@ -4,15 +4,24 @@ Run ``python llmfacts_fake_server.py``: it listens on 127.0.0.1 on a free port a
 ``PORT <n>``. Endpoints:
 
 - ``POST /v1/chat/completions``: answers from the script, records the request;
-- ``POST /_script`` with ``{"rules": [...]}``: replaces the script and clears the record;
+- ``POST /_script`` with ``{"rules": [...], "response_format": ...}``: replaces the script and
+  clears the record;
 - ``GET /_requests``: the recorded requests (``headers`` and ``body``), oldest first;
 - ``GET /_stats``: ``{"max_in_flight": n}``, the most chat requests handled at once.
 
 A rule is ``{"match": [substring, ...], "responses": [response, ...]}``. A request takes the
 first rule whose substrings all occur in its messages, and that rule's next response; the last
 response repeats. A response is ``{"content": str}`` (HTTP 200), optionally with ``"status"``
-(an error status, answered with an error body) and ``"delay_s"`` (sleep first). A request that
-matches no rule gets HTTP 400, which the client does not retry, so a test fails loudly.
+(an error status, answered with an error body), ``"delay_s"`` (sleep first) and
+``"finish_reason"`` (default ``"stop"``; ``"length"`` plays an answer cut at the limit). A
+request that matches no rule gets HTTP 400, which the client does not retry, so a test fails loudly.
+
+``response_format`` says what the server does with a request's ``response_format``:
+``"refuse"`` (the default: HTTP 400, like a server that does not know it), ``"ignore"`` (answer
+as if it were absent), or a list of the types it follows (``"json_schema"``, ``"json_object"``;
+others are refused). A server that follows a type answers the backend's probe schema (whose
+only valid answer is ``{"ok": "yes"}``) with that answer, and every other request from the
+script; one that ignores it answers the probe with a greeting.
 
 :class:`FakeChatServer` starts and stops the process and talks to those endpoints.
 """
@@ -33,6 +42,7 @@ _lock = threading.Lock()
 _rules: list[dict[str, Any]] = []
 _requests: list[dict[str, Any]] = []
 _in_flight = {"now": 0, "max": 0}
+_settings: dict[str, Any] = {"response_format": "refuse"}
 
 
 def _next_response(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -49,7 +59,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the tests read the record instead."""
 
+    _counted = False
+
+    def _leave_flight(self) -> None:
+        # Before the answer goes out: the client may send its next request at once.
+        if self._counted:
+            self._counted = False
+            with _lock:
+                _in_flight["now"] -= 1
+
     def _send_json(self, status: int, payload: Any) -> None:
+        self._leave_flight()
         data = json.dumps(payload).encode("utf-8")
         try:
             self.send_response(status)
@@ -79,6 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/_script":
             with _lock:
                 _rules[:] = body["rules"]
+                _settings["response_format"] = body.get("response_format", "refuse")
                 _requests.clear()
                 _in_flight["max"] = 0
             self._send_json(200, {"ok": True})
@@ -90,13 +111,24 @@ class _Handler(BaseHTTPRequestHandler):
             _requests.append({"headers": dict(self.headers), "body": body})
             _in_flight["now"] += 1
             _in_flight["max"] = max(_in_flight["max"], _in_flight["now"])
+        self._counted = True
         try:
             self._answer_chat(body)
         finally:
-            with _lock:
-                _in_flight["now"] -= 1
+            self._leave_flight()
 
     def _answer_chat(self, body: dict[str, Any]) -> None:
+        requested = body.get("response_format")
+        if requested is not None:
+            with _lock:
+                policy = _settings["response_format"]
+            if policy != "ignore" and (policy == "refuse" or requested["type"] not in policy):
+                self._send_json(400, {"error": {"message": "response_format is not supported"}})
+                return
+            if _is_probe(requested):
+                content = "Hello, reader!" if policy == "ignore" else '{"ok": "yes"}'
+                self._send_content(body, content)
+                return
         response = _next_response(body.get("messages", []))
         if response is None:
             self._send_json(400, {"error": {"message": "no scripted answer for this request"}})
@@ -106,6 +138,9 @@ class _Handler(BaseHTTPRequestHandler):
         if status != 200:
             self._send_json(status, {"error": {"message": f"scripted HTTP {status}"}})
             return
+        self._send_content(body, response["content"], response.get("finish_reason", "stop"))
+
+    def _send_content(self, body: dict[str, Any], content: str, finish: str = "stop") -> None:
         self._send_json(
             200,
             {
@@ -115,12 +150,17 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": response["content"]},
-                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": finish,
                     }
                 ],
             },
         )
+
+
+def _is_probe(response_format: dict[str, Any]) -> bool:
+    schema = response_format.get("schema") or response_format.get("json_schema", {}).get("schema")
+    return isinstance(schema, dict) and "ok" in schema.get("properties", {})
 
 
 def serve() -> None:
@@ -149,9 +189,10 @@ class FakeChatServer:
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = f"{self.root}/v1"
 
-    def script(self, *rules: dict[str, Any]) -> None:
-        """Replace the script with ``rules`` and forget recorded requests."""
-        self._call("/_script", {"rules": list(rules)})
+    def script(self, *rules: dict[str, Any], response_format: Any = "refuse") -> None:
+        """Replace the script with ``rules`` and forget recorded requests; ``response_format``
+        as in the module docstring."""
+        self._call("/_script", {"rules": list(rules), "response_format": response_format})
 
     def requests(self) -> list[dict[str, Any]]:
         """The chat requests received since the last :meth:`script`."""

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from scoring.llmfacts import (
+    PROMPT_VERSION,
     AnswerError,
     BackendError,
     LLMFactsResult,
@@ -24,6 +25,8 @@ from scoring.llmfacts import (
     llmfacts_f1,
     llmfacts_f1_many,
 )
+from scoring.llmfacts.pipeline import method_version
+from scoring.llmfacts.schemas import checking_schema, extraction_schema
 
 from .llmfacts_fake_server import FakeChatServer
 
@@ -41,7 +44,13 @@ def server() -> Iterator[FakeChatServer]:
 
 
 def backend_for(server: FakeChatServer, **options: Any) -> OpenAIChatBackend:
-    settings: dict[str, Any] = {"timeout_s": 5.0, "retries": 2, "backoff_s": 0.01}
+    # Plain prompts unless a test is about constrained output: the repair path is tested here.
+    settings: dict[str, Any] = {
+        "timeout_s": 5.0,
+        "retries": 2,
+        "backoff_s": 0.01,
+        "structured_output": "off",
+    }
     settings.update(options)
     return OpenAIChatBackend(
         base_url=server.base_url, model="fake-llm", api_key="sk-test", **settings
@@ -240,3 +249,175 @@ def test_batches_run_pairs_concurrently_and_keep_their_order(server: FakeChatSer
         (text,) for text in texts
     ]
     assert server.max_in_flight() > 1
+
+
+def scored_requests(server: FakeChatServer) -> list[dict[str, Any]]:
+    """The requests of the pipeline's steps, without the backend's probe."""
+    return [
+        request
+        for request in server.requests()
+        if request["body"]["messages"][0]["role"] == "system"
+    ]
+
+
+def test_a_server_that_follows_json_schema_gets_each_steps_schema(
+    server: FakeChatServer,
+) -> None:
+    server.script(*good_pair_script(), response_format=["json_schema"])
+    backend = backend_for(server, structured_output="auto")
+
+    result = llmfacts_f1(TEXT_A, TEXT_B, backend, cache=ResultCache())
+
+    assert result.llmfacts_f1 == pytest.approx(0.8)
+    assert result.answer_mode == "json_schema"
+    assert method_version(backend) == f"{PROMPT_VERSION}+constrained"
+    formats = [request["body"]["response_format"] for request in scored_requests(server)]
+    assert len(formats) == 4 and all(f["type"] == "json_schema" for f in formats)
+    schemas = [f["json_schema"]["schema"] for f in formats]
+    assert schemas[:2] == [extraction_schema(), extraction_schema()]
+    assert schemas[2:] == [checking_schema(3), checking_schema(3)]
+    # One probe, before the first step, and never again.
+    assert len(server.requests()) == 5
+
+
+def test_llama_cpp_python_style_response_format_is_found_by_the_probe(
+    server: FakeChatServer,
+) -> None:
+    server.script(*good_pair_script(), response_format=["json_object"])
+    backend = backend_for(server, structured_output="auto")
+
+    result = llmfacts_f1(TEXT_A, TEXT_B, backend, cache=ResultCache())
+
+    assert result.answer_mode == "json_object"
+    for request in scored_requests(server):
+        assert request["body"]["response_format"]["type"] == "json_object"
+        assert request["body"]["response_format"]["schema"]["required"] in (
+            ["facts"],
+            ["labels"],
+        )
+
+
+def test_checking_schema_allows_exactly_one_entry_per_fact_in_order() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = checking_schema(2)
+    good = json.loads(labels_json("entailment", "neutral"))
+    jsonschema.validate(good, schema)
+    too_few = json.loads(labels_json("entailment"))
+    too_many = json.loads(labels_json("entailment", "neutral", "neutral"))
+    swapped = {"labels": list(reversed(good["labels"]))}
+    bad_label = json.loads(labels_json("entailment", "entailed"))
+    for answer in (too_few, too_many, swapped, bad_label):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(answer, schema)
+    jsonschema.validate(json.loads(facts_json(FACTS_A)), extraction_schema())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"facts": [""]}, extraction_schema())
+
+
+@pytest.mark.parametrize("policy", ["refuse", "ignore"])
+def test_a_server_without_constrained_output_falls_back_to_prompt_and_repair(
+    server: FakeChatServer, policy: str
+) -> None:
+    broken = '{"facts": ["A cat sleeps.", "The cat is on a sofa.", "The sofa is red."'
+    server.script(
+        repair('"The sofa is red."', answers(facts_json(FACTS_A))),
+        extraction(TEXT_A, answers(broken)),
+        *good_pair_script()[1:],
+        response_format=policy,
+    )
+    backend = backend_for(server, structured_output="auto")
+
+    result = llmfacts_f1(TEXT_A, TEXT_B, backend, cache=ResultCache())
+
+    assert result.llmfacts_f1 == pytest.approx(0.8)
+    assert result.answer_mode == "prompt+repair"
+    assert result.to_dict()["answer_mode"] == "prompt+repair"
+    assert method_version(backend) == f"{PROMPT_VERSION}+repair"
+    assert len(chat_requests(server, "You repair broken JSON")) == 1
+    assert all("response_format" not in r["body"] for r in scored_requests(server))
+
+
+def test_a_constrained_answer_that_does_not_parse_fails_without_a_repair_call(
+    server: FakeChatServer,
+) -> None:
+    server.script(
+        extraction(TEXT_A, answers('{"facts": ["A cat sl')),
+        response_format=["json_schema"],
+    )
+    backend = backend_for(server, structured_output="json_schema")
+
+    with pytest.raises(AnswerError, match="constrains its output") as failure:
+        extract_facts(TEXT_A, backend, cache=ResultCache())
+
+    assert failure.value.stage == "extraction"
+    assert chat_requests(server, "You repair broken JSON") == []
+
+
+def test_a_constrained_answer_cut_while_repeating_ends_before_the_repeat(
+    server: FakeChatServer,
+) -> None:
+    looping = '{"facts": ["A cat sleeps.", "The sofa is red.", "A cat sleeps.", "The sofa is r'
+    server.script(
+        extraction(TEXT_A, answers(looping, finish_reason="length")),
+        response_format=["json_schema"],
+    )
+    backend = backend_for(server, structured_output="json_schema")
+
+    facts = extract_facts(TEXT_A, backend, cache=ResultCache())
+
+    assert facts == ("A cat sleeps.", "The sofa is red.")
+
+
+def test_an_unknown_structured_output_setting_is_refused() -> None:
+    with pytest.raises(ValueError, match="structured_output must be one of"):
+        OpenAIChatBackend(base_url="http://127.0.0.1:1/v1", model="m", structured_output="yes")
+
+
+def test_a_reference_shared_by_many_pairs_is_extracted_once_over_http(
+    server: FakeChatServer,
+) -> None:
+    reference = "A dog runs on a beach."
+    predictions = [f"A dog number {number} runs." for number in range(5)]
+    rules = [extraction(reference, answers(facts_json([reference]), delay_s=0.1))]
+    for text in predictions:
+        rules.append(extraction(text, answers(facts_json([text]))))
+        rules.append(checking(text, answers(labels_json("neutral"))))
+    rules.append(checking(reference, answers(labels_json("neutral"))))
+    server.script(*rules, response_format=["json_schema"])
+    backend = backend_for(server, structured_output="auto", max_concurrency=4)
+
+    results = llmfacts_f1_many(
+        [(reference, text) for text in predictions], backend, cache=ResultCache()
+    )
+
+    assert all(isinstance(result, LLMFactsResult) for result in results)
+    asked = [
+        request
+        for request in chat_requests(server, "You split video descriptions")
+        if f"<<<\n{reference}\n>>>" in request["body"]["messages"][-1]["content"]
+    ]
+    assert len(asked) == 1
+
+
+def test_requests_in_flight_never_exceed_the_configured_concurrency() -> None:
+    # A server of its own: requests that other tests abandoned (timeouts) may still be in
+    # flight on the shared one.
+    server = FakeChatServer()
+    try:
+        texts = [f"Bird number {number} sings." for number in range(6)]
+        rules = []
+        for text in texts:
+            rules.append(extraction(text, answers(facts_json([text]), delay_s=0.15)))
+            rules.append(checking(text, answers(labels_json("entailment"), delay_s=0.15)))
+        server.script(*rules)
+
+        results = llmfacts_f1_many(
+            [(text, text) for text in texts],
+            backend_for(server, max_concurrency=2),
+            cache=ResultCache(),
+        )
+
+        assert all(isinstance(result, LLMFactsResult) for result in results)
+        assert server.max_in_flight() == 2
+    finally:
+        server.stop()
