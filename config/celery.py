@@ -1,8 +1,10 @@
 """The Celery application. Workers start with `celery -A config worker`."""
 
+import logging
 import os
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -11,3 +13,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The profile export's task lives in scoring/profile_tasks.py, beside the scoring jobs' tasks.py.
 app.autodiscover_tasks(related_name="profile_tasks")
+
+
+@worker_ready.connect
+def recover_stalled_jobs(**_: object) -> None:
+    """A worker that starts resumes (or fails) the jobs a dead process left running."""
+    from scoring.jobs_recovery import jobs_recover
+
+    try:
+        jobs_recover()
+    except Exception:  # noqa: BLE001 - a worker must start even when recovery cannot run
+        logging.getLogger(__name__).exception("could not recover stalled jobs")

@@ -128,6 +128,13 @@ BROKER_CONFIGURED = bool(os.environ.get("CELERY_BROKER_URL"))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not BROKER_CONFIGURED)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Where jobs run (annotation/jobs.py): "celery" sends them to the broker's workers; "threads"
+# (the default without a broker) runs them in a pool of threads of the web process, so that a
+# request never waits for a job (and is never killed by the server's timeout halfway through one).
+JOB_RUNNER = os.environ.get("JOB_RUNNER") or ("celery" if BROKER_CONFIGURED else "threads")
+if JOB_RUNNER not in ("celery", "threads"):
+    raise ImproperlyConfigured(f"JOB_RUNNER must be celery or threads, not {JOB_RUNNER!r}.")
+JOB_THREADS = int(os.environ.get("JOB_THREADS", "2"))
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -159,6 +166,9 @@ SCORING_VERDICT_METRICS = env_list("SCORING_VERDICT_METRICS", [])
 SCORING_CHUNK_SIZE = int(os.environ.get("SCORING_CHUNK_SIZE", "64"))
 # A running job whose last progress update is older than this may be taken over by another run.
 SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
+# A job found stalled (its process died) is sent again until it has been claimed this many times;
+# then it is marked failed, saying why.
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # LLMFactsF1 needs an OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, APIs).
 # Unset: llmfacts_f1 is left out of the default metrics; asking for it fails for it alone.
 LLMFACTS_BASE_URL = os.environ.get("LLMFACTS_BASE_URL", "")

@@ -86,6 +86,8 @@ def profile_page(request, slug: str):
 
 def _render_profile_page(request, study: Study, *, error: str = "", form: dict | None = None,
                          status: int = 200):
+    # Whoever opens the page sees an export whose process died sent again or failed.
+    _profiles().profile_jobs_recover(study=study)
     jobs = _profiles().profile_jobs(study=study)
     models = study.candidate_models.annotate(
         final_verdicts=Count("captions", filter=Q(captions__annotations__state=workflow.APPROVED),
@@ -147,7 +149,7 @@ def profile_job_start(request, slug: str):
         return JsonResponse({"detail": str(error)}, status=400)
     if from_form:
         return redirect("profiles", slug=study.slug)
-    # An eager task has already run by now; report the state as it is.
+    # Report the state as it is now (queued, or already running in a worker or a job thread).
     status = _profiles().profile_job_status(study=study, job_id=status["job"]) or status
     return JsonResponse(_job_data(study, status), status=202)
 
@@ -156,6 +158,7 @@ def profile_job_start(request, slug: str):
 @require_GET
 def profile_job(request, slug: str, job: str):
     study = _research_study(request, slug)
+    _profiles().profile_jobs_recover(study=study)
     status = _profiles().profile_job_status(study=study, job_id=job)
     if status is None:
         raise Http404("No such profile job.")

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.permissions import IsStudyAdmin, Role, study_from_view, user_roles
 from annotation.services.errors import ServiceError
 from scoring.models import ScoreJob, ScoreResult
-from scoring.services import score_job_create, score_summary
+from scoring.services import score_job_create, score_jobs_recover, score_summary
 
 
 class SeesScores(BasePermission):
@@ -91,6 +91,12 @@ class ScoreJobList(generics.ListAPIView):
     def get_queryset(self):
         return ScoreJob.objects.filter(study=study_from_view(self)).select_related("requested_by")
 
+    def get(self, request, *args, **kwargs):
+        # Whoever looks at the table sees a job whose process died resumed or failed, not
+        # "running" forever (workers also recover jobs when they start).
+        score_jobs_recover(study=study_from_view(self))
+        return super().get(request, *args, **kwargs)
+
     @extend_schema(request=ScoreJobStartSerializer, responses={202: ScoreJobSerializer})
     def post(self, request, slug):
         start = ScoreJobStartSerializer(data=request.data)
@@ -104,7 +110,7 @@ class ScoreJobList(generics.ListAPIView):
             )
         except ServiceError as error:
             return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
-        job.refresh_from_db()  # without a broker it has already run
+        job.refresh_from_db()  # queued, or already running in a worker or a job thread
         return Response(ScoreJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -115,6 +121,10 @@ class ScoreJobDetail(generics.RetrieveAPIView):
 
     def get_queryset(self):
         return ScoreJob.objects.filter(study=study_from_view(self))
+
+    def get(self, request, *args, **kwargs):
+        score_jobs_recover(study=study_from_view(self))
+        return super().get(request, *args, **kwargs)
 
 
 class ScoreResultList(generics.ListAPIView):

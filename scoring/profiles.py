@@ -56,6 +56,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation import workflow
+from annotation.jobs import job_send
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
@@ -543,11 +544,48 @@ def profile_job_create(
         "created_at": _now(), "updated_at": _now(), "started_at": None, "finished_at": None,
     }
     _write_json(folder / "status.json", status)
+    study_id = study.pk
+    transaction.on_commit(lambda: _send(study_id, job_id))
+    return status
+
+
+def _send(study_id: int, job_id: str) -> None:
     from scoring.profile_tasks import export_profile
 
-    study_id = study.pk
-    transaction.on_commit(lambda: export_profile.delay(study_id, job_id))
-    return status
+    job_send(export_profile, args=[study_id, job_id])
+
+
+def profile_jobs_recover(*, study: Study) -> dict[str, list[str]]:
+    """Send again the study's export jobs whose process died, or fail them after too many tries.
+
+    A job is stalled when it is running, or (with the ``threads`` runner, whose queue dies with
+    its process) queued, and its status has not changed for ``PROFILE_JOB_LEASE_SECONDS``. One
+    started fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (the dead run's claim is
+    removed, so the new run claims it); one started that often is marked failed, saying why.
+    Returns ``{"resumed": [job ids], "failed": [job ids]}``.
+    """
+    report: dict[str, list[str]] = {"resumed": [], "failed": []}
+    waiting = (RUNNING, QUEUED) if settings.JOB_RUNNER == "threads" else (RUNNING,)
+    for status in profile_jobs(study=study):
+        updated = datetime.fromisoformat(status["updated_at"]).timestamp()
+        if status["state"] not in waiting or time.time() - updated < _lease_seconds():
+            continue
+        folder = job_dir(study, status["job"])
+        attempts = status.get("attempts", 0)
+        if attempts >= settings.JOB_MAX_ATTEMPTS:
+            status.update(state=FAILED, step="failed", finished_at=_now(), updated_at=_now(),
+                          error=f"The export stopped without finishing {attempts} times (a "
+                                "restart, or a worker killed for time or memory): start it "
+                                "again, or look at the worker's log.")
+            _write_json(folder / "status.json", status)
+            report["failed"].append(status["job"])
+        else:
+            (folder / "claim").unlink(missing_ok=True)
+            status.update(step="sent again: its process stopped", updated_at=_now())
+            _write_json(folder / "status.json", status)
+            _send(study.pk, status["job"])
+            report["resumed"].append(status["job"])
+    return report
 
 
 class _TakenOver(Exception):
@@ -601,7 +639,8 @@ def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
         status.update(changes, updated_at=_now())
         _write_json(folder / "status.json", status)
 
-    update(state=RUNNING, started_at=_now(), step="starting", error="")
+    update(state=RUNNING, started_at=_now(), step="starting", error="",
+           attempts=status.get("attempts", 0) + 1)
     work = folder / f"work-{token}"
     options = status["options"]
     try:

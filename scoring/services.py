@@ -58,6 +58,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import workflow
+from annotation.jobs import job_send
 from annotation.models import Annotation, Caption, CorrectionPass, Reference, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
@@ -139,7 +140,7 @@ def score_job_create(
 
 
 def score_job_enqueue(*, job_id: int) -> None:
-    """Send a job to the workers (or, without a broker, run it here and now).
+    """Send a job to the workers (or, without a broker, to the web process's job threads).
 
     Never raises: this runs after a commit (an approval, say) that must not look failed because
     scoring could not start; the job records why instead.
@@ -148,7 +149,7 @@ def score_job_enqueue(*, job_id: int) -> None:
 
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        run_score_job.apply_async(args=[job.pk], task_id=job.task_id)
+        job_send(run_score_job, args=[job.pk], task_id=job.task_id)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("scoring job %s could not be run", job_id)
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
@@ -178,6 +179,51 @@ def score_job_fail(*, job_id: int, error: str) -> None:
     ScoreJob.objects.filter(pk=job_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
         status=Status.FAILED, errors=errors, finished_at=timezone.now()
     )
+
+
+STALLED = (
+    "the process running it stopped without finishing it ({count} times: a restart, or a worker "
+    "killed for time or memory); start it again, or look at the worker's log"
+)
+
+
+def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
+    """Find the jobs whose process died and send them again, or fail them after too many tries.
+
+    A job is stalled when it is running and its heartbeat is older than
+    ``SCORING_JOB_LEASE_SECONDS``, or, with the ``threads`` runner (whose queue dies with its
+    process), when it has waited that long without starting. A stalled job claimed fewer than
+    ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it over and skips what it stored);
+    one claimed that often is marked failed with the reason in ``errors["job"]``. Sending renews
+    the heartbeat first, so two recoveries at once send a job once. Returns
+    ``{"resumed": [ids], "failed": [ids]}``.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
+    stalled = Q(status=Status.RUNNING, heartbeat_at__lt=stale)
+    if settings.JOB_RUNNER == "threads":
+        stalled |= Q(status=Status.QUEUED, created_at__lt=stale) & (
+            Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+        )
+    jobs = ScoreJob.objects.filter(stalled)
+    if study is not None:
+        jobs = jobs.filter(study=study)
+    report: dict[str, list[int]] = {"resumed": [], "failed": []}
+    for job in jobs:
+        # Only the recovery whose conditional update changes the row acts on the job.
+        mine = ScoreJob.objects.filter(
+            pk=job.pk, status=job.status, heartbeat_at=job.heartbeat_at
+        )
+        if job.attempts >= settings.JOB_MAX_ATTEMPTS:
+            errors = {**job.errors, "job": STALLED.format(count=job.attempts)}
+            if mine.update(status=Status.FAILED, errors=errors, finished_at=now):
+                logger.warning("scoring job %s stalled %s times: failed", job.pk, job.attempts)
+                report["failed"].append(job.pk)
+        elif mine.update(heartbeat_at=now):
+            logger.warning("scoring job %s stalled: sending it again", job.pk)
+            score_job_enqueue(job_id=job.pk)
+            report["resumed"].append(job.pk)
+    return report
 
 
 # --------------------------------------------------------------------------- what to compare

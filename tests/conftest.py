@@ -37,6 +37,13 @@ def fast_test_settings(settings):
 
 
 @pytest.fixture(autouse=True)
+def jobs_run_through_celery(settings):
+    """Jobs go through Celery, which `make test` and SQLite runs keep eager: a test looks at a
+    job's results right after starting it. tests/annotation/test_jobs.py covers the threads."""
+    settings.JOB_RUNNER = "celery"
+
+
+@pytest.fixture(autouse=True)
 def media_root(settings, tmp_path_factory):
     """Every test writes media into its own folder."""
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")

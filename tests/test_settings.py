@@ -8,14 +8,15 @@ from tests.conftest import REPO
 
 PRINT = (
     "import django; django.setup(); from django.conf import settings as s; "
-    "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.DEBUG, s.ALLOWED_HOSTS)"
+    "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.DEBUG, s.ALLOWED_HOSTS, "
+    "s.JOB_RUNNER)"
 )
 
 
 def load_settings(**env):
     clean = {k: v for k, v in os.environ.items() if k not in {
         "DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER",
-        "ALLOWED_HOSTS"}}
+        "ALLOWED_HOSTS", "JOB_RUNNER"}}
     return subprocess.run(
         [sys.executable, "-c", PRINT], cwd=REPO, capture_output=True, text=True,
         env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
@@ -43,3 +44,18 @@ def test_debug_off_with_a_real_secret_starts_with_the_given_hosts():
     result = load_settings(DEBUG="0", SECRET_KEY="x" * 50, ALLOWED_HOSTS="redline.example.org")
     assert result.returncode == 0, result.stderr
     assert "['redline.example.org']" in result.stdout
+
+
+def test_without_a_broker_jobs_run_in_job_threads_not_in_the_request():
+    assert load_settings().stdout.split()[-1] == "threads"
+
+
+def test_with_a_broker_jobs_go_to_celery_workers():
+    result = load_settings(CELERY_BROKER_URL="redis://127.0.0.1:6379/0")
+    assert result.stdout.split()[-1] == "celery"
+
+
+def test_an_unknown_job_runner_is_refused():
+    result = load_settings(JOB_RUNNER="inline")
+    assert result.returncode != 0
+    assert "JOB_RUNNER must be celery or threads" in result.stderr

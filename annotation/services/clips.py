@@ -6,13 +6,16 @@ import logging
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils import timezone
 
 from annotation import formats, media
+from annotation.jobs import job_send
 from annotation.models import Clip, Study
 from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
 
@@ -113,7 +116,21 @@ def clip_import_file(
 def _enqueue_media(clip_id: int) -> None:
     from annotation.tasks import prepare_clip_media
 
-    prepare_clip_media.delay(clip_id)
+    job_send(prepare_clip_media, args=[clip_id])
+
+
+def clips_media_recover(*, older_than_seconds: int) -> list[int]:
+    """Send again the media jobs of clips still without a poster or an error after
+    ``older_than_seconds`` (their process died); return the clips' ids."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    pending = list(
+        Clip.objects.filter(poster="", media_error="", created_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for clip_id in pending:
+        _enqueue_media(clip_id)
+    return pending
 
 
 def clips_import_paths(

@@ -1,0 +1,66 @@
+"""Where background jobs run: never inside a web request.
+
+Every job (a scoring job, a profile export, a clip's proxy and poster) is sent with
+:func:`job_send`. ``JOB_RUNNER`` (settings) decides where it runs:
+
+- ``celery``: to the broker's workers (``CELERY_BROKER_URL``; the demo runs one beside the web
+  server). With ``CELERY_TASK_ALWAYS_EAGER`` on, Celery itself runs the task in the calling
+  process: the test suite does that to look at a job's results right after starting it.
+- ``threads``: no broker is configured, so a small pool of threads in the same process runs the
+  job; the request that started it answers at once and the page follows the job's progress.
+
+A job whose process died (a restart, a worker killed for time or memory) stays "running" in the
+database; each kind of job has a ``*_recover`` service that finds those by their heartbeat and
+sends them again or marks them failed (see :func:`scoring.services.score_jobs_recover`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+logger = logging.getLogger(__name__)
+
+RUNNERS = ("celery", "threads")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(
+                max_workers=max(1, settings.JOB_THREADS), thread_name_prefix="redline-job"
+            )
+        return _pool
+
+
+def _run_here(task: Any, args: Sequence[Any], task_id: str | None) -> None:
+    """Run the task in this thread, as a worker would: retries and failure hooks included."""
+    try:
+        task.apply(args=list(args), task_id=task_id, throw=False)
+    except Exception:  # noqa: BLE001 - nobody waits on this thread: log, the job records the rest
+        logger.exception("background job %s%s failed", task.name, tuple(args))
+    finally:
+        # This thread's database connections are its own; do not leave them open.
+        connections.close_all()
+
+
+def job_send(task: Any, *, args: Sequence[Any], task_id: str | None = None) -> Future | None:
+    """Start ``task(*args)`` away from the current request (see the module's docstring).
+
+    Returns the thread pool's future with the ``threads`` runner (tests wait on it), else None.
+    Raises what the broker raises when it refuses the job (callers record that on the job).
+    """
+    if settings.JOB_RUNNER == "threads":
+        return _thread_pool().submit(_run_here, task, tuple(args), task_id)
+    task.apply_async(args=list(args), task_id=task_id)
+    return None

@@ -1,0 +1,198 @@
+"""Jobs never run inside a request, and jobs whose process died are resumed or failed."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from annotation.jobs import job_send
+from scoring import profiles
+from scoring.models import ScoreJob
+from scoring.services import score_job_create, score_jobs_recover
+from scoring.tasks import run_score_job
+
+JOBS = "/api/studies/s1/score-jobs/"
+EDIT = ["words_changed", "char_similarity", "near_total"]
+LONG_AGO = "2000-01-01T00:00Z"
+
+
+def client_for(user):
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def wait_for(predicate, what: str, seconds: float = 30.0):
+    """Poll until ``predicate()`` is true; a job thread works in the background."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"gave up waiting for {what}")
+
+
+def stalled_job(approved, *, attempts: int, status: str = "running") -> ScoreJob:
+    job = score_job_create(
+        study=approved.caption.clip.study, kind="verdict", annotation=approved, metrics=EDIT,
+        enqueue=False,
+    )
+    ScoreJob.objects.filter(pk=job.pk).update(
+        status=status, attempts=attempts, heartbeat_at=LONG_AGO if status == "running" else None,
+        created_at=LONG_AGO,
+    )
+    return job
+
+
+@pytest.mark.postgres  # a job thread sees committed rows only (SQLite cannot flush the audit)
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_score_now_answers_before_the_job_runs(
+    personas, approved, fast_scoring, settings, monkeypatch
+):
+    settings.JOB_RUNNER = "threads"
+    release = threading.Event()
+    real = run_score_job.run
+
+    def held(job_id):
+        release.wait(timeout=10)
+        return real(job_id)
+
+    monkeypatch.setattr(run_score_job, "run", held)
+    answer = client_for(personas["admin"]).post(JOBS, {"metrics": EDIT}, format="json")
+    assert answer.status_code == 202
+    # The request did not wait for the job: it is still waiting for a job thread.
+    assert answer.json()["status"] == "queued"
+    release.set()
+    job = ScoreJob.objects.get(pk=answer.json()["id"])
+    wait_for(lambda: ScoreJob.objects.get(pk=job.pk).finished, "the job to finish")
+    assert ScoreJob.objects.get(pk=job.pk).status == "done"
+
+
+@pytest.mark.postgres  # a job thread sees committed rows only (SQLite cannot flush the audit)
+@pytest.mark.django_db(transaction=True)
+def test_a_job_failing_in_a_job_thread_is_marked_failed(approved, fast_scoring, settings,
+                                                        monkeypatch):
+    settings.JOB_RUNNER = "threads"
+
+    def broken(self):
+        raise RuntimeError("the scorer exploded")
+
+    monkeypatch.setattr("scoring.services._Run.execute", broken)
+    job = stalled_job(approved, attempts=0, status="queued")
+    job_send(run_score_job, args=[job.pk], task_id=job.task_id).result(timeout=30)
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.errors["job"] == "the scorer exploded"
+
+
+@pytest.mark.django_db
+def test_a_running_job_whose_process_died_is_sent_again_and_finishes(approved, fast_scoring):
+    job = stalled_job(approved, attempts=1)
+    assert score_jobs_recover() == {"resumed": [job.pk], "failed": []}
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("done", 2)
+
+
+@pytest.mark.django_db
+def test_a_job_that_stalled_too_often_is_marked_failed_saying_why(
+    personas, approved, fast_scoring, settings
+):
+    settings.JOB_MAX_ATTEMPTS = 3
+    job = stalled_job(approved, attempts=3)
+    # Looking at the job table is enough to see it.
+    table = client_for(personas["admin"]).get(JOBS).json()["results"]
+    assert [(row["id"], row["status"]) for row in table] == [(job.pk, "failed")]
+    assert "stopped without finishing it (3 times" in table[0]["errors"]["job"]
+
+
+@pytest.mark.django_db
+def test_a_job_with_a_live_heartbeat_is_left_alone(approved, fast_scoring):
+    job = stalled_job(approved, attempts=1)
+    ScoreJob.objects.filter(pk=job.pk).update(heartbeat_at="2999-01-01T00:00Z")
+    assert score_jobs_recover() == {"resumed": [], "failed": []}
+    assert ScoreJob.objects.get(pk=job.pk).status == "running"
+
+
+@pytest.mark.django_db
+def test_two_recoveries_at_once_send_a_stalled_job_once(approved, fast_scoring, monkeypatch):
+    job = stalled_job(approved, attempts=1)
+    sent = []
+    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
+    first = score_jobs_recover()
+    second = score_jobs_recover()
+    assert (first["resumed"], second["resumed"], len(sent)) == ([job.pk], [], 1)
+
+
+@pytest.mark.django_db
+def test_a_queued_job_lost_with_its_job_thread_is_sent_again(
+    approved, fast_scoring, settings, monkeypatch
+):
+    job = stalled_job(approved, attempts=0, status="queued")
+    sent = []
+    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
+    # A broker keeps its queue: a queued job there is only waiting.
+    assert score_jobs_recover() == {"resumed": [], "failed": []}
+    settings.JOB_RUNNER = "threads"
+    assert score_jobs_recover() == {"resumed": [job.pk], "failed": []}
+    assert sent == [{"args": [job.pk], "task_id": job.task_id}]
+
+
+def _stalled_export(study, *, attempts: int) -> str:
+    from annotation.models import Study
+
+    study = Study.objects.get(pk=study.pk)
+    job = "a" * 32
+    folder = profiles.jobs_root(study) / job
+    folder.mkdir(parents=True)
+    (folder / "claim").write_text(json.dumps({"token": "dead"}))
+    (folder / "status.json").write_text(json.dumps({
+        "job": job, "study": study.slug, "state": "running", "done": 3, "total": 9,
+        "step": "bootstrap", "error": "", "requested_by": "researcher", "attempts": attempts,
+        "options": {"resamples": 20, "adjusted_resamples": 20, "seed": 0, "paired_only": False},
+        "created_at": "2000-01-01T00:00:00+00:00", "updated_at": "2000-01-01T00:00:00+00:00",
+        "started_at": "2000-01-01T00:00:00+00:00", "finished_at": None,
+    }))
+    return job
+
+
+@pytest.mark.django_db
+def test_an_export_whose_process_died_is_sent_again(study, monkeypatch):
+    job = _stalled_export(study, attempts=1)
+    sent = []
+    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: sent.append(job_id))
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
+    assert sent == [job]
+    folder = profiles.jobs_root(study) / job
+    # The dead run's claim is gone, so the new run can claim the job.
+    assert not (folder / "claim").exists()
+    # Sent once: the status changed just now.
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+
+
+@pytest.mark.django_db
+def test_an_export_that_stalled_too_often_shows_as_failed_on_the_page(client, personas, study):
+    job = _stalled_export(study, attempts=3)
+    client.force_login(personas["researcher"])
+    page = client.get(f"/studies/{study.slug}/profiles/")
+    assert page.status_code == 200
+    status = profiles.profile_job_status(study=study, job_id=job)
+    assert status["state"] == "failed"
+    assert "stopped without finishing 3 times" in status["error"]
+    assert "stopped without finishing 3 times" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_recover_jobs_command_says_what_it_did(approved, fast_scoring, settings):
+    settings.JOB_MAX_ATTEMPTS = 2
+    resumed = stalled_job(approved, attempts=1)
+    failed = stalled_job(approved, attempts=2)
+    out = io.StringIO()
+    call_command("recover_jobs", stdout=out)
+    assert f"scoring: 1 sent again [{resumed.pk}], 1 failed [{failed.pk}]" in out.getvalue()
+    assert ScoreJob.objects.get(pk=resumed.pk).status == "done"
