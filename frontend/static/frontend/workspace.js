@@ -2,11 +2,12 @@
 //
 // The page gets its first payload from json_script and then talks to the same
 // REST API as any other client: PATCH .../draft/ (autosave with base_version),
-// POST .../lock-overview/, POST .../submit/, POST /api/edit-size/.
+// POST .../lock-overview/, POST .../submit/. The redline and edit size come from edits.js.
 // Caption text is untrusted: it only ever reaches the page through textContent.
 
 import { Player } from "./player.js";
-import { csrfToken, fetchEditSize, renderRedline } from "./redline.js";
+import { liveEditSize, wordDiff } from "./edits.js";
+import { csrfToken, renderRedline } from "./redline.js";
 import { Activity } from "./workspace-activity.js";
 import { duration, fill, h, kbd, same, seconds, span } from "./workspace-dom.js";
 import { actionFor, isTyping, renderHelp } from "./workspace-keys.js";
@@ -147,33 +148,24 @@ function say(message, kind = "info", { sticky = false } = {}) {
 // ------------------------------------------------------------------ edit size and redline
 
 let sizeTargets = [];
-let sizeGeneration = 0;
-let sizeTimer = null;
 
+// Computed here, on every keystroke (edits.js gives the server's numbers, offline too); what is
+// stored is scored again by the server.
 function scheduleSizes() {
-  clearTimeout(sizeTimer);
-  sizeTimer = setTimeout(updateSizes, 200);
+  updateSizes();
 }
 
-async function updateSizes() {
-  const generation = ++sizeGeneration;
+function updateSizes() {
   for (const target of sizeTargets) {
     const text = target.get();
+    if (text === target.shown) continue;
+    target.shown = text;
     if (text === target.original) {
       fill(target.redline, h("span", { class: "muted", text: "No changes yet." }));
       fill(target.box);
       continue;
     }
-    let size;
-    try {
-      size = await fetchEditSize(target.original, text, CUT);
-    } catch (error) {
-      if (error.name === "AbortError") return;
-      if (generation !== sizeGeneration) return;
-      fill(target.box, h("span", { class: "muted", text: "Edit size unavailable until the server is reachable." }));
-      continue;
-    }
-    if (generation !== sizeGeneration) return;
+    const size = liveEditSize(target.original, text, CUT);
     renderRedline(target.redline, size.diff);
     const words = size.words_changed;
     fill(target.box,
@@ -327,7 +319,6 @@ function markSelected() {
 
 function render() {
   sizeTargets = [];
-  sizeGeneration += 1;
   const current = pass();
   root.dataset.state = current;
   const step = current === "overview" ? "overview" : current === "done" ? "submitted" : view.unit >= N ? "segmentation" : "windows";
@@ -869,16 +860,7 @@ function showConflict(rows, detail) {
   }));
   conflictDialog.hidden = false;
   $("keep-mine").focus();
-  sizeGeneration += 1;
-  (async () => {
-    for (const [line, theirs, mine] of diffs) {
-      try {
-        renderRedline(line, (await fetchEditSize(theirs, mine, CUT)).diff);
-      } catch {
-        line.textContent = mine;
-      }
-    }
-  })();
+  for (const [line, theirs, mine] of diffs) renderRedline(line, wordDiff(theirs, mine));
 }
 
 function adopt(current) {
