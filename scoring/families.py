@@ -36,7 +36,8 @@ LLMFACTS_METRIC = Metric(
 # is the prompt version plus whether the server constrained its answers (metric_version).
 FAMILY_VERSIONS: dict[str, str] = {
     "edit": "edit-1",
-    "reference": "coco-caption-1.2",
+    # CIDEr-D's idf from the study's captions (one document per clip), not from each run.
+    "reference": "coco-caption-1.2-study-idf",
     "embedding": "embedding-1",
 }
 
@@ -166,7 +167,7 @@ def score_batch(
     if not pairs:
         return BatchOutcome()
     if family == "reference":
-        return _reference_batch(pairs, metrics)
+        return _reference_batch(pairs, metrics, options.extra.get("idf_documents"))
     if family == LLMFACTS:
         return _llmfacts_batch(pairs)
     scores = compute_metrics(list(pairs), list(metrics), options)
@@ -178,13 +179,16 @@ def score_batch(
     )
 
 
-def _reference_batch(pairs: Sequence[Pair], metrics: Sequence[str]) -> BatchOutcome:
+def _reference_batch(
+    pairs: Sequence[Pair], metrics: Sequence[str], idf_documents: Sequence[Sequence[str]] | None
+) -> BatchOutcome:
     from scoring.reference import reference_scores
 
     result = reference_scores(
         {pair.id: pair.candidate for pair in pairs},
         {pair.id: list(pair.references) for pair in pairs},
         metrics=list(metrics),
+        idf_documents=idf_documents,
     )
     outcome = BatchOutcome()
     for key, values in result.per_item.items():
@@ -192,6 +196,8 @@ def _reference_batch(pairs: Sequence[Pair], metrics: Sequence[str]) -> BatchOutc
         outcome.details[key] = {
             name: {"corpus": result.corpus.get(name), "corpus_size": len(pairs)} for name in values
         }
+        if idf_documents is not None and "cider" in outcome.details[key]:
+            outcome.details[key]["cider"]["idf_documents"] = len(idf_documents)
     return outcome
 
 

@@ -82,6 +82,16 @@ class ScoreJob(models.Model):
         return self.status in {self.Status.DONE, self.Status.PARTIAL, self.Status.FAILED}
 
 
+#: Subjects that compare a caption with texts of its clip (no single verdict owns the result).
+CAPTION_SUBJECTS = [
+    "caption_vs_reference",
+    "caption_vs_approved",
+    "caption_vs_gold",
+    "matched_approved",
+    "matched_gold",
+]
+
+
 class ScoreResult(models.Model):
     """One metric's value for one compared pair of texts."""
 
@@ -90,6 +100,13 @@ class ScoreResult(models.Model):
         WINDOW_SCENE = "window_scene", "window scene: original vs final"
         WINDOW_SHOT = "window_shot", "window shot: original vs final"
         CAPTION_VS_REFERENCE = "caption_vs_reference", "caption overview vs references"
+        CAPTION_VS_APPROVED = "caption_vs_approved", (
+            "caption overview vs the approved final overviews of the clip's other captions")
+        CAPTION_VS_GOLD = "caption_vs_gold", (
+            "caption overview vs the reviewer corrections of the clip's other captions")
+        MATCHED_APPROVED = "matched_approved", (
+            "accepted-rejected pair vs approved finals, leaving both out")
+        MATCHED_GOLD = "matched_gold", "accepted-rejected pair vs corrections, leaving both out"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="score_results")
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="score_results")
@@ -124,8 +141,8 @@ class ScoreResult(models.Model):
                 name="score_result_window_iff_window_subject",
             ),
             models.CheckConstraint(
-                condition=Q(subject="caption_vs_reference", annotation__isnull=True)
-                | (~Q(subject="caption_vs_reference") & Q(annotation__isnull=False)),
+                condition=Q(subject__in=CAPTION_SUBJECTS, annotation__isnull=True)
+                | (~Q(subject__in=CAPTION_SUBJECTS) & Q(annotation__isnull=False)),
                 name="score_result_verdict_subjects_have_annotation",
             ),
         ]

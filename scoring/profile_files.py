@@ -6,8 +6,9 @@ tables); the analysis benchmark calls it on a synthetic study, so both time and 
 
 Files, relative to the export directory: ``tidy/captions.csv`` and ``tidy/windows.csv`` (the
 analysis inputs), ``tables/<name>.csv`` and ``.json`` per table, ``figures/<name>.png`` and
-``.svg`` per figure, and ``report.html``. The caller writes ``manifest.json`` from what
-:func:`write_profile_files` returns.
+``.svg`` per figure, and ``report.html``; ``tidy/matched.csv`` (Table 1's leave-both-out pair
+scores) when given. The caller writes ``manifest.json`` from what :func:`write_profile_files`
+returns.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def write_profile_files(
     parameters: Mapping[str, Any],
     notes: Sequence[str] = (),
     step: Callable[[str], None] | None = None,
+    matched: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Write the tidy inputs, every table, every figure and the report into ``out_dir``.
 
@@ -71,6 +73,8 @@ def write_profile_files(
         (out / folder).mkdir(parents=True, exist_ok=True)
     write_frame(out / "tidy" / "captions.csv", captions)
     write_frame(out / "tidy" / "windows.csv", windows)
+    if matched is not None:
+        write_frame(out / "tidy" / "matched.csv", matched)
 
     table_entries = []
     for name, table in tables.items():

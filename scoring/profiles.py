@@ -19,19 +19,28 @@ on the normalised text (:func:`scoring.edits.normalise_text`), the text characte
 computed on. Mode keys the tidy schema does not know (a custom taxonomy) are left out.
 
 **Scores** (``score_*`` columns of the captions table, for Table 1), from stored
-:class:`~scoring.models.ScoreResult` rows, the newest per caption, metric and judge:
+:class:`~scoring.models.ScoreResult` rows, the newest per caption, metric and judge; each column
+names its reference set:
 
-- ``score_<metric>[_<judge>]``: the model's overview against its clip's references
+- ``score_approved_<metric>[_<judge>]``: the model's overview against the approved final
+  overviews of the clip's *other* captions (``caption_vs_approved``);
+- ``score_gold_<metric>[_<judge>]``: against the reviewer corrections of the clip's other
+  captions (``caption_vs_gold``); never against the caption's own final text;
+- ``score_imported_<metric>[_<judge>]``: against the clip's imported references
   (``caption_vs_reference``);
-- ``score_gold_<metric>[_<judge>]``: the model's overview against the final overview (``overview``,
-  the "gold" references). Circular by design for accepted overviews (their own reference);
 - ``score_length``: words in the model's overview (lower accepts), always present.
 
-Edit-size metrics (words changed, similarity) are not scores: they are the verdict's own size.
+The Matched column of Table 1 reads a third table, ``matched`` (:func:`matched_pairs`): one row
+per accepted-rejected pair of a clip, metric and reference set, both scored against the same
+reference set leaving both out (``matched_approved`` / ``matched_gold``).
+
+Edit-size metrics (words changed, similarity) and the ``overview`` subject (the model's overview
+against its own final text) are not Table 1 scores: they are the verdict's own size.
 A study nobody has scored has only ``score_length``.
 
 **Export directory**: ``tables/<name>.csv`` and ``.json`` per table, ``figures/<name>.png`` and
-``.svg`` per figure, ``report.html`` (self-contained), ``tidy/captions.csv`` and
+``.svg`` per figure, ``report.html`` (self-contained), ``tidy/captions.csv``,
+``tidy/matched.csv`` and
 ``tidy/windows.csv`` (the analysis inputs) and ``manifest.json`` listing them all.
 """
 
@@ -87,10 +96,13 @@ VERDICT_CHOICE_NOTE = (
     "One final verdict per caption: where several annotations of a caption were approved "
     "(double annotation), the earliest approved one is used.")
 SCORE_NOTE = (
-    "Scores: score_<metric>[_<judge>] compare the model's overview with its clip's references; "
-    "score_gold_<metric>[_<judge>] with the final (corrected) overview, which is circular for "
-    "accepted overviews; score_length is the number of words of the model's overview (lower "
-    "accepts).")
+    "Scores: score_approved_<metric>[_<judge>] compare the model's overview with the approved "
+    "final overviews of the clip's other captions; score_gold_<metric>[_<judge>] with the "
+    "reviewer corrections of the clip's other captions (never the caption's own final text); "
+    "score_imported_<metric>[_<judge>] with the clip's imported references; score_length is "
+    "the number of words of the model's overview (lower accepts). tidy/matched.csv holds the "
+    "leave-both-out scores of Table 1's Matched column. Run a study scoring job after new "
+    "verdicts: the leave-out scores are computed by it.")
 
 Progress = Callable[[int, int, str], None]
 
@@ -147,32 +159,81 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
+#: Stored subject -> the reference set its scores stand for in Table 1.
+REFERENCE_SETS: dict[str, str] = {
+    "caption_vs_approved": "approved",
+    "caption_vs_gold": "gold",
+    "caption_vs_reference": "imported",
+    "matched_approved": "approved",
+    "matched_gold": "gold",
+}
+
+
 def score_column(subject: str, metric: str, judge: str = "") -> str:
     """Return the tidy column of a stored score (see the module docstring)."""
-    prefix = "score_gold_" if subject == "overview" else "score_"
-    return prefix + _slug(metric) + (f"_{_slug(judge)}" if judge else "")
+    return (f"score_{REFERENCE_SETS[subject]}_" + _slug(metric)
+            + (f"_{_slug(judge)}" if judge else ""))
+
+
+def _table1_rows(study: Study, subjects: Sequence[str]):
+    """Stored Table 1 scores of ``subjects``, oldest first (a re-run replaces what came before)."""
+    from scoring.models import ScoreResult
+
+    return (
+        ScoreResult.objects.filter(study=study, subject__in=list(subjects))
+        .exclude(metric__in=[name for name, m in METRICS.items() if m.family == "edit"])
+        .order_by("computed_at", "pk")
+        .values_list("caption_id", "item_key", "subject", "metric", "judge_or_backend", "value")
+    )
 
 
 def _stored_scores(study: Study, chosen: Mapping[int, int]) -> dict[int, dict[str, float]]:
     """Return ``{caption id: {score column: value}}`` from the study's stored scores."""
-    from scoring.models import ScoreResult
-
-    rows = (
-        ScoreResult.objects.filter(study=study, subject__in=["overview", "caption_vs_reference"])
-        .order_by("computed_at", "pk")
-        .values_list("caption_id", "annotation_id", "subject", "metric", "judge_or_backend",
-                     "value")
-    )
     scores: dict[int, dict[str, float]] = {}
-    for caption_id, annotation_id, subject, metric, judge, value in rows:
-        if caption_id not in chosen or (METRICS.get(metric) and METRICS[metric].family == "edit"):
+    rows = _table1_rows(study, ["caption_vs_approved", "caption_vs_gold", "caption_vs_reference"])
+    for caption_id, _, subject, metric, judge, value in rows:
+        if caption_id not in chosen:
             continue
-        if subject == "overview" and annotation_id != chosen[caption_id]:
-            continue  # the gold score of another annotator's verdict on this caption
         column = score_column(subject, metric, judge)
-        # Newest last: a re-run (or a new metric version) replaces what came before.
         scores.setdefault(caption_id, {})[column] = float("nan") if value is None else value
     return scores
+
+
+MATCHED_COLUMNS = ["clip", "score", "accepted_model", "rejected_model", "accepted_value",
+                   "rejected_value"]
+
+
+def matched_pairs(study: Study, verdicts: Mapping[int, tuple[str, str, str]]) -> pd.DataFrame:
+    """Return the leave-both-out scores of Table 1's Matched column, one row per pair and score.
+
+    ``verdicts`` maps each caption with a final verdict to ``(clip, model, verdict)``. A pair
+    counts when both of its sides were scored and its accepted and rejected captions still have
+    those final verdicts. Columns: :data:`MATCHED_COLUMNS` (``score`` is the captions table's
+    column of the same metric and reference set).
+    """
+    sides: dict[tuple[str, int, int], dict[int, float]] = {}
+    for caption_id, key, subject, metric, judge, value in _table1_rows(
+            study, ["matched_approved", "matched_gold"]):
+        _, _, good, bad, _ = key.split(":")
+        column = score_column(subject, metric, judge)
+        sides.setdefault((column, int(good), int(bad)), {})[caption_id] = (
+            float("nan") if value is None else value)
+    rows = []
+    for (column, good, bad), values in sides.items():
+        if not {good, bad} <= values.keys() or not {good, bad} <= verdicts.keys():
+            continue
+        clip, good_model, good_verdict = verdicts[good]
+        _, bad_model, bad_verdict = verdicts[bad]
+        if (good_verdict, bad_verdict) != ("accept", "reject"):
+            continue
+        rows.append({"clip": clip, "score": column, "accepted_model": good_model,
+                     "rejected_model": bad_model, "accepted_value": values[good],
+                     "rejected_value": values[bad]})
+    frame = pd.DataFrame(rows, columns=MATCHED_COLUMNS)
+    frame[["accepted_value", "rejected_value"]] = frame[
+        ["accepted_value", "rejected_value"]].astype(float)
+    return frame.sort_values(["score", "clip", "accepted_model", "rejected_model"],
+                             ignore_index=True)
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[Column], extra: Sequence[str] = ()
@@ -297,6 +358,17 @@ def tidy_tables(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     return captions, _frame(window_rows, WINDOW_COLUMNS)
 
 
+def matched_table(study: Study) -> pd.DataFrame:
+    """Return the study's Table 1 leave-both-out pairs (:func:`matched_pairs`)."""
+    verdicts = {}
+    for annotation in final_annotations(study):
+        final = final_pass(annotation)
+        verdict = _verdict(final.overview_verdict) if final is not None else ""
+        verdicts[annotation.caption_id] = (annotation.caption.clip.name,
+                                           annotation.caption.model.name, verdict)
+    return matched_pairs(study, verdicts)
+
+
 # --------------------------------------------------------------------------- corrected captions
 
 
@@ -394,12 +466,13 @@ def profile_export(
 
     step("building the tidy tables from the final verdicts")
     captions, windows = tidy_tables(study)
+    matched = matched_table(study)
     per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
-        near_total_cut=study.near_total_cut, windows_per_caption=per_caption,
+        near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",
@@ -418,7 +491,8 @@ def profile_export(
     }
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
-        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE], step=step)
+        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE], step=step,
+        matched=matched)
 
     manifest = {
         "study": study.slug,
@@ -429,7 +503,7 @@ def profile_export(
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],
         "report": "report.html",
-        "tidy": ["tidy/captions.csv", "tidy/windows.csv"],
+        "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv"],
         "notes": written["notes"],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

@@ -233,6 +233,7 @@ def reference_scores(
     *,
     metrics: Sequence[str] = REFERENCE_METRICS,
     meteor_workers: int | None = None,
+    idf_documents: Sequence[Sequence[str]] | None = None,
 ) -> ReferenceScores:
     """Score every candidate against its references in one corpus run.
 
@@ -242,6 +243,11 @@ def reference_scores(
     Refuses unknown metrics, ids without references and items with no reference at all.
     METEOR runs in up to ``meteor_workers`` JVMs at once (default
     :func:`default_meteor_workers`); the values do not depend on it.
+
+    ``idf_documents``, when given, fixes CIDEr-D's idf: each document is a list of texts (one
+    clip's captions, say) and an n-gram's document frequency is the number of documents in
+    which it occurs, instead of the number of the scored reference sets. Scores of different
+    runs that share the documents then use the same idf, whatever each run's reference sets.
     """
     unknown = [name for name in metrics if name not in REFERENCE_METRICS]
     if unknown:
@@ -257,6 +263,9 @@ def reference_scores(
     flat: list[str] = [candidates[key] for key in ids]
     for key in ids:
         flat.extend(references[key])
+    documents = [list(document) for document in idf_documents or []]
+    for document in documents:
+        flat.extend(document)
     tokens = ptb_tokenize(flat)
     res: dict[str, list[str]] = {}
     gts: dict[str, list[str]] = {}
@@ -266,6 +275,10 @@ def reference_scores(
         count = len(references[key])
         gts[key] = tokens[position : position + count]
         position += count
+    tokenised_documents: list[list[str]] = []
+    for document in documents:
+        tokenised_documents.append(tokens[position : position + len(document)])
+        position += len(document)
 
     per_item: dict[str, dict[str, float]] = {key: {} for key in ids}
     corpus: dict[str, float] = {}
@@ -288,7 +301,11 @@ def reference_scores(
     if "rouge_l" in metrics:
         rouge = [rouge_l(res[key][0], gts[key]) for key in ids]
         store("rouge_l", float(np.mean(np.array(rouge))), rouge)
-    if "cider" in metrics:
+    if "cider" in metrics and idf_documents is not None:
+        values = cider_d([res[key][0] for key in ids], [gts[key] for key in ids],
+                         tokenised_documents)
+        store("cider", float(np.mean(values)), values)
+    elif "cider" in metrics:
         from pycocoevalcap.cider.cider import Cider
 
         total, values = Cider().compute_score(gts, res)
@@ -296,6 +313,62 @@ def reference_scores(
 
     ordered = {name: corpus[name] for name in REFERENCE_METRICS if name in corpus}
     return ReferenceScores(per_item=per_item, corpus=ordered)
+
+
+def cider_d(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    documents: Sequence[Sequence[str]],
+    *,
+    n: int = 4,
+    sigma: float = 6.0,
+) -> list[float]:
+    """Return CIDEr-D of each tokenised candidate against its references, idf from ``documents``.
+
+    The arithmetic of pycocoevalcap's ``CiderScorer`` (clipped tf-idf n-gram vectors, n = 1..4,
+    a Gaussian length penalty, mean over n-gram sizes and references, times 10), except that
+    the document frequency of an n-gram is the number of ``documents`` (each a list of
+    tokenised texts) containing it and ``log(len(documents))`` is the idf's numerator. With
+    ``documents == references`` this is the toolkit's value.
+    """
+    from collections import defaultdict
+
+    from pycocoevalcap.cider.cider_scorer import precook
+
+    frequency: dict[tuple[str, ...], float] = defaultdict(float)
+    for document in documents:
+        for ngram in {gram for text in document for gram in precook(text, n)}:
+            frequency[ngram] += 1
+    log_documents = float(np.log(float(max(1, len(documents)))))
+
+    def vector(text: str) -> tuple[list[dict[tuple[str, ...], float]], list[float], int]:
+        weights: list[dict[tuple[str, ...], float]] = [defaultdict(float) for _ in range(n)]
+        norms = [0.0] * n
+        length = 0
+        for ngram, count in precook(text, n).items():
+            size = len(ngram) - 1
+            weights[size][ngram] = float(count) * (
+                log_documents - float(np.log(max(1.0, frequency[ngram]))))
+            norms[size] += weights[size][ngram] ** 2
+            if size == 1:  # the toolkit's quirk: "length" counts bigrams
+                length += count
+        return weights, [float(np.sqrt(value)) for value in norms], length
+
+    scores = []
+    for candidate, refs in zip(candidates, references, strict=True):
+        weights, norms, length = vector(candidate)
+        total = np.zeros(n)
+        for reference in refs:
+            ref_weights, ref_norms, ref_length = vector(reference)
+            penalty = np.e ** (-(float(length - ref_length) ** 2) / (2 * sigma**2))
+            for size in range(n):
+                value = sum(min(weight, ref_weights[size][gram]) * ref_weights[size][gram]
+                            for gram, weight in weights[size].items())
+                if norms[size] != 0 and ref_norms[size] != 0:
+                    value /= norms[size] * ref_norms[size]
+                total[size] += value * penalty
+        scores.append(float(np.mean(total) / len(refs) * 10.0))
+    return scores
 
 
 def java_available() -> bool:

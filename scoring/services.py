@@ -8,7 +8,21 @@ store every number. Writes go through the functions here; tasks and commands onl
 - ``window_scene`` / ``window_shot``: each window's original field vs the final verdict's field.
   A rejected segmentation's new timeline is not aligned with the original windows and is not
   scored;
-- ``caption_vs_reference`` (study jobs only): the caption's overview vs its clip's references.
+- ``caption_vs_reference`` (study jobs only): the caption's overview vs its clip's imported
+  references;
+- ``caption_vs_approved`` (study jobs only; Table 1's "Approved" references): the model's overview
+  of each caption with a final verdict vs the final overviews (accepted as written, or as
+  corrected) of the *other* captions of its clip with a final verdict;
+- ``caption_vs_gold`` (study jobs only; Table 1's "Gold" references): the same, vs the reviewer
+  corrections of the other captions of the clip (their rejected overviews, as corrected). A
+  caption is never scored against its own final text;
+- ``matched_approved`` / ``matched_gold`` (study jobs only; Table 1's "Matched" column): for each
+  clip, each pair of an accepted and a rejected caption, both scored against one identical
+  reference set, the approved finals (or corrections) of the clip's other captions leaving both
+  out. Key ``matched:<set>:<accepted id>:<rejected id>:<scored caption id>``.
+
+"Final verdict" here is the one the failure profile uses: the earliest approved annotation of a
+caption (:func:`scoring.profiles.final_annotations`).
 
 A verdict job scores one final verdict (``overview`` and windows); a study job scores every final
 verdict of the study and every caption that has references.
@@ -21,10 +35,13 @@ references, each reference's value kept in ``detail["per_reference"]``. Referenc
 reference sets scored together** (a caption scored alone gets 0). So they run only in study jobs,
 in one run per corpus: all captions of the study with references (``caption_vs_reference``), and
 all final overviews of the study with the correction as the one reference (``overview``; the
-"gold" references of PROTOCOL.md section 5). Each per-item value stored is that item's value in
-that run, with the corpus value and size in its detail; run a study job again after new verdicts
-or references to refresh them. Items with an empty text are left out (edit size only needs one
-side to be non-empty).
+correction as its reference: how much the verdict changed it, never a Table 1 score). Each
+per-item value stored is that item's value in that run, with the corpus value and size in its
+detail; run a study job again after new verdicts or references to refresh them. **CIDEr-D's idf
+comes from the study's captions**: one document per clip, holding the overviews every model
+wrote for it, the same for every run of the study, so that scores against different reference
+sets (approved, gold, leave-both-out) share one idf. Items with an empty text are left out (edit
+size only needs one side to be non-empty).
 
 **Runs are idempotent.** A result is keyed by (item, metric, judge or backend, metric version)
 and written with an upsert, so running a job twice, or a second job over the same items, leaves
@@ -241,6 +258,8 @@ class Item:
     annotation_id: int | None = None
     window_id: int | None = None
     reference_ids: tuple[int, ...] = ()
+    #: The captions whose final texts are the references (Table 1's leave-out sets).
+    reference_captions: tuple[int, ...] = ()
 
 
 def final_texts(annotation: Annotation) -> list[Item]:
@@ -302,6 +321,80 @@ def reference_items(study: Study) -> list[Item]:
             )
         )
     return items
+
+
+def _final_overviews(study: Study) -> dict[int, list[tuple[int, str, str]]]:
+    """Per clip: ``(caption id, final verdict, final overview text)`` of each caption with a
+    final verdict (the profile's choice of annotation), in caption order."""
+    from scoring.profiles import final_annotations
+
+    by_clip: dict[int, list[tuple[int, str, str]]] = {}
+    for annotation in final_annotations(study):
+        final = final_pass(annotation)
+        if final is None:
+            continue
+        caption = annotation.caption
+        rejected = final.overview_verdict == CorrectionPass.Verdict.REJECT
+        text = final.overview_text if rejected else caption.overview
+        verdict = "reject" if rejected else "accept"
+        by_clip.setdefault(caption.clip_id, []).append((caption.pk, verdict, text))
+    for finals in by_clip.values():
+        finals.sort()
+    return by_clip
+
+
+def leave_out_items(study: Study) -> dict[str, list[Item]]:
+    """Table 1's reference sets, as items: ``approved``, ``gold``, ``matched_approved`` and
+    ``matched_gold`` (see the module docstring). A caption or pair with an empty reference set
+    is left out (nothing to compare with)."""
+    originals = dict(
+        Caption.objects.filter(clip__study=study).values_list("pk", "overview")
+    )
+    groups: dict[str, list[Item]] = {
+        "approved": [], "gold": [], "matched_approved": [], "matched_gold": []}
+    subjects = {"approved": Subject.CAPTION_VS_APPROVED, "gold": Subject.CAPTION_VS_GOLD,
+                "matched_approved": Subject.MATCHED_APPROVED, "matched_gold": Subject.MATCHED_GOLD}
+
+    def reference_set(finals, name: str, without: set[int]) -> list[tuple[int, str]]:
+        return [(cid, text) for cid, verdict, text in finals
+                if cid not in without and (name == "approved" or verdict == "reject")]
+
+    for finals in _final_overviews(study).values():
+        for caption_id, _, _ in finals:
+            for name in ("approved", "gold"):
+                found = reference_set(finals, name, {caption_id})
+                if found:
+                    groups[name].append(Item(
+                        key=f"caption:{caption_id}:{name}", subject=subjects[name],
+                        caption_id=caption_id, candidate=originals[caption_id],
+                        references=tuple(text for _, text in found),
+                        reference_captions=tuple(cid for cid, _ in found)))
+        accepted = [cid for cid, verdict, _ in finals if verdict == "accept"]
+        rejected = [cid for cid, verdict, _ in finals if verdict == "reject"]
+        for good in accepted:
+            for bad in rejected:
+                for name in ("approved", "gold"):
+                    found = reference_set(finals, name, {good, bad})
+                    if not found:
+                        continue
+                    group = f"matched_{name}"
+                    for scored in (good, bad):
+                        groups[group].append(Item(
+                            key=f"matched:{name}:{good}:{bad}:{scored}", subject=subjects[group],
+                            caption_id=scored, candidate=originals[scored],
+                            references=tuple(text for _, text in found),
+                            reference_captions=tuple(cid for cid, _ in found)))
+    return groups
+
+
+def idf_documents(study: Study) -> list[list[str]]:
+    """CIDEr-D's idf documents of a study: per clip, the overviews its models wrote."""
+    documents: dict[int, list[str]] = {}
+    for clip_id, overview in Caption.objects.filter(clip__study=study).order_by(
+            "clip_id", "pk").values_list("clip_id", "overview"):
+        if overview.strip():
+            documents.setdefault(clip_id, []).append(overview)
+    return list(documents.values())
 
 
 def _approved(study: Study):
@@ -366,6 +459,7 @@ def plan(job: ScoreJob) -> list[Unit]:
             groups["overview" if item.subject == Subject.OVERVIEW else "windows"].append(item)
     if job.kind == ScoreJob.Kind.STUDY:
         groups["caption_vs_reference"] = reference_items(job.study)
+        groups.update(leave_out_items(job.study))
     by_family: dict[str, list[str]] = {}
     for name in job.metrics:
         if name in METRICS:
@@ -375,8 +469,8 @@ def plan(job: ScoreJob) -> list[Unit]:
         judges = job.judges if family in families.JUDGED_FAMILIES else [""]
         for judge in judges:
             for group, items in groups.items():
-                if family == "edit" and group == "caption_vs_reference":
-                    continue
+                if family == "edit" and group not in ("overview", "windows"):
+                    continue  # edit size compares an original with its own correction
                 if family in families.CORPUS_FAMILIES and (
                     job.kind != ScoreJob.Kind.STUDY or group == "windows"
                 ):
@@ -470,6 +564,13 @@ class _Run:
     done: int = 0
     total: int = 0
     stored: int = 0
+    _idf: list[list[str]] | None = None
+
+    def idf_documents(self) -> list[list[str]]:
+        """The study's CIDEr-D idf documents, read once per run."""
+        if self._idf is None:
+            self._idf = idf_documents(self.job.study)
+        return self._idf
 
     def _claimed(self):
         return ScoreJob.objects.filter(pk=self.job.pk, run_token=self.token)
@@ -590,6 +691,7 @@ class _Run:
         options = ScoringOptions(
             judge=unit.judge or families.default_judges()[0],
             near_total_cut=self.job.study.near_total_cut,
+            extra={"idf_documents": self.idf_documents()} if unit.corpus else {},
         )
         outcome = families.score_batch(unit.family, pairs, unit.metrics, options)
         now = timezone.now()
@@ -633,6 +735,8 @@ def _combine(
         detail = dict(details[0])
         if item.reference_ids:
             detail["reference_ids"] = list(item.reference_ids)
+        if item.reference_captions:
+            detail["reference_captions"] = list(item.reference_captions)
         return values[0], detail
     finite = [value for value in values if value is not None]
     per_reference = []
@@ -643,6 +747,8 @@ def _combine(
         if extra:
             entry["detail"] = extra
         per_reference.append(entry)
+        if item.reference_captions:
+            entry["reference_caption"] = item.reference_captions[position]
     mean = fmean(finite) if len(finite) == len(values) else None
     return mean, {"aggregate": "mean over references", "per_reference": per_reference}
 

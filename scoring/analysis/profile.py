@@ -41,10 +41,19 @@ Progress = Callable[[str], None]
 #: returns, in this order; exports name their files after them.
 TABLE_CAPTIONS: dict[str, str] = {
     "metric_auc": (
-        "Table 1. AUC of each automatic score for separating accepted from rejected final "
-        "overviews (0.5 = no information; oriented in advance, so < 0.5 points the wrong way), "
-        "with a 95% percentile bootstrap interval over clips. Matched: only accepted-rejected "
-        "pairs on the same clip."),
+        "Table 1. AUC of each automatic score of the model's overview for separating accepted "
+        "from rejected final overviews, over all captions with a final verdict (0.5 = no "
+        "information; oriented in advance, so < 0.5 points the wrong way); n = accepted / "
+        "rejected captions with that score, means per verdict, 95% percentile bootstrap "
+        "interval over clips. Reference sets: approved = the approved final overviews of the "
+        "clip's other captions; gold = the reviewer corrections of the clip's other captions "
+        "(a caption is never scored against its own final text); imported = the clip's "
+        "imported references; control = no reference (overview length in words, shorter -> "
+        "accept). Matched: accepted and rejected candidates of the same clip scored against an "
+        "identical reference set (approved and gold: the clip's other captions leaving both "
+        "out), share of pairs the accepted one wins, ties half, with its own clip-bootstrap "
+        "interval; empty when not computable. CIDEr-D: pycocoevalcap's arithmetic with idf "
+        "over the study's captions (one document per clip holding every model's overview)."),
     "intervention_rate": (
         "Table 2 / Figure 1. Overview intervention rate (%) per model at increasing evidence "
         "thresholds: a caption fails at t when its final correction changed at least t words "
@@ -142,6 +151,7 @@ def failure_profile(
     thresholds: tuple[int, ...] = WORD_THRESHOLDS,
     min_verdicts: int = MIN_VERDICTS,
     windows_per_caption: int = 4,
+    matched: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -149,9 +159,10 @@ def failure_profile(
     ``paired_only`` every table is computed on the paired subset. ``resamples`` is used by every
     clip bootstrap except the adjusted pairwise model, which uses ``adjusted_resamples``. The
     same inputs and seed give identical numbers. ``progress``, when given, is called with each
-    table's name just before it is computed. Models appear in the same order in every per-model
-    table (highest paired correct-overview rate first), except tables the paper sorts by
-    their own column (repair_direction, difficulty_penalty).
+    table's name just before it is computed. ``matched`` holds the leave-both-out pair
+    scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`). Models appear in
+    the same order in every per-model table (highest paired correct-overview rate first),
+    except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
     """
     validate_tidy(captions, windows)
     if paired_only:
@@ -167,7 +178,8 @@ def failure_profile(
     out: dict[str, pd.DataFrame] = {}
 
     steps: dict[str, Callable[[], pd.DataFrame]] = {
-        "metric_auc": lambda: metric_auc(captions, resamples=resamples, seed=seed),
+        "metric_auc": lambda: metric_auc(captions, matched=matched, resamples=resamples,
+                                         seed=seed),
         "intervention_rate": lambda: intervention_rate(captions, thresholds=thresholds,
                                                        models=models),
         "intervention_rate_paired": lambda: intervention_rate(paired, thresholds=thresholds,

@@ -128,16 +128,24 @@ def test_stored_scores_become_columns_the_newest_winning_and_edit_size_left_out(
 
     store("caption_vs_reference", "bleu4", 0.1, version="1")
     store("caption_vs_reference", "bleu4", 0.3, version="2", seconds=5)
-    store("overview", "cospar", 0.9, judge="minilm", annotation=annotation)
-    store("overview", "words_changed", 4.0, annotation=annotation)
+    store("caption_vs_gold", "cospar", 0.9, judge="minilm")
+    store("caption_vs_approved", "cider", 1.5)
+    store("caption_vs_approved", "words_changed", 4.0)
+    # The caption against its own final text: the verdict's size, never a Table 1 score.
+    store("overview", "cospar", 0.7, judge="minilm", annotation=annotation)
     captions, windows = tidy_tables(scripted)
     validate_tidy(captions, windows)
     c1 = row(captions, "c1", "Alpha")
-    assert score_column("overview", "cospar", "minilm") == "score_gold_cospar_minilm"
-    assert c1["score_bleu4"] == 0.3
+    assert score_column("caption_vs_gold", "cospar", "minilm") == "score_gold_cospar_minilm"
+    assert c1["score_imported_bleu4"] == 0.3
     assert c1["score_gold_cospar_minilm"] == 0.9
-    assert "score_gold_words_changed" not in captions.columns
-    assert row(captions, "c1", "Bravo")[["score_bleu4", "score_gold_cospar_minilm"]].isna().all()
+    assert c1["score_approved_cider"] == 1.5
+    assert "score_approved_words_changed" not in captions.columns
+    assert sorted(c for c in captions.columns if c.startswith("score_")) == [
+        "score_approved_cider", "score_gold_cospar_minilm", "score_imported_bleu4",
+        "score_length"]
+    assert row(captions, "c1", "Bravo")[["score_imported_bleu4",
+                                         "score_gold_cospar_minilm"]].isna().all()
 
 
 def test_a_double_annotated_caption_counts_once_with_its_earliest_approved_verdict(

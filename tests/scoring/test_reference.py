@@ -217,3 +217,32 @@ def test_meteor_in_several_jvms_equals_the_toolkits_own_meteor() -> None:
         meteor.meteor_p.wait()
     assert [ours.per_item[key]["meteor"] for key in texts] == per_item
     assert ours.corpus["meteor"] == corpus
+
+
+CIDER_CANDIDATES = ["a man rides a red bike down the street", "a dog runs on the beach",
+                    "two cats sleep"]
+CIDER_REFERENCES = [["a man is riding a bike on the road", "the man rides a bicycle"],
+                    ["a dog is running on sand near water"],
+                    ["cats sleeping on a sofa", "two cats are asleep"]]
+
+
+def test_cider_d_with_the_reference_sets_as_documents_is_the_toolkits_cider() -> None:
+    from pycocoevalcap.cider.cider import Cider
+
+    from scoring.reference import cider_d
+
+    gts = {str(i): refs for i, refs in enumerate(CIDER_REFERENCES)}
+    res = {str(i): [text] for i, text in enumerate(CIDER_CANDIDATES)}
+    _, expected = Cider().compute_score(gts, res)
+    assert cider_d(CIDER_CANDIDATES, CIDER_REFERENCES, CIDER_REFERENCES) == pytest.approx(
+        list(expected), abs=1e-12)
+
+
+def test_cider_d_with_fixed_documents_does_not_depend_on_what_else_is_scored() -> None:
+    from scoring.reference import cider_d
+
+    documents = [[text, *refs] for text, refs in zip(CIDER_CANDIDATES, CIDER_REFERENCES,
+                                                      strict=True)]
+    together = cider_d(CIDER_CANDIDATES, CIDER_REFERENCES, documents)
+    alone = cider_d(CIDER_CANDIDATES[:1], CIDER_REFERENCES[:1], documents)
+    assert alone[0] == pytest.approx(together[0]) and alone[0] > 0
