@@ -136,7 +136,12 @@ class AmendSerializer(serializers.Serializer):
 
 
 class ReturnSerializer(serializers.Serializer):
-    comment = serializers.CharField(allow_blank=True)
+    units = serializers.ListField(child=serializers.DictField(), allow_empty=True, default=list)
+    comment = serializers.CharField(allow_blank=True, default="")
+
+
+class SubmitSerializer(BaseVersionSerializer):
+    replies = serializers.DictField(child=serializers.CharField(allow_blank=True), default=dict)
 
 
 class AssignSerializer(serializers.Serializer):
@@ -215,8 +220,18 @@ class OverviewLock(VersionedAction):
     service = staticmethod(overview_lock)
 
 
-class AnnotationSubmit(VersionedAction):
-    service = staticmethod(annotation_submit)
+class AnnotationSubmit(APIView):
+    """Send to QC; after a return, with replies to the reviewer's comments ({unit: text})."""
+
+    def post(self, request, annotation_id):
+        data = SubmitSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return service_response(
+            lambda: annotation_submit(annotation_id=annotation_id, actor=request.user,
+                                      base_version=data.validated_data["base_version"],
+                                      replies=data.validated_data["replies"]),
+            request.user, annotation_id,
+        )
 
 
 class EditSize(APIView):
@@ -280,6 +295,7 @@ class ReviewAction(APIView):
             data = ReturnSerializer(data=request.data)
             data.is_valid(raise_exception=True)
             call = lambda: review_return(annotation_id=annotation_id, actor=user,  # noqa: E731
+                                         units=data.validated_data["units"],
                                          comment=data.validated_data["comment"])
         return service_response(call, user, annotation_id)
 

@@ -320,6 +320,8 @@ class Annotation(models.Model):
     )
     claim_expires_at = models.DateTimeField(null=True, blank=True)
     return_comment = models.TextField(blank=True)
+    # The units of the latest return: [{unit, comment, before, reply}] (see annotation.returns).
+    returned_units = models.JSONField(default=list, blank=True)
     active_seconds = models.FloatField(default=0)
     # Watch telemetry: share of the clip played, seeks, playback speeds.
     telemetry = models.JSONField(default=dict, blank=True)

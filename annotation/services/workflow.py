@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation import workflow
+from annotation import returns, workflow
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -99,6 +99,10 @@ def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
         "version": annotation.version,
         "overview_locked": annotation.overview_locked_at is not None,
         "return_comment": annotation.return_comment,
+        "returned_units": [
+            {key: item.get(key, "") for key in ("unit", "comment", "reply")}
+            for item in annotation.returned_units
+        ],
         "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
         "claim_expires_at": annotation.claim_expires_at.isoformat() if annotation.claim_expires_at else None,
         "active_seconds": annotation.active_seconds,
@@ -387,7 +391,26 @@ def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
     return dict(telemetry)
 
 
+def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
+    """After a return that names units, only those units may change."""
+    if not annotation.returned_units:
+        return
+    touched = []
+    if "overview" in changes:
+        touched.append(returns.OVERVIEW)
+    for change in changes.get("windows", []) or []:
+        if isinstance(change, Mapping) and isinstance(change.get("index"), int):
+            touched.append(returns.window_unit(change["index"]))
+    if "segmentation" in changes:
+        touched.append(returns.SEGMENTATION)
+    closed = [unit for unit in touched if unit not in returns.reopened(annotation.returned_units)]
+    if closed:
+        names = ", ".join(returns.unit_label(unit) for unit in closed)
+        raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
+
+
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> None:
+    _check_reopened(annotation, changes)
     correction = _annotator_pass(annotation)
     before = pass_snapshot(correction)
     if "overview" in changes:
@@ -457,20 +480,47 @@ def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[st
 
 
 @transaction.atomic
-def annotation_submit(*, annotation_id: int, actor, base_version: int) -> Annotation:
-    """Send the complete annotation to QC."""
+def annotation_submit(
+    *, annotation_id: int, actor, base_version: int, replies: Mapping[str, str] | None = None
+) -> Annotation:
+    """Send the complete annotation to QC.
+
+    After a return, `replies` maps returned units to the annotator's answer to the
+    reviewer's comment; a returned unit resubmitted unchanged needs one. The replies are
+    kept beside the comments (for the reviewer) and in the audit trail.
+    """
     annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
     correction = _annotator_pass(annotation)
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first.")
     problems = pass_problems(annotation, correction)
+    replies = {str(unit): str(text or "").strip() for unit, text in (replies or {}).items()}
+    returned = annotation.returned_units
+    strays = sorted(set(replies) - returns.reopened(returned))
+    if strays:
+        problems.append(f"Only returned units take a reply, not {', '.join(strays)}.")
+    snapshot = pass_snapshot(correction)
+    problems += returns.unanswered(returned, snapshot, replies)
     if problems:
         raise ServiceError(" ".join(problems))
+    thread = [
+        {**item, "reply": replies.get(item["unit"], ""),
+         "changed": returns.unit_value(snapshot, item["unit"]) != item.get("before")}
+        for item in returned
+    ]
     Annotation.objects.filter(pk=annotation.pk).update(
-        state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment=""
+        state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
+        returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
     )
     annotation.refresh_from_db()
-    _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, {"state": annotation.state})
+    after: dict[str, Any] = {"state": annotation.state}
+    if thread:
+        after["replies"] = [
+            {"unit": item["unit"], "comment": item["comment"], "reply": item["reply"],
+             "changed": item["changed"]}
+            for item in thread
+        ]
+    _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
     return annotation
 
 
@@ -616,14 +666,36 @@ def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: Cor
 
 
 @transaction.atomic
-def review_return(*, annotation_id: int, actor, comment: str) -> Annotation:
-    """Send the annotation back to its annotator with a comment saying what to fix."""
+def review_return(
+    *, annotation_id: int, actor, units: Sequence[Mapping[str, Any]], comment: str = ""
+) -> Annotation:
+    """Send the annotation back to its annotator, naming the units to fix, each with a comment.
+
+    `units` is [{unit, comment}] with unit "overview", "segmentation" or "window:<index>"
+    (see annotation.returns). Those units reopen for the annotator (a returned overview
+    unlocks, with the window pass kept); the others stay as submitted. `comment` is an
+    optional note on the whole annotation.
+    """
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
-    if not comment.strip():
-        raise ServiceError("Say what the annotator should fix: a return needs a comment.")
-    annotation = _finish_review(annotation_id, actor, "return", return_comment=comment.strip())
-    _audit(annotation, actor, "return", {"state": workflow.IN_REVIEW}, {"state": annotation.state, "comment": comment})
+    indices = annotation.caption.windows.values_list("index", flat=True)
+    try:
+        named = returns.parse_units(units, indices)
+    except ValueError as exc:
+        raise ServiceError(str(exc)) from None
+    snapshot = pass_snapshot(_annotator_pass(annotation))
+    returned = [{**item, "before": returns.unit_value(snapshot, item["unit"]), "reply": ""} for item in named]
+    summary = comment.strip() or "; ".join(
+        f"{returns.unit_label(item['unit'])}: {item['comment']}" for item in named
+    )
+    fields: dict[str, Any] = {"return_comment": summary, "returned_units": returned}
+    if returns.OVERVIEW in returns.reopened(returned):
+        fields["overview_locked_at"] = None
+    annotation = _finish_review(annotation_id, actor, "return", **fields)
+    _audit(annotation, actor, "return", {"state": workflow.IN_REVIEW}, {
+        "state": annotation.state, "comment": summary,
+        "units": [{"unit": item["unit"], "comment": item["comment"]} for item in named],
+    })
     return annotation
 
 

@@ -112,7 +112,8 @@ def worked(study, personas, make_user):
         annotation_id=done[1].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}}
     )
     review_claim(annotation_id=done[2].pk, actor=reviewer)
-    review_return(annotation_id=done[2].pk, actor=reviewer, comment="Window 2 is fine.")
+    review_return(annotation_id=done[2].pk, actor=reviewer,
+                  units=[{"unit": "window:1", "comment": "Window 2 is fine."}])
     review_claim(annotation_id=done[3].pk, actor=reviewer)
     annotation_open(annotation=items[4], actor=items[4].annotator)
     return study
@@ -322,18 +323,21 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     )
     review_claim(annotation_id=submitted[3].pk, actor=reviewer)
     returned = review_return(
-        annotation_id=submitted[3].pk, actor=reviewer, comment="Look at window 1 again."
+        annotation_id=submitted[3].pk, actor=reviewer,
+        units=[{"unit": "window:0", "comment": "Look at window 1 again."}],
     )
     reopened = annotation_open(annotation=returned, actor=second)
     resubmitted = annotation_submit(
-        annotation_id=reopened.pk, actor=second, base_version=reopened.version
+        annotation_id=reopened.pk, actor=second, base_version=reopened.version,
+        replies={"window:0": "I looked again; it is right."},
     )
     review_claim(annotation_id=resubmitted.pk, actor=reviewer)
     review_approve(annotation_id=resubmitted.pk, actor=reviewer)
     review_claim(annotation_id=submitted[4].pk, actor=reviewer)
     review_claim(annotation_id=submitted[5].pk, actor=reviewer)
     review_return(
-        annotation_id=submitted[5].pk, actor=reviewer, comment="The overview misses the cut."
+        annotation_id=submitted[5].pk, actor=reviewer,
+        units=[{"unit": "overview", "comment": "The overview misses the cut."}],
     )
     untouched = (
         Annotation.objects.filter(caption__clip__study=study, state="assigned")

@@ -138,7 +138,8 @@ def test_approve_and_return_of_one_claim_at_once_leave_exactly_one_decision(subm
     review_claim(annotation_id=annotation.pk, actor=reviewer)
     results = race(
         lambda: review_approve(annotation_id=annotation.pk, actor=reviewer),
-        lambda: review_return(annotation_id=annotation.pk, actor=reviewer, comment="Look again."),
+        lambda: review_return(annotation_id=annotation.pk, actor=reviewer,
+                              units=[{"unit": "overview", "comment": "Look again."}]),
     )
     assert results == {"first": "ok", "second": "conflict"}
     annotation.refresh_from_db()

@@ -118,7 +118,9 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-release": {"POST": api_post(QC)},
     "api-approve": {"POST": api_post(QC)},
     "api-amend": {"POST": api_post(QC, {"changes": {}})},
-    "api-return": {"POST": api_post(QC, {"comment": "Look again."})},
+    "api-return": {
+        "POST": api_post(QC, {"units": [{"unit": "overview", "comment": "Look again."}]})
+    },
     "api-edit-size": {
         "POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})
     },

@@ -72,10 +72,12 @@ def worked(study, personas, make_user):
         annotation_id=mine["m2"].pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}}
     )
     returned = review_return(
-        annotation_id=theirs[SECRET_MODEL].pk, actor=reviewer, comment="Look again."
+        annotation_id=theirs[SECRET_MODEL].pk, actor=reviewer,
+        units=[{"unit": "window:0", "comment": "Look again."}],
     )
     reopened = annotation_open(annotation=returned, actor=second)
-    annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version)
+    annotation_submit(annotation_id=reopened.pk, actor=second, base_version=reopened.version,
+                      replies={"window:0": "It is right as it is."})
     return study
 
 

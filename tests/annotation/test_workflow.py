@@ -11,6 +11,7 @@ from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,
+    annotation_open,
     annotation_save,
     annotation_submit,
     annotations_assign,
@@ -170,13 +171,88 @@ def test_amend_stores_the_qc_pass_beside_the_annotator_pass(annotation, personas
     assert final_pass(annotation).kind == "qc"
 
 
-def test_return_needs_a_comment_and_reopens_for_the_annotator(annotation, personas):
+def returned(annotation, personas, *units):
+    """Complete, claim and return `annotation` naming `units` ((unit, comment) pairs)."""
     annotation = complete(annotation, personas["annotator"])
     review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
-    with pytest.raises(ServiceError, match="needs a comment"):
-        review_return(annotation_id=annotation.pk, actor=personas["reviewer"], comment=" ")
-    annotation = review_return(annotation_id=annotation.pk, actor=personas["reviewer"], comment="Window 2 is fine.")
-    assert (annotation.state, annotation.return_comment) == ("returned", "Window 2 is fine.")
+    annotation = review_return(annotation_id=annotation.pk, actor=personas["reviewer"],
+                               units=[{"unit": u, "comment": c} for u, c in units])
+    return annotation_open(annotation=annotation, actor=personas["annotator"])
+
+
+def test_a_return_names_its_units_each_with_a_comment(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    for units, message in (
+        ([], "Name at least one unit"),
+        ([{"unit": "overview", "comment": " "}], "Overview: say what to fix"),
+        ([{"unit": "window:7", "comment": "Look."}], "'window:7' is not a unit of this caption"),
+    ):
+        with pytest.raises(ServiceError, match=message):
+            review_return(annotation_id=annotation.pk, actor=personas["reviewer"], units=units)
+    annotation = review_return(annotation_id=annotation.pk, actor=personas["reviewer"], units=[
+        {"unit": "segmentation", "comment": "The cut is at 3 s."},
+        {"unit": "window:1", "comment": "Window 2 is fine."},
+    ])
+    assert annotation.state == "returned"
+    assert annotation.return_comment == "Window 2: Window 2 is fine.; Segmentation: The cut is at 3 s."
+    assert [u["unit"] for u in annotation.returned_units] == ["window:1", "segmentation"]
+    assert annotation.overview_locked_at is not None  # the overview was not returned
+
+
+def test_a_returned_overview_reopens_with_the_window_pass_kept(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = returned(annotation, personas, ("overview", "Say that it counts to five."))
+    assert annotation.state == "in_progress" and annotation.overview_locked_at is None
+    kept = CorrectionPass.objects.get(annotation=annotation, kind="annotator")
+    assert kept.windows.get(window__index=1).scene == "The counter runs."
+    annotation = save(annotation, annotator, overview={"text": "A test card; a counter counts to five."})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    annotation = annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    assert annotation.state == "submitted"
+    assert annotation.passes.get(kind="annotator").windows.get(window__index=1).end == 4.5
+
+
+def test_units_that_were_not_returned_stay_as_submitted(annotation, personas):
+    annotation = returned(annotation, personas, ("window:1", "Window 2 ends at 4 s."))
+    for changes, unit in (
+        ({"overview": {"verdict": "accept"}}, "Overview"),
+        ({"windows": [{"index": 0, "verdict": "reject"}]}, "Window 1"),
+        ({"segmentation": {"verdict": "reject"}}, "Segmentation"),
+    ):
+        with pytest.raises(ServiceError, match=f"QC did not return {unit}"):
+            save(annotation, personas["annotator"], **changes)
+    annotation = save(annotation, personas["annotator"], windows=[{"index": 1, "end": 4.0}])
+    assert annotation.passes.get(kind="annotator").windows.get(window__index=1).end == 4.0
+
+
+def test_resubmitting_a_returned_unit_unchanged_needs_a_reply(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = returned(annotation, personas, ("window:1", "Window 2 ends at 4 s."),
+                          ("segmentation", "Check the cut."))
+    annotation = save(annotation, annotator, segmentation={"verdict": "reject", "modes": ["segmentation"],
+                                                           "windows": [{"start": 0, "end": 3}, {"start": 3, "end": 6}]})
+    with pytest.raises(ServiceError, match="Window 2 was returned .* and is unchanged") as refused:
+        annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    assert "Segmentation" not in str(refused.value)  # changed, so no reply is needed
+    with pytest.raises(ServiceError, match="Only returned units take a reply"):
+        annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version,
+                          replies={"overview": "x", "window:1": "y"})
+    reply = "I disagree because the counter is still visible at 4.5 s."
+    annotation = annotation_submit(annotation_id=annotation.pk, actor=annotator,
+                                   base_version=annotation.version, replies={"window:1": reply})
+    assert annotation.state == "submitted"
+    thread = {u["unit"]: u for u in annotation.returned_units}
+    assert (thread["window:1"]["comment"], thread["window:1"]["reply"]) == ("Window 2 ends at 4 s.", reply)
+    event = AuditEvent.objects.filter(annotation=annotation, action="submit").last()
+    assert event.after["replies"] == [
+        {"unit": "window:1", "comment": "Window 2 ends at 4 s.", "reply": reply, "changed": False},
+        {"unit": "segmentation", "comment": "Check the cut.", "reply": "", "changed": True},
+    ]
+    assert AuditEvent.objects.filter(annotation=annotation, action="return").last().after["units"] == [
+        {"unit": "window:1", "comment": "Window 2 ends at 4 s."},
+        {"unit": "segmentation", "comment": "Check the cut."},
+    ]
 
 
 def test_two_reviewers_racing_for_one_item_one_wins_the_other_is_told(annotation, personas, make_user, study):

@@ -211,13 +211,18 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     assert page.evaluate("window.__pwned") is None
     page.get_by_role("button", name="Return to annotator").click()
     page.get_by_role("button", name="Send back to the annotator").click()
-    expect(page.locator("#notice")).to_contain_text("needs a comment")
+    expect(page.locator("#notice")).to_contain_text("Tick the units")
+    page.get_by_label("Window 3", exact=True).check()
+    page.get_by_role("button", name="Send back to the annotator").click()
+    expect(page.locator("#notice")).to_contain_text("Window 3: say what to fix")
     assert Annotation.objects.get(pk=submitted["Model C"].pk).state == "in_review"
-    page.get_by_label("What should the annotator fix?").fill("The counter does not stop: say it counts to five.")
+    page.get_by_label("What to fix in: Window 3").fill("The counter does not stop: say it counts to five.")
     page.get_by_role("button", name="Send back to the annotator").click()
     expect(page.locator("#notice")).to_contain_text("Returned to the annotator")
     returned = Annotation.objects.get(pk=submitted["Model C"].pk)
-    assert (returned.state, returned.return_comment) == ("returned", "The counter does not stop: say it counts to five.")
+    assert (returned.state, returned.return_comment) == (
+        "returned", "Window 3: The counter does not stop: say it counts to five.")
+    assert [u["unit"] for u in returned.returned_units] == ["window:2"]
 
     annotator = personas["annotator"]
     revised = annotation_open(annotation=returned, actor=annotator)

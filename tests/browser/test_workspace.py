@@ -383,7 +383,7 @@ def test_a_returned_annotation_comes_first_shows_the_comment_and_is_resubmitted(
                            base_version=Annotation.objects.get(pk=annotation.pk).version)
     flow.review_claim(annotation_id=annotation.pk, actor=reviewer)
     flow.review_return(annotation_id=annotation.pk, actor=reviewer,
-                       comment="Window 3 misses the <b>counter</b> reaching five.")
+                       units=[{"unit": "window:2", "comment": "Window 3 misses the <b>counter</b> reaching five."}])
 
     page = sign_in("annotator", "pw-annotator")
     page.goto(f"{live_server.url}/studies/s1/queue/")
@@ -394,7 +394,7 @@ def test_a_returned_annotation_comes_first_shows_the_comment_and_is_resubmitted(
     page.keyboard.press("Enter")
     page.wait_for_selector("#workspace[data-ready=true]")
     assert page.locator("#return-banner").is_visible()
-    assert "misses the <b>counter</b>" in page.locator("#return-comment").inner_text()
+    assert "misses the <b>counter</b>" in page.locator("#returned-units").inner_text()
     assert page.locator("#workspace").get_attribute("data-state") == "windows"
 
     page.locator(".ws-chip[data-unit='2']").click()

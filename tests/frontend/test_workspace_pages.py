@@ -42,7 +42,8 @@ def complete_and_return(annotation, annotator, reviewer, comment: str) -> None:
         "windows": [{"index": i, "verdict": "accept"} for i in indexes], "segmentation": {"verdict": "accept"}})
     flow.annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=version())
     flow.review_claim(annotation_id=annotation.pk, actor=reviewer)
-    flow.review_return(annotation_id=annotation.pk, actor=reviewer, comment=comment)
+    flow.review_return(annotation_id=annotation.pk, actor=reviewer,
+                       units=[{"unit": "window:0", "comment": comment}])
 
 
 @pytest.fixture

@@ -106,6 +106,7 @@ function renderStatus() {
     claim = `With the annotator (${data.state.replace("_", " ")}).`;
   }
   $("claim").textContent = claim;
+  renderThread();
 
   const acting = mine();
   buttons.claim.hidden = !claimable() || acting;
@@ -119,6 +120,60 @@ function renderStatus() {
   $("return-form").hidden = mode !== "return";
   $("amend-bar").hidden = mode !== "amend";
   document.body.classList.toggle("amending", mode === "amend");
+}
+
+// --------------------------------------------------------------------------- returns
+
+const UNITS = () => [
+  { unit: "overview", label: "Overview" },
+  ...data.caption.windows.map((w, i) => ({ unit: `window:${w.index}`, label: `Window ${i + 1}` })),
+  { unit: "segmentation", label: "Segmentation" },
+];
+const unitLabel = (unit) => (UNITS().find((u) => u.unit === unit) || { label: unit }).label;
+
+// The latest return's comments and the annotator's replies, side by side.
+function renderThread() {
+  const box = $("return-thread");
+  const units = data.returned_units || [];
+  box.hidden = !units.length;
+  box.replaceChildren();
+  if (!units.length) return;
+  box.appendChild(element("h2", null, data.state === "returned" ? "Returned: waiting for the annotator" : "Last return and the annotator's replies"));
+  const list = element("ul");
+  for (const u of units) {
+    const item = element("li", "return-thread-unit");
+    item.dataset.unit = u.unit;
+    item.appendChild(element("strong", null, unitLabel(u.unit)));
+    item.appendChild(element("q", "return-comment", u.comment));
+    if (u.reply) {
+      item.appendChild(element("span", "muted", ` ${data.annotator} replied: `));
+      item.appendChild(element("q", "return-reply", u.reply));
+    }
+    list.appendChild(item);
+  }
+  box.appendChild(list);
+}
+
+function buildReturnForm() {
+  const box = $("return-units");
+  for (const old of box.querySelectorAll(".return-unit")) old.remove();
+  for (const { unit, label } of UNITS()) {
+    const id = unit.replace(":", "-");
+    const row = element("div", "return-unit");
+    const tick = element("input");
+    Object.assign(tick, { type: "checkbox", id: `return-unit-${id}`, value: unit });
+    const name = element("label", null, label);
+    name.htmlFor = tick.id;
+    const note = element("textarea");
+    Object.assign(note, { id: `return-note-${id}`, rows: 2, hidden: true });
+    note.setAttribute("aria-label", `What to fix in: ${label}`);
+    tick.addEventListener("change", () => {
+      note.hidden = !tick.checked;
+      if (tick.checked) note.focus();
+    });
+    row.append(tick, name, note);
+    box.appendChild(row);
+  }
 }
 
 // --------------------------------------------------------------------------- units
@@ -297,6 +352,9 @@ async function renderHistory() {
     item.appendChild(element("time", "muted", new Date(event.at).toLocaleString([], { dateStyle: "short", timeStyle: "short" })));
     item.appendChild(document.createTextNode(` ${event.actor || "system"}: ${event.action.replace("_", " ")}`));
     if (event.after && event.after.comment) item.appendChild(element("q", "return-comment", event.after.comment));
+    for (const reply of (event.after && event.after.replies) || []) {
+      if (reply.reply) item.appendChild(element("span", "muted", ` ${unitLabel(reply.unit)}: “${reply.reply}”`));
+    }
     const size = event.after && event.after.edit_size;
     if (size) {
       const parts = [`overview ${size.overview.words_changed} words (similarity ${size.overview.char_similarity.toFixed(2)})`];
@@ -353,7 +411,10 @@ function setMode(next) {
     editors = null;
   }
   render();
-  if (mode === "return") $("return-comment").focus();
+  if (mode === "return") {
+    buildReturnForm();
+    $("return-units").querySelector("input").focus();
+  }
   if (mode === "amend") {
     const first = editors.overview.querySelector("textarea:not(:disabled)") || editors.overview.querySelector("input:checked");
     if (first) first.focus();
@@ -412,13 +473,22 @@ function amend() {
 }
 
 function sendReturn() {
-  const comment = $("return-comment").value.trim();
-  if (!comment) {
-    tell("Say what the annotator should fix: a return needs a comment.");
-    $("return-comment").focus();
+  const units = [];
+  for (const tick of $("return-units").querySelectorAll("input:checked")) {
+    const note = $(`return-note-${tick.value.replace(":", "-")}`);
+    if (!note.value.trim()) {
+      tell(`${unitLabel(tick.value)}: say what to fix; every returned unit needs a comment.`);
+      note.focus();
+      return;
+    }
+    units.push({ unit: tick.value, comment: note.value.trim() });
+  }
+  if (!units.length) {
+    tell("Tick the units the annotator should fix (the overview, a window or the segmentation).");
+    $("return-units").querySelector("input").focus();
     return;
   }
-  run("return", { comment });
+  run("return", { units, comment: $("return-comment").value.trim() });
 }
 
 buttons.claim.addEventListener("click", () => run("claim"));

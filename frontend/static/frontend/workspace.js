@@ -48,7 +48,7 @@ const view = { unit: 0, segRow: 0, loop: false, loopSpan: null };
 let busy = false;
 
 function pickServer(snapshot) {
-  const keys = ["version", "state", "overview_locked", "return_comment", "annotator_pass", "ui_state", "telemetry", "active_seconds"];
+  const keys = ["version", "state", "overview_locked", "return_comment", "returned_units", "annotator_pass", "ui_state", "telemetry", "active_seconds"];
   return Object.fromEntries(keys.map((key) => [key, snapshot[key]]));
 }
 
@@ -58,6 +58,67 @@ const currentKey = () => {
   if (pass() !== "windows") return null;
   return view.unit >= N ? "segmentation" : `w:${view.unit}`;
 };
+
+// ------------------------------------------------------------------ returned units
+
+// After a return that names units, only those reopen; the others stay as submitted.
+// The server names a window "window:<index>", the page "w:<position>".
+const pageUnit = (unit) => {
+  if (!unit.startsWith("window:")) return unit;
+  const position = originals.findIndex((o) => o.index === Number(unit.slice(7)));
+  return `w:${position}`;
+};
+const returnedUnits = () => (server.state === EDITABLE ? server.returned_units || [] : []);
+const closedUnit = (key) => {
+  const units = returnedUnits();
+  return Boolean(key) && units.length > 0 && !units.some((u) => pageUnit(u.unit) === key);
+};
+const replies = {}; // page unit key -> the annotator's reply to the reviewer's comment
+let bannerFor = null;
+
+function refuseClosed(key) {
+  if (!closedUnit(key)) return false;
+  say(`QC did not return ${unitLabel(key).toLowerCase()}: it stays as you submitted it.`);
+  return true;
+}
+
+function renderReturnBanner() {
+  const banner = $("return-banner");
+  const units = returnedUnits();
+  const comment = server.return_comment;
+  banner.hidden = pass() === "done" || (!units.length && !comment);
+  const signature = JSON.stringify([units, comment, server.state]);
+  if (banner.hidden || signature === bannerFor) return;
+  bannerFor = signature;
+  if (!units.length) {
+    fill(banner, h("strong", { text: "Returned by QC." }), " ", h("span", { id: "return-comment", text: comment }),
+      " ", h("span", { class: "muted", text: "Revise and submit again." }));
+    return;
+  }
+  fill(banner,
+    h("strong", { text: "Returned by QC." }), " ",
+    h("span", { class: "muted", text: "Only these units are open again; the rest stay as you submitted them. If you keep a unit unchanged, reply to say why." }),
+    h("ul", { class: "ws-returned-units", id: "returned-units" }, units.map((u) => {
+      const key = pageUnit(u.unit);
+      const id = `reply-${u.unit.replace(":", "-")}`;
+      const area = h("textarea", { id, rows: 2, value: replies[key] ?? u.reply ?? "", placeholder: "I disagree because …" });
+      area.addEventListener("input", () => { replies[key] = area.value; });
+      const go = h("button", { type: "button", class: "link", onclick: () => openUnit(key) }, unitLabel(key));
+      return h("li", { class: "ws-returned-unit", dataset: { unit: u.unit } },
+        go, " ", h("q", { class: "ws-return-note", text: u.comment }),
+        h("label", { htmlFor: id, class: "ws-label", text: `Your reply on ${unitLabel(key).toLowerCase()} (needed only if you keep it unchanged)` }),
+        area);
+    })));
+}
+
+function openUnit(key) {
+  if (key === "overview" || pass() !== "windows") return;
+  goToUnit(key === "segmentation" ? N : positionOf(key), { seek: true });
+}
+
+function closedNote() {
+  return h("p", { class: "ws-closed muted", text: "Not returned by QC: kept as you submitted it." });
+}
 
 // ------------------------------------------------------------------ player, activity, autosave
 
@@ -328,9 +389,7 @@ function render() {
     item.classList.toggle("ws-past", steps.indexOf(item.dataset.step) < steps.indexOf(step));
     item.toggleAttribute("aria-current", item.dataset.step === step);
   }
-  const comment = server.return_comment;
-  $("return-banner").hidden = !comment || current === "done";
-  $("return-comment").textContent = comment || "";
+  renderReturnBanner();
   if (current === "overview") fill(panel, ...renderOverview());
   else if (current === "windows") fill(panel, ...renderWindowPass());
   else fill(panel, ...renderDone());
@@ -374,6 +433,13 @@ function lockedOverview() {
     h("p", { class: "ws-locked-text", text: o.verdict === "reject" ? o.text : caption.overview }));
 }
 
+function closedUnitSummary(unit) {
+  const modes = unit.modes.length ? ` · ${unit.modes.map(modeName).join(", ")}` : "";
+  const text = unit.verdict === "reject" && unit.scene !== undefined ? ` — ${unit.scene} ${unit.shot}` : "";
+  return h("div", { class: "ws-closed-unit" }, closedNote(),
+    h("p", { text: `${verdictText(unit.verdict)}${modes}${text}` }));
+}
+
 function unitNav() {
   const chips = originals.map((w, position) => h("button", {
     type: "button", class: "ws-chip", dataset: { unit: position }, title: `Window ${position + 1}: ${span(w.start, w.end)}`,
@@ -410,8 +476,8 @@ function renderWindow(position) {
     h("dl", { class: "ws-texts" },
       h("dt", { text: "Scene" }), h("dd", { class: "ws-scene", text: o.scene || "(empty)" }),
       h("dt", { text: "Shot" }), h("dd", { class: "ws-shot", text: o.shot || "(empty)" })),
-    verdictButtons(key, w.verdict),
-    w.verdict === "reject"
+    closedUnit(key) ? closedUnitSummary(w) : verdictButtons(key, w.verdict),
+    w.verdict === "reject" && !closedUnit(key)
       ? h("div", { class: "ws-editor" },
         textField({
           id: "window-scene", label: "Corrected scene", original: o.scene, value: w.scene, rows: 3,
@@ -440,8 +506,8 @@ function renderSegmentation() {
     h("p", { class: "muted ws-intro" },
       "Are the timestamps where the events are? Reject when windows merge distinct events, miss a shot change, sit on a fixed grid rather than on content, or are timestamped away from the event."),
     h("ol", { class: "ws-spans" }, draft.windows.map((w, i) => h("li", { class: "ws-num", text: `${i + 1}: ${span(w.start, w.end)}` }))),
-    verdictButtons("segmentation", s.verdict),
-    s.verdict === "reject" ? h("div", { class: "ws-editor" }, boundaryEditor(), modePicker("segmentation")) : null);
+    closedUnit("segmentation") ? closedUnitSummary(s) : verdictButtons("segmentation", s.verdict),
+    s.verdict === "reject" && !closedUnit("segmentation") ? h("div", { class: "ws-editor" }, boundaryEditor(), modePicker("segmentation")) : null);
 }
 
 function boundaryEditor() {
@@ -506,7 +572,7 @@ function goToUnit(unit, { seek = false } = {}) {
 
 function accept() {
   const key = currentKey();
-  if (!key) return;
+  if (!key || refuseClosed(key)) return;
   const unit = unitOf(draft, key);
   if (unit.verdict === "reject") stash.set(key, structuredClone(unit));
   if (key === "overview") setUnit(draft, key, { verdict: "accept", text: "", modes: [] });
@@ -519,7 +585,7 @@ function accept() {
 
 function reject() {
   const key = currentKey();
-  if (!key) return;
+  if (!key || refuseClosed(key)) return;
   const unit = unitOf(draft, key);
   if (unit.verdict !== "reject") {
     let next = stash.get(key);
@@ -548,7 +614,7 @@ function setMode(key, mode, on) {
 function toggleMode(number) {
   const key = currentKey();
   const mode = MODES[number - 1];
-  if (!key || !mode) return;
+  if (!key || !mode || refuseClosed(key)) return;
   const unit = unitOf(draft, key);
   if (unit.verdict !== "reject") {
     say("Reject first (R): failure modes belong to a rejected unit; an accept carries none.");
@@ -565,7 +631,7 @@ const playhead = () => Math.round(video.currentTime * 1000) / 1000;
 
 function setFromPlayhead(field) {
   const key = currentKey();
-  if (!key) return;
+  if (!key || refuseClosed(key)) return;
   if (key === "segmentation") {
     const row = draft.segmentation.windows[view.segRow];
     if (draft.segmentation.verdict !== "reject" || !row) return;
@@ -600,7 +666,7 @@ function selectRow(r) {
 }
 
 function segmentationEditable() {
-  return currentKey() === "segmentation" && draft.segmentation.verdict === "reject";
+  return currentKey() === "segmentation" && draft.segmentation.verdict === "reject" && !closedUnit("segmentation");
 }
 
 function mergeRow(r) {
@@ -706,7 +772,7 @@ async function post(url, body) {
   return { response, answer };
 }
 
-async function transition(url, what) {
+async function transition(url, what, extra = {}) {
   if (busy || server.state !== EDITABLE) return null;
   busy = true;
   try {
@@ -714,7 +780,7 @@ async function transition(url, what) {
       if (!sync.blocked) say(`Your latest changes are not saved yet (no connection?), so ${what} must wait. They are kept on this device.`, "error");
       return null;
     }
-    const { response, answer } = await post(url, { base_version: sync.version });
+    const { response, answer } = await post(url, { ...extra, base_version: sync.version });
     if (response.ok) return answer;
     if (response.status === 409) {
       sync.block();
@@ -758,7 +824,12 @@ async function submitAll() {
     say(`${label}: ${unitProblems(open).join(" ")}`, "error");
     return;
   }
-  const answer = await transition(`/api/annotations/${data.id}/submit/`, "submitting");
+  const answered = {};
+  for (const u of returnedUnits()) {
+    const reply = (replies[pageUnit(u.unit)] || "").trim();
+    if (reply) answered[u.unit] = reply;
+  }
+  const answer = await transition(`/api/annotations/${data.id}/submit/`, "submitting", { replies: answered });
   if (!answer) return;
   server = pickServer(answer);
   sync.setVersion(answer.version);
