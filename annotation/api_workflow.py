@@ -50,7 +50,8 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         "annotator": annotation.annotator.username,
         "clip": {"id": clip.pk, "name": clip.name, "duration": clip.duration, "fps": clip.fps,
                  "video_url": f"/clips/{clip.pk}/video",
-                 "poster_url": f"/clips/{clip.pk}/poster" if clip.poster else None},
+                 "poster_url": f"/clips/{clip.pk}/poster" if clip.poster else None,
+                 "shot_changes": clip.shot_changes or []},
         "caption": {
             "model": caption.model.name if sees_identity else caption.model.alias,
             "overview": caption.overview,

@@ -20,9 +20,19 @@ from typing import Any
 from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+
+
+def _upgrade_1_to_2(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 adds each clip's shot changes; a version-1 clip has them not yet detected."""
+    for clip in bundle.get("clips") or []:
+        if isinstance(clip, dict):
+            clip.setdefault("shot_changes", None)
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_1_to_2}
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 STATES = ("assigned", "in_progress", "submitted", "in_review", "approved", "returned")
@@ -251,6 +261,12 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         ):
             stamp(clip, where, "created_at")
             clips.add(clip["name"])
+            shots = clip.get("shot_changes")
+            if shots is not None and not (
+                isinstance(shots, list)
+                and all(isinstance(t, int | float) and not isinstance(t, bool) for t in shots)
+            ):
+                errors.append(f'{where}: "shot_changes" must be null or a list of seconds')
     for name in _duplicates([c.get("name") for c in bundle["clips"] if isinstance(c, dict)]):
         errors.append(f"clips: {name!r} is listed twice")
 

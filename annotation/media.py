@@ -17,6 +17,7 @@ import math
 import os
 import re
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ import ffmpeg
 __all__ = [
     "PROXY_CRF",
     "PROXY_PRESET",
+    "SHOT_CHANGE_THRESHOLD",
     "SYNTHETIC_KINDS",
     "MediaError",
     "ProbeResult",
+    "detect_shot_changes",
     "is_faststart",
     "make_poster",
     "make_proxy",
@@ -113,13 +116,19 @@ def _tail(text: str, *, lines: int = 12, chars: int = 2000) -> str:
 
 
 def _run_ffmpeg(
-    args: Sequence[str], *, path: StrPath, what: str, timeout: float | None
+    args: Sequence[str],
+    *,
+    path: StrPath,
+    what: str,
+    timeout: float | None,
+    cwd: StrPath | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ffmpeg with ``args``; raise MediaError naming ``path`` and ``what`` on failure."""
     command = ["ffmpeg", "-nostdin", "-hide_banner", "-v", "error", *args]
     try:
         result = subprocess.run(
-            command, capture_output=True, text=True, errors="replace", timeout=timeout, check=False
+            command, capture_output=True, text=True, errors="replace", timeout=timeout, check=False,
+            cwd=cwd,
         )
     except FileNotFoundError as exc:  # the binary itself is missing: a deployment problem
         raise MediaError(path, f"{what} failed (ffmpeg is not installed)") from exc
@@ -445,48 +454,57 @@ def make_proxy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> N
         tmp.unlink(missing_ok=True)
 
 
-def _quick_duration(path: Path) -> float:
-    """Container duration from ffprobe alone (no decode); 0.0 when unknown."""
-    try:
-        info = ffmpeg.probe(os.fspath(path))
-    except (ffmpeg.Error, FileNotFoundError, json.JSONDecodeError):
-        return 0.0
-    return _float((info.get("format") or {}).get("duration"))
-
-
-#: Where a poster may come from, as shares of the clip's duration (see :func:`make_poster`).
-POSTER_CANDIDATES = (0.1, 0.3, 0.5)
-
-
 def make_poster(
-    src: StrPath, dst: StrPath, at_seconds: float | None = None, *, timeout: float | None = 120
+    src: StrPath, dst: StrPath, at_seconds: float = 0.0, *, timeout: float | None = 120
 ) -> None:
     """Write one JPEG frame of ``src`` to ``dst``; raise MediaError on failure.
 
-    The frame is taken at ``at_seconds``. By default it is the most detailed of three frames,
-    10%, 30% and 50% into the clip: a frame of one colour (a fade-in from black, an empty
-    opening shot) makes the smallest JPEG, so the largest of the three is kept. When the
-    duration is unknown the frame is taken at 1 s. Asking for a time past the end is an error.
+    The frame is the one shown at ``at_seconds``, by default the first frame: the poster is what
+    the player shows before it plays, at 0.00 s, so it must be the frame at 0.00 s. Asking for a
+    time past the end is an error.
     """
     src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
-    if at_seconds is not None:
-        times = [at_seconds]
-    else:
-        duration = _quick_duration(src)
-        times = [duration * share for share in POSTER_CANDIDATES] if duration > 0 else [1.0]
-    for at in times:
-        if at < 0 or not math.isfinite(at):
-            raise ValueError(f"at_seconds must be a time in the clip, got {at!r}")
-    frames: list[Path] = []
+    if at_seconds < 0 or not math.isfinite(at_seconds):
+        raise ValueError(f"at_seconds must be a time in the clip, got {at_seconds!r}")
+    frame = _temp_output(dst)
     try:
-        for at in times:
-            frames.append(_temp_output(dst))
-            _grab_frame(src, frames[-1], at, timeout=timeout)
-        os.replace(max(frames, key=lambda frame: frame.stat().st_size), dst)
+        _grab_frame(src, frame, at_seconds, timeout=timeout)
+        os.replace(frame, dst)
     finally:
-        for frame in frames:
-            frame.unlink(missing_ok=True)
+        frame.unlink(missing_ok=True)
+
+
+#: ffmpeg's scene-change score (0..1) above which a frame starts a new shot, by default.
+SHOT_CHANGE_THRESHOLD = 0.3
+
+_PTS_TIME = re.compile(r"pts_time:\s*(-?[0-9.]+(?:e-?[0-9]+)?)")
+
+
+def detect_shot_changes(
+    src: StrPath, threshold: float = SHOT_CHANGE_THRESHOLD, *, timeout: float | None = 600
+) -> list[float]:
+    """Return the times (seconds, rounded to the millisecond, ascending) where a new shot starts.
+
+    A frame starts a new shot when ffmpeg's scene-change score against the frame before it is
+    above ``threshold`` (``select='gt(scene,T)'``); the first frame never counts. The threshold
+    must lie strictly between 0 and 1. Raises MediaError when ffmpeg cannot read the video.
+    """
+    if not 0 < threshold < 1:
+        raise ValueError(f"the shot-change threshold must be between 0 and 1, got {threshold!r}")
+    src = Path(src).absolute()
+    _check_readable(src)
+    with tempfile.TemporaryDirectory(prefix="redline-shots-") as folder:
+        # Why a file rather than showinfo's log: the scores are printed whatever the log level.
+        # ffmpeg runs in the scratch folder so that the file's name needs no filter-graph escaping.
+        graph = f"select='gt(scene,{threshold:.4f})',metadata=print:file=scores.txt"
+        args = ["-i", os.fspath(src), "-map", "0:v:0", "-an", "-sn", "-dn", "-vf", graph,
+                "-f", "null", "-"]  # fmt: skip
+        _run_ffmpeg(args, path=src, what="detecting shot changes", timeout=timeout, cwd=folder)
+        scores = Path(folder) / "scores.txt"
+        text = scores.read_text() if scores.exists() else ""
+    times = {round(float(match), 3) for match in _PTS_TIME.findall(text)}
+    return sorted(t for t in times if t > 0)
 
 
 def _grab_frame(src: Path, out: Path, at_seconds: float, *, timeout: float | None) -> None:

@@ -171,6 +171,11 @@ class Clip(models.Model):
     proxy = models.FileField(upload_to="clips/proxy/", blank=True, max_length=400)
     poster = models.FileField(upload_to="clips/poster/", blank=True, max_length=400)
     media_error = models.TextField(blank=True, help_text="why the proxy or poster could not be made")
+    shot_changes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="seconds where a new shot starts (ffmpeg's scene-change score); null until detected",
+    )
     content_type = models.CharField(max_length=30, choices=ContentType.choices, blank=True)
     camera_platform = models.CharField(max_length=30, choices=CameraPlatform.choices, blank=True)
     scene_complexity = models.CharField(max_length=10, choices=Level.choices, blank=True)

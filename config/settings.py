@@ -157,6 +157,13 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     )
 
 # Scoring jobs (scoring/services.py). Judges are the embedding models of CosPar, CosSen, HM-CF...
+# ffmpeg's scene-change score (0..1) above which a frame counts as a shot change at clip import.
+SHOT_CHANGE_THRESHOLD = float(os.environ.get("SHOT_CHANGE_THRESHOLD", "0.3"))
+if not 0 < SHOT_CHANGE_THRESHOLD < 1:
+    raise ImproperlyConfigured(
+        f"SHOT_CHANGE_THRESHOLD must lie between 0 and 1, got {SHOT_CHANGE_THRESHOLD}"
+    )
+
 SCORING_JUDGES = env_list("SCORING_JUDGES", ["minilm", "e5-small"])
 SCORING_ON_FINAL_VERDICT = env_bool("SCORING_ON_FINAL_VERDICT", True)
 # Metrics of the job queued by each final verdict; empty: edit size, the embedding metrics,

@@ -51,6 +51,7 @@ CLIP_FIELDS = (
     "container",
     "media_error",
     "manipulated",
+    "shot_changes",
 )
 CLIP_PROPERTIES = (
     "content_type",

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation import formats, media
@@ -120,11 +122,13 @@ def _enqueue_media(clip_id: int) -> None:
 
 
 def clips_media_recover(*, older_than_seconds: int) -> list[int]:
-    """Send again the media jobs of clips still without a poster or an error after
-    ``older_than_seconds`` (their process died); return the clips' ids."""
+    """Send again the media jobs of clips still without a poster or shot changes, and without
+    an error, after ``older_than_seconds`` (their process died, or they were imported before
+    shot changes were detected); return the clips' ids."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    missing = Q(poster="") | Q(shot_changes__isnull=True)
     pending = list(
-        Clip.objects.filter(poster="", media_error="", created_at__lt=cutoff).values_list(
+        Clip.objects.filter(missing, media_error="", created_at__lt=cutoff).values_list(
             "pk", flat=True
         )
     )
@@ -169,10 +173,11 @@ def clips_import_paths(
 
 
 def clip_prepare_media(*, clip_id: int) -> Clip:
-    """Make the browser-playable proxy (only when needed) and the poster. Safe to run twice."""
+    """Make the browser-playable proxy (only when needed) and the poster, and find the shot
+    changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice."""
     clip = Clip.objects.get(pk=clip_id)
     source = Path(clip.original.path)
-    updates: dict[str, str] = {}
+    updates: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="redline-media-") as workdir:
         try:
             probe = media.probe(source)
@@ -190,6 +195,10 @@ def clip_prepare_media(*, clip_id: int) -> Clip:
                     updates["poster"] = default_storage.save(
                         f"clips/poster/{clip.study.slug}/{target.name}", File(handle)
                     )
+            if clip.shot_changes is None:
+                updates["shot_changes"] = media.detect_shot_changes(
+                    source, settings.SHOT_CHANGE_THRESHOLD
+                )
             updates["media_error"] = ""
         except media.MediaError as exc:
             logger.warning("media for clip %s failed: %s", clip.pk, exc)

@@ -370,3 +370,34 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     again = tmp_path / "again.json"
     _run("export_study", "--study", study.slug, "--out", str(again), env=env)
     assert again.read_bytes() == first.read_bytes()
+
+
+def test_shot_changes_travel_in_the_bundle(worked):
+    from annotation.models import Clip
+
+    Clip.objects.filter(study=worked, name="a").update(shot_changes=[1.0, 2.52])
+    bundle = bundle_export(study=worked)
+    assert {c["name"]: c["shot_changes"] for c in bundle["clips"]} == {"a": [1.0, 2.52], "b": None}
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-shots")
+    copied = {c.name: c.shot_changes for c in Clip.objects.filter(study=report.study)}
+    assert copied == {"a": [1.0, 2.52], "b": None}
+
+
+def test_a_version_1_bundle_is_read_with_shot_changes_not_yet_detected(worked):
+    from annotation.models import Clip
+
+    old = bundle_export(study=worked)
+    old["format_version"] = 1
+    for clip in old["clips"]:
+        del clip["shot_changes"]
+    report = bundle_import(data=bundles.dumps(old), slug="s1-old")
+    assert [c.shot_changes for c in Clip.objects.filter(study=report.study)] == [None, None]
+    assert bundle_export(study=report.study)["format_version"] == bundles.FORMAT_VERSION
+
+
+def test_shot_changes_that_are_not_a_list_of_seconds_are_refused_naming_the_clip(worked):
+    bundle = bundle_export(study=worked)
+    bundle["clips"][1]["shot_changes"] = [1.0, "two"]
+    with pytest.raises(bundles.BundleError) as refused:
+        bundles.loads(bundles.dumps(bundle))
+    assert 'clips[1]: "shot_changes" must be null or a list of seconds' in str(refused.value)

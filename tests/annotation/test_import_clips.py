@@ -91,3 +91,37 @@ def test_media_job_makes_a_proxy_only_for_a_video_browsers_cannot_play(
 
     proxy = media.probe(avi.proxy.path)
     assert (proxy.codec, proxy.pix_fmt, proxy.has_audio) == ("h264", "yuv420p", False)
+
+
+def test_the_import_media_job_stores_shot_changes_at_the_set_threshold(
+    study, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    import subprocess
+
+    cuts = tmp_path / "cuts.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y",
+         "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+         "-f", "lavfi", "-i", "color=c=blue:s=160x120:r=25:d=1.6",
+         "-f", "lavfi", "-i", "mandelbrot=s=160x120:r=25",
+         "-filter_complex", "[2:v]trim=end_frame=40[m];[0:v][1:v][m]concat=n=3:v=1[v]",
+         "-map", "[v]", "-c:v", "libx264", "-pix_fmt", "yuv420p", str(cuts)],
+        check=True,
+    )  # fmt: skip
+    settings.SHOT_CHANGE_THRESHOLD = 0.99
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_clips", "--study", "s1", str(cuts))
+    assert Clip.objects.get(name="cuts").shot_changes == [3.6]
+
+
+def test_clips_imported_before_shot_detection_get_it_from_the_recovery(
+    study, clip_files, django_capture_on_commit_callbacks
+):
+    from annotation.services.clips import clips_media_recover
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_clips", "--study", "s1", str(clip_files["a"]))
+    Clip.objects.update(shot_changes=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert clips_media_recover(older_than_seconds=-60) == [Clip.objects.get().pk]
+    assert Clip.objects.get().shot_changes == []

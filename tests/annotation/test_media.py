@@ -315,8 +315,8 @@ def test_make_poster_writes_one_jpeg_frame(tiny_clip: Path, tmp_path: Path) -> N
     assert data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9"
 
 
-def test_make_poster_skips_a_blank_opening(clip_dir: Path, tmp_path: Path) -> None:
-    # 1.6 s of plain white, then a test card: 10% and 30% in are white, 50% is the card.
+def test_the_poster_is_the_first_frame_even_when_blank(clip_dir: Path, tmp_path: Path) -> None:
+    # 1.6 s of plain white, then a test card: the player shows white at 0.00 s, so must the poster.
     clip = clip_dir / "blank_opening.mp4"
     ffmpeg(
         "-f", "lavfi", "-i", "color=c=white:s=160x120:r=25:d=1.6",
@@ -324,15 +324,48 @@ def test_make_poster_skips_a_blank_opening(clip_dir: Path, tmp_path: Path) -> No
         "-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]",
         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", os.fspath(clip),
     )  # fmt: skip
-    chosen, white, card = (tmp_path / name for name in ("chosen.jpg", "white.jpg", "card.jpg"))
+    chosen, first, card = (tmp_path / name for name in ("chosen.jpg", "first.jpg", "card.jpg"))
 
     media.make_poster(clip, chosen)
-    media.make_poster(clip, white, at_seconds=0.4)
+    media.make_poster(clip, first, at_seconds=0.0)
     media.make_poster(clip, card, at_seconds=2.0)
 
-    assert chosen.read_bytes() == card.read_bytes()
-    assert white.stat().st_size * 2 < chosen.stat().st_size
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.jpg", "chosen.jpg", "white.jpg"]
+    assert chosen.read_bytes() == first.read_bytes()
+    assert chosen.read_bytes() != card.read_bytes()
+    assert chosen.stat().st_size * 2 < card.stat().st_size  # white compresses to almost nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.jpg", "chosen.jpg", "first.jpg"]
+
+
+def test_shot_changes_are_found_where_the_picture_cuts(clip_dir: Path) -> None:
+    # Three shots: a test card for 2 s, plain blue for 1.6 s, then a Mandelbrot zoom.
+    clip = clip_dir / "three_shots.mp4"
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+        "-f", "lavfi", "-i", "color=c=blue:s=160x120:r=25:d=1.6",
+        "-f", "lavfi", "-i", "mandelbrot=s=160x120:r=25",
+        "-filter_complex", "[2:v]trim=end_frame=40[m];[0:v][1:v][m]concat=n=3:v=1[v]",
+        "-map", "[v]", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+        os.fspath(clip),
+    )  # fmt: skip
+
+    assert media.detect_shot_changes(clip) == [2.0, 3.6]
+    assert media.detect_shot_changes(clip, threshold=0.99) == [3.6]  # blue to fractal only
+
+
+def test_a_steady_shot_has_no_shot_changes(tiny_clip: Path) -> None:
+    assert media.detect_shot_changes(tiny_clip) == []
+
+
+def test_shot_change_detection_refuses_a_threshold_outside_0_to_1(tiny_clip: Path) -> None:
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        media.detect_shot_changes(tiny_clip, threshold=1.5)
+
+
+def test_shot_change_detection_of_a_file_that_is_not_a_video_names_it(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a video")
+    with pytest.raises(MediaError, match=r"^notes\.txt: detecting shot changes failed"):
+        media.detect_shot_changes(notes)
 
 
 def test_make_poster_past_the_end_of_the_clip_fails(tiny_clip: Path, tmp_path: Path) -> None:
