@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0005_annotation_state_transitions'),
+        ('annotation', '0006_annotation_returned_units'),
     ]
 
     operations = [
