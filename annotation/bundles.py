@@ -13,6 +13,8 @@ taxonomies by content hash.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +55,50 @@ SECTIONS: dict[str, type] = {
 }
 
 
+SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,60}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Whole numbers are stored in 32-bit columns, sizes in bytes in 64-bit ones.
+MAX_WHOLE = 2**31 - 1
+MAX_BYTES = 2**63 - 1
+MAX_NAME_CHARS = 200
+MAX_ALIAS_CHARS = 40
+CLIP_FILE_KINDS = ("original", "proxy", "poster")
+
+
+def slug_problem(slug: Any) -> str | None:
+    """Why ``slug`` cannot name a study (it appears in every address of the study), or None."""
+    if not isinstance(slug, str) or not SLUG.match(slug):
+        return (
+            f"the slug {slug!r} is not usable: 1 to 60 letters, digits, hyphens or underscores"
+        )
+    return None
+
+
+def clip_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a clip (it is shown and used in addresses), or None."""
+    if not name.strip():
+        return "the clip name is empty"
+    if name != name.strip():
+        return f"the clip name {name!r} starts or ends with spaces"
+    if "/" in name or "\\" in name or name in {".", ".."}:
+        return f"the clip name {name!r} contains a slash or is . or .."
+    if len(name) > MAX_NAME_CHARS or any(ord(c) < 32 for c in name):
+        return f"the clip name {name[:40]!r} is longer than {MAX_NAME_CHARS} characters or has " \
+            "control characters"
+    return None
+
+
+def media_path_problem(path: str, kind: str, slug: str) -> str | None:
+    """Why ``path`` is not a file of the study's own media folder for ``kind`` files
+    (``clips/<kind>/<slug>/<file name>``), or None. A path anywhere else could name another
+    study's video, which this study's members would then be able to stream."""
+    prefix = f"clips/{kind}/{slug}/"
+    name = path[len(prefix):] if path.startswith(prefix) else ""
+    if not name or "/" in name or "\\" in name or name in {".", ".."}:
+        return f"{path!r} is not inside the study's own folder {prefix}"
+    return None
+
+
 class BundleError(ValueError):
     """The bundle cannot be read; `errors` says everything that is wrong with it."""
 
@@ -90,12 +136,70 @@ def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
     return (record["clip"], record["model"], record["annotator"])
 
 
-def loads(data: bytes | str) -> dict[str, Any]:
-    """Parse, upgrade to the current version and check a bundle; BundleError lists every problem."""
+class _Object(dict):
+    """A decoded JSON object that remembers the keys it was given twice (``json`` keeps the last
+    value of a repeated key without a word)."""
+
+    repeated: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    seen: set[str] = set()
+    obj.repeated = [key for key, _ in pairs if key in seen or seen.add(key)]
+    return obj
+
+
+def _parse(data: bytes | str) -> Any:
     try:
-        bundle: Any = json.loads(data)
+        return json.loads(data, object_pairs_hook=_object)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError([f"not JSON: {exc}"]) from None
+    except RecursionError:
+        raise BundleError(["not JSON that can be read: nested too deeply"]) from None
+    except ValueError as exc:  # a whole number with thousands of digits
+        raise BundleError([f"not JSON that can be read: {exc}"]) from None
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "the bundle"
+
+
+def values_check(bundle: Any) -> list[str]:
+    """What no field of a bundle may hold, wherever it is: a key given twice in one object, a
+    number that is not finite (NaN, Infinity), a text with a NUL character (PostgreSQL refuses
+    it) or an unpaired surrogate (UTF-8 cannot encode it)."""
+    errors: list[str] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), bundle)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key in getattr(value, "repeated", ()):
+                errors.append(f"{_where(path)}: the key {key!r} is given twice")
+            stack.extend(((*path, key), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*path, n), item) for n, item in reversed(list(enumerate(value))))
+        elif isinstance(value, float) and not math.isfinite(value):
+            errors.append(f"{_where(path)}: {value} is not a finite number")
+        elif isinstance(value, str) and _unstorable(value):
+            errors.append(f"{_where(path)}: {_unstorable(value)}")
+    return errors
+
+
+def _unstorable(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    if _SURROGATE.search(text):
+        return "contains an unpaired surrogate, which UTF-8 cannot encode"
+    return None
+
+
+def loads(data: bytes | str) -> dict[str, Any]:
+    """Parse, upgrade to the current version and check a bundle; BundleError lists every problem."""
+    bundle: Any = _parse(data)
     if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
         raise BundleError([f'not a study bundle: the "format" field must be {FORMAT!r}'])
     version = bundle.get("format_version")
@@ -111,7 +215,7 @@ def loads(data: bytes | str) -> dict[str, Any]:
     while version < FORMAT_VERSION:
         bundle = UPGRADES[version](bundle)
         version = bundle["format_version"] = version + 1
-    errors = check(bundle)
+    errors = values_check(bundle) + check(bundle)
     if errors:
         raise BundleError(errors)
     return dict(bundle)
@@ -160,7 +264,17 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             ):
                 errors.append(f"{where}: {field!r} is missing or not {_describe(kind)}")
                 ok = False
+            elif isinstance(value, int) and not isinstance(value, bool) and not (
+                0 <= value <= (MAX_BYTES if field == "size_bytes" else MAX_WHOLE)
+            ):
+                errors.append(f"{where}: {field!r} is {value}, out of range")
+                ok = False
         return ok
+
+    def present(record: Mapping[str, Any], where: str, *fields: str) -> None:
+        for field in fields:
+            if field not in record:
+                errors.append(f"{where}: {field!r} is missing (write null for none)")
 
     def stamp(record: Mapping[str, Any], where: str, *fields: str, optional: bool = False) -> None:
         for field in fields:
@@ -216,6 +330,11 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         },
     ):
         stamp(study, "study", "created_at")
+        if slug_problem(study["slug"]):
+            errors.append(f"study.slug: {slug_problem(study['slug'])}")
+        if not all(isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= MAX_WHOLE
+                   for t in study["word_thresholds"]):
+            errors.append("study.word_thresholds: must be whole numbers from 1")
         if study["taxonomy"] not in taxonomies:
             errors.append("study: its taxonomy hash is not among the bundle's taxonomies")
 
@@ -257,6 +376,11 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 "files": dict,
                 "properties": dict,
                 "manipulated": bool,
+                "original_filename": str,
+                "codec": str,
+                "pix_fmt": str,
+                "container": str,
+                "media_error": str,
             },
         ):
             stamp(clip, where, "created_at")
@@ -267,6 +391,23 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 and all(isinstance(t, int | float) and not isinstance(t, bool) for t in shots)
             ):
                 errors.append(f'{where}: "shot_changes" must be null or a list of seconds')
+            problem = clip_name_problem(clip["name"])
+            if problem:
+                errors.append(f"{where}.name: {problem}")
+            for field in ("duration", "fps"):
+                if not clip[field] > 0:
+                    errors.append(f"{where}.{field}: must be more than 0, not {clip[field]}")
+            files = clip["files"]
+            for kind in sorted(set(files) - set(CLIP_FILE_KINDS)):
+                errors.append(f"{where}.files: unknown file {kind!r}")
+            for kind in CLIP_FILE_KINDS:
+                path = files.get(kind, "")
+                if not isinstance(path, str):
+                    errors.append(f"{where}.files.{kind}: must be a path or empty")
+                elif path or kind == "original":
+                    problem = media_path_problem(path, kind, str(study.get("slug")))
+                    if problem:
+                        errors.append(f"{where}.files.{kind}: {problem}")
     for name in _duplicates([c.get("name") for c in bundle["clips"] if isinstance(c, dict)]):
         errors.append(f"clips: {name!r} is listed twice")
 
@@ -280,8 +421,30 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         ):
             stamp(model, where, "created_at")
             models.add(model["name"])
+            if not model["name"].strip() or len(model["name"]) > MAX_NAME_CHARS:
+                errors.append(f"{where}.name: must be 1 to {MAX_NAME_CHARS} characters")
     for name in _duplicates([m.get("name") for m in bundle["models"] if isinstance(m, dict)]):
         errors.append(f"models: {name!r} is listed twice")
+    # The alias is all an annotator sees of a model: it must not give the model away.
+    real_names = {
+        str(m.get(key, "")).strip().casefold()
+        for m in bundle["models"] if isinstance(m, dict) for key in ("name", "identifier")
+    } - {""}
+    aliases = []
+    for n, model in enumerate(bundle["models"]):
+        if not isinstance(model, dict) or not isinstance(model.get("alias"), str):
+            continue
+        alias = model["alias"].strip()
+        aliases.append(alias.casefold())
+        if not alias or len(alias) > MAX_ALIAS_CHARS:
+            errors.append(f"models[{n}].alias: must be 1 to {MAX_ALIAS_CHARS} characters")
+        elif alias.casefold() in real_names:
+            errors.append(
+                f"models[{n}].alias: {alias!r} is the name of a model; blind review needs a "
+                "neutral alias"
+            )
+    for alias in _duplicates(aliases):
+        errors.append(f"models: the alias {alias!r} is given to two models")
 
     windows_of: dict[tuple[str, str], set[int]] = {}
     for n, caption in enumerate(bundle["captions"]):
@@ -289,10 +452,15 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         if not need(
             caption,
             where,
-            {"clip": str, "model": str, "overview": str, "windows": list, "meta": dict},
+            {"clip": str, "model": str, "overview": str, "windows": list, "meta": dict,
+             "retried": bool, "re_encoded": bool, "invalid_kept": bool,
+             "validation_errors": list},
         ):
             continue
         stamp(caption, where, "created_at")
+        speed = caption.get("input_tokens_per_second")
+        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)):
+            errors.append(f"{where}: 'input_tokens_per_second' must be a number or null")
         if caption["clip"] not in clips:
             errors.append(f'{where}: clip {caption["clip"]!r} is not in "clips"')
         if caption["model"] not in models:
@@ -313,6 +481,13 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                     "shot": str,
                 },
             ):
+                if window["index"] in indexes:
+                    errors.append(f"{where}.windows[{w}]: a second window {window['index']}")
+                if not 0 <= window["start"] < window["end"]:
+                    errors.append(
+                        f"{where}.windows[{w}]: start {window['start']} must be 0 or more and "
+                        f"before end {window['end']}"
+                    )
                 indexes.add(window["index"])
         windows_of[key] = indexes
 
@@ -347,6 +522,11 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             },
         ):
             continue
+        present(annotation, where, "reviewer", "return_comment", "assigned_at",
+                "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
+                "reviewed_at")
+        if not isinstance(annotation.get("return_comment", ""), str):
+            errors.append(f"{where}: 'return_comment' must be text")
         identity = annotation_key(annotation)
         if identity in annotations:
             errors.append(
@@ -396,11 +576,15 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                     errors.append(
                         f"{pass_where}.{part}: verdict must be one of accept, reject or empty"
                     )
+            need(correction["overview"], f"{pass_where}.overview", {"text": str, "modes": list})
+            need(correction["segmentation"], f"{pass_where}.segmentation",
+                 {"modes": list, "windows": list})
             for w, row in enumerate(correction["windows"]):
                 if need(
                     row,
                     f"{pass_where}.windows[{w}]",
-                    {"index": int, "verdict": str, "modes": list, "scene": str, "shot": str},
+                    {"index": int, "verdict": str, "modes": list, "scene": str, "shot": str,
+                     "start": (int, float), "end": (int, float)},
                 ):
                     if row["index"] not in windows_of.get(caption, set()):
                         errors.append(
@@ -411,6 +595,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         where = f"audit[{n}]"
         if not need(event, where, {"action": str, "before": dict, "after": dict}):
             continue
+        present(event, where, "actor", "annotation")
         stamp(event, where, "at")
         user(event.get("actor"), where, optional=True)
         target = event.get("annotation")

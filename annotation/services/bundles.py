@@ -12,12 +12,13 @@ database triggers nothing to object to, since they guard updates and deletes, no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, models, transaction
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, models, transaction
 
 from annotation import bundles
 from annotation.models import (
@@ -312,10 +313,21 @@ class BundleImportReport:
     counts: dict[str, int] = field(default_factory=dict)
     users_created: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    grants: list[str] = field(default_factory=list)
 
 
-def _insert(instance: models.Model) -> models.Model:
-    """Insert the row as given, timestamps included (auto_now and auto_now_add are not applied)."""
+def _insert(instance: models.Model, where: str = "") -> models.Model:
+    """Insert the row as given, timestamps included (auto_now and auto_now_add are not applied),
+    after checking its fields as a form would (lengths, choices); a field that fails is refused
+    naming where it is in the bundle."""
+    relations = [f.name for f in instance._meta.fields if f.is_relation]
+    try:
+        instance.clean_fields(exclude=relations)
+    except ValidationError as invalid:
+        field_name, messages = next(iter(invalid.message_dict.items()))
+        raise _Refused(
+            f"{where or instance._meta.verbose_name}: {field_name!r}: {messages[0]}"
+        ) from None
     instance.save_base(raw=True, force_insert=True)
     return instance
 
@@ -379,35 +391,91 @@ def _refuse_existing(study: Study, slug: str, record: Mapping[str, Any]) -> None
     )
 
 
+class GrantsNotConfirmed(ServiceError):
+    """The bundle gives roles to accounts that already exist here; nothing was imported."""
+
+    def __init__(self, grants: Sequence[str], slug: str):
+        self.grants = list(grants)
+        super().__init__(
+            f"The bundle gives roles in study {slug!r} to {len(grants)} account(s) that already "
+            f"exist here: {', '.join(grants)}. Nothing was imported. If these are the same "
+            "people, import again confirming it (--grant-existing)."
+        )
+
+
+def existing_grants(bundle: Mapping[str, Any]) -> list[str]:
+    """The bundle's role grants to accounts that already exist here, as "user (role)"."""
+    here = set(
+        get_user_model().objects.filter(
+            username__in=[m["user"] for m in bundle["members"]]
+        ).values_list("username", flat=True)
+    )
+    return [f"{m['user']} ({m['role']})" for m in bundle["members"] if m["user"] in here]
+
+
+def _moved_media(bundle: dict[str, Any], slug: str) -> None:
+    """Point the clips' files at the folder of the study they are imported as."""
+    for clip in bundle["clips"]:
+        for kind, path in clip["files"].items():
+            if path:
+                clip["files"][kind] = f"clips/{kind}/{slug}/{path.rsplit('/', 1)[1]}"
+
+
 @transaction.atomic
 def bundle_import(
     *,
     data: bytes | str,
     slug: str | None = None,
+    grant_existing: bool = False,
     progress: Callable[[str], None] = lambda message: None,
 ) -> BundleImportReport:
     """Store the bundle's study (under `slug` if given) with everything in it, or nothing.
 
-    Refused (ImportRefused listing every problem) when the bundle is not a valid bundle, and
-    (ServiceError) when a study with that slug already exists, saying whether its taxonomy
-    differs. Users are matched by username and created without a usable password.
+    Refused (ImportRefused listing every problem, where and why) when the bundle is not a valid
+    bundle; (ServiceError) when a study with that slug already exists, saying whether its
+    taxonomy differs; (GrantsNotConfirmed, listing them) when it gives roles to accounts that
+    exist here, unless `grant_existing` confirms them. Users missing here are created without a
+    usable password. Clips' files must lie in the study's own media folders; imported under
+    another slug, they are expected in that slug's folders (the report says so).
     """
     try:
         bundle = bundles.loads(data)
     except bundles.BundleError as exc:
         raise ImportRefused(exc.errors) from None
     record = bundle["study"]
+    if slug and bundles.slug_problem(slug):
+        raise ImportRefused([f"--slug: {bundles.slug_problem(slug)}"])
     slug = slug or record["slug"]
     taxonomy_records = {t["content_hash"]: t for t in bundle["taxonomies"]}
     existing_study = Study.objects.select_related("taxonomy").filter(slug=slug).first()
     if existing_study is not None:
         _refuse_existing(existing_study, slug, taxonomy_records[record["taxonomy"]])
+    grants = existing_grants(bundle)
+    if grants and not grant_existing:
+        raise GrantsNotConfirmed(grants, slug)
+    notes = []
+    if slug != record["slug"] and bundle["clips"]:
+        _moved_media(bundle, slug)
+        notes.append(
+            f"The clips' files are expected in the folders of {slug!r}: copy "
+            f"MEDIA_ROOT/clips/*/{record['slug']}/ to MEDIA_ROOT/clips/*/{slug}/."
+        )
     try:
-        return _store(bundle, slug, taxonomy_records, progress)
-    except IntegrityError as exc:
+        report = _store(bundle, slug, taxonomy_records, progress)
+    except _Refused as refused:
+        raise ImportRefused([refused.problem]) from None
+    except DatabaseError as exc:
         raise ServiceError(
             f"The database refused the bundle, so nothing was imported: {exc}"
         ) from None
+    report.notes.extend(notes)
+    report.grants = grants
+    return report
+
+
+class _Refused(Exception):
+    def __init__(self, problem: str):
+        self.problem = problem
 
 
 def _store(
@@ -443,22 +511,24 @@ def _store(
             near_total_cut=record["near_total_cut"],
             length_band=record["length_band"],
             created_at=parse(record["created_at"]),
-        )
+        ),
+        "study",
     )
     report = BundleImportReport(study=study, users_created=created, notes=notes)
-    for member in bundle["members"]:
+    for n, member in enumerate(bundle["members"]):
         _insert(
             Membership(
                 study=study,
                 user=people[member["user"]],
                 role=member["role"],
                 created_at=parse(member["created_at"]),
-            )
+            ),
+            f"members[{n}]",
         )
 
     progress(f"{len(bundle['clips'])} clips, {len(bundle['models'])} models")
     clips = {}
-    for clip in bundle["clips"]:
+    for n, clip in enumerate(bundle["clips"]):
         clips[clip["name"]] = _insert(
             Clip(
                 study=study,
@@ -467,7 +537,8 @@ def _store(
                 **{f: clip[f] for f in CLIP_FIELDS},
                 **{p: clip["properties"].get(p, "") for p in CLIP_PROPERTIES},
                 **{f: clip["files"].get(f, "") for f in CLIP_FILES},
-            )
+            ),
+            f"clips[{n}]",
         )
     candidate_models = {
         m["name"]: _insert(
@@ -479,15 +550,16 @@ def _store(
                 providers=m["providers"],
                 alias=m["alias"],
                 created_at=parse(m["created_at"]),
-            )
+            ),
+            f"models[{n}]",
         )
-        for m in bundle["models"]
+        for n, m in enumerate(bundle["models"])
     }
 
     progress(f"{len(bundle['captions'])} captions")
     captions = {}
     windows: dict[tuple[str, str], dict[int, Window]] = {}
-    for caption in bundle["captions"]:
+    for n, caption in enumerate(bundle["captions"]):
         key = (caption["clip"], caption["model"])
         stored = _insert(
             Caption(
@@ -495,7 +567,8 @@ def _store(
                 model=candidate_models[key[1]],
                 created_at=parse(caption["created_at"]),
                 **{f: caption[f] for f in CAPTION_FIELDS},
-            )
+            ),
+            f"captions[{n}]",
         )
         captions[key] = stored
         rows = Window.objects.bulk_create(
@@ -512,7 +585,7 @@ def _store(
             ]
         )
         windows[key] = {row.index: row for row in rows}
-    for reference in bundle["references"]:
+    for n, reference in enumerate(bundle["references"]):
         _insert(
             Reference(
                 clip=clips[reference["clip"]],
@@ -521,22 +594,24 @@ def _store(
                 text=reference["text"],
                 text_sha256=reference["text_sha256"],
                 created_at=parse(reference["created_at"]),
-            )
+            ),
+            f"references[{n}]",
         )
 
     progress(f"{len(bundle['annotations'])} annotations")
     annotations = {}
-    for item in bundle["annotations"]:
+    for n, item in enumerate(bundle["annotations"]):
         key = (item["clip"], item["model"])
         annotation = _insert(
             Annotation(
                 caption=captions[key],
                 annotator=people[item["annotator"]],
                 taxonomy=taxonomies[item["taxonomy"]],
-                reviewer=people[item["reviewer"]] if item["reviewer"] else None,
+                reviewer=people[item["reviewer"]] if item.get("reviewer") else None,
                 **{f: item[f] for f in ANNOTATION_FIELDS},
                 **{f: parse(item[f]) for f in ANNOTATION_TIMES},
-            )
+            ),
+            f"annotations[{n}]",
         )
         annotations[bundles.annotation_key(item)] = annotation
         for kind in bundles.PASS_KINDS:
@@ -555,7 +630,8 @@ def _store(
                     segmentation_modes=correction["segmentation"]["modes"],
                     corrected_windows=correction["segmentation"]["windows"],
                     updated_at=parse(correction["updated_at"]),
-                )
+                ),
+                f"annotations[{n}].passes.{kind}",
             )
             WindowCorrection.objects.bulk_create(
                 [
@@ -574,7 +650,7 @@ def _store(
             )
 
     progress(f"{len(bundle['audit'])} audit events")
-    for event in bundle["audit"]:
+    for n, event in enumerate(bundle["audit"]):
         target = event["annotation"]
         _insert(
             AuditEvent(
@@ -585,7 +661,8 @@ def _store(
                 at=parse(event["at"]),
                 before=event["before"],
                 after=event["after"],
-            )
+            ),
+            f"audit[{n}]",
         )
     report.counts = {
         name: len(bundle[name])

@@ -39,8 +39,9 @@ def fake_clip(study: Study, name: str, *, duration: float = 6.0) -> Clip:
         pix_fmt="yuv420p",
         container="mov,mp4,m4a,3gp,3g2,mj2",
     )
-    clip.original.save(f"{name}.mp4", ContentFile(payload), save=False)
-    clip.poster.save(f"{name}.jpg", ContentFile(b"stand-in poster"), save=False)
+    # In the study's own media folders, as clip imports store them.
+    clip.original.save(f"{study.slug}/{name}.mp4", ContentFile(payload), save=False)
+    clip.poster.save(f"{study.slug}/{name}.jpg", ContentFile(b"stand-in poster"), save=False)
     clip.save()
     return clip
 

@@ -150,11 +150,15 @@ def test_a_bundle_holds_every_part_of_the_study_by_name(worked):
 
 def test_importing_under_another_slug_and_exporting_again_gives_the_same_bundle(worked):
     original = bundle_export(study=worked)
-    report = bundle_import(data=bundles.dumps(original), slug="s1-copy")
+    report = bundle_import(data=bundles.dumps(original), slug="s1-copy", grant_existing=True)
     assert report.counts["annotations"] == len(original["annotations"])
     again = bundle_export(study=report.study)
     assert again["study"].pop("slug") == "s1-copy"
     original["study"].pop("slug")
+    # The copy's clips are files of its own media folders.
+    assert again["clips"][0]["files"]["original"] == "clips/original/s1-copy/a.mp4"
+    for clip in original["clips"]:
+        clip["files"] = {k: v.replace("/s1/", "/s1-copy/") for k, v in clip["files"].items()}
     assert bundles.dumps(again) == bundles.dumps(original)
 
 
@@ -187,7 +191,7 @@ def test_a_bundle_whose_taxonomy_differs_from_the_existing_same_slug_study_is_re
 
 def test_a_different_taxonomy_under_a_new_slug_is_stored_as_a_new_version(worked):
     bundle = reworded_taxonomy(bundle_export(study=worked))
-    report = bundle_import(data=bundles.dumps(bundle), slug="reworded")
+    report = bundle_import(data=bundles.dumps(bundle), slug="reworded", grant_existing=True)
     assert str(report.study.taxonomy) == "redline v2"
     assert report.study.taxonomy.content_hash == bundle["taxonomies"][0]["content_hash"]
     assert any("stored as redline v2" in note for note in report.notes)
@@ -218,7 +222,7 @@ def test_users_missing_here_are_created_without_a_usable_password(worked):
     bundle["members"].append(
         {"user": "ghost", "role": "researcher", "created_at": bundle["study"]["created_at"]}
     )
-    report = bundle_import(data=bundles.dumps(bundle), slug="with-ghost")
+    report = bundle_import(data=bundles.dumps(bundle), slug="with-ghost", grant_existing=True)
     assert report.users_created == ["ghost"]
     assert not get_user_model().objects.get(username="ghost").has_usable_password()
 
@@ -230,7 +234,9 @@ def test_the_commands_write_and_read_a_bundle_and_refuse_with_a_clear_message(wo
     with pytest.raises(CommandError, match="already exists"):
         call_command("import_study", str(out), stdout=StringIO())
     printed = StringIO()
-    call_command("import_study", str(out), "--slug", "s1-again", stdout=printed)
+    call_command(
+        "import_study", str(out), "--slug", "s1-again", "--grant-existing", stdout=printed
+    )
     assert "Imported study 's1-again'" in printed.getvalue()
     with pytest.raises(CommandError, match="No study 'nope'"):
         call_command("export_study", "--study", "nope", "--out", str(tmp_path / "x.json"))
@@ -378,7 +384,7 @@ def test_shot_changes_travel_in_the_bundle(worked):
     Clip.objects.filter(study=worked, name="a").update(shot_changes=[1.0, 2.52])
     bundle = bundle_export(study=worked)
     assert {c["name"]: c["shot_changes"] for c in bundle["clips"]} == {"a": [1.0, 2.52], "b": None}
-    report = bundle_import(data=bundles.dumps(bundle), slug="s1-shots")
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-shots", grant_existing=True)
     copied = {c.name: c.shot_changes for c in Clip.objects.filter(study=report.study)}
     assert copied == {"a": [1.0, 2.52], "b": None}
 
@@ -390,7 +396,7 @@ def test_a_version_1_bundle_is_read_with_shot_changes_not_yet_detected(worked):
     old["format_version"] = 1
     for clip in old["clips"]:
         del clip["shot_changes"]
-    report = bundle_import(data=bundles.dumps(old), slug="s1-old")
+    report = bundle_import(data=bundles.dumps(old), slug="s1-old", grant_existing=True)
     assert [c.shot_changes for c in Clip.objects.filter(study=report.study)] == [None, None]
     assert bundle_export(study=report.study)["format_version"] == bundles.FORMAT_VERSION
 
@@ -401,3 +407,137 @@ def test_shot_changes_that_are_not_a_list_of_seconds_are_refused_naming_the_clip
     with pytest.raises(bundles.BundleError) as refused:
         bundles.loads(bundles.dumps(bundle))
     assert 'clips[1]: "shot_changes" must be null or a list of seconds' in str(refused.value)
+
+
+# ------------------------------------------------------------------ tampered bundles
+
+
+def _set(path: str, value):
+    """A tampering that sets the field at ``path`` (``clips.0.name``) to ``value``."""
+
+    def tamper(bundle: dict) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        target = bundle
+        for part in parents:
+            target = target[part]
+        target[last] = value
+
+    return tamper
+
+
+def _drop(path: str):
+    def tamper(bundle: dict) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        target = bundle
+        for part in parents:
+            target = target[part]
+        del target[last]
+
+    return tamper
+
+
+def _text(old: str, new: str):
+    """A tampering of the file's text: the first ``old`` becomes ``new``."""
+
+    def tamper(text: str) -> str:
+        assert old in text
+        return text.replace(old, new, 1)
+
+    return tamper
+
+
+TAMPERED = {
+    "invalid slug": (_set("study.slug", "bad slug!"), "study.slug: the slug 'bad slug!'"),
+    "clip name with a slash": (_set("clips.0.name", "x/y"), "clips[0].name: the clip name 'x/y' "
+                                                            "contains a slash"),
+    "empty clip name": (_set("clips.0.name", ""), "clips[0].name: the clip name is empty"),
+    "NaN duration": (_text('"duration": 6.0', '"duration": NaN'),
+                     "clips[0].duration: nan is not a finite number"),
+    "infinite fps": (_text('"fps": 25.0', '"fps": Infinity'),
+                     "clips[0].fps: inf is not a finite number"),
+    "alias equal to a model's name": (_set("models.1.alias", "m2"),
+                                      "models[1].alias: 'm2' is the name of a model"),
+    "one alias for two models": (_set("models.1.alias", "Model A"),
+                                 "the alias 'model a' is given to two models"),
+    "file of another study": (_set("clips.0.files.original", "clips/original/s2/a.mp4"),
+                              "clips[0].files.original: 'clips/original/s2/a.mp4' is not inside "
+                              "the study's own folder clips/original/s1/"),
+    "file path climbing out": (_set("clips.0.files.poster", "clips/poster/s1/../../s2/a.jpg"),
+                               "clips[0].files.poster: 'clips/poster/s1/../../s2/a.jpg' is not "
+                               "inside"),
+    "absolute file path": (_set("clips.0.files.original", "/etc/passwd"),
+                           "clips[0].files.original: '/etc/passwd' is not inside"),
+    "duplicate JSON key": (_text('"codec": "h264"', '"codec": "h264", "codec": "vp9"'),
+                           "clips[0]: the key 'codec' is given twice"),
+    "NUL in a text": (_set("captions.0.overview", "a\x00b"),
+                      "captions[0].overview: contains a NUL character"),
+    "whole number out of range": (_set("clips.0.width", 10**40),
+                                  "clips[0]: 'width' is 10000000000000000000000000000000000000000"
+                                  ", out of range"),
+    "negative size": (_set("clips.0.size_bytes", -1), "clips[0]: 'size_bytes' is -1, out of range"),
+    "number with 5,000 digits": (_text('"width": 160', '"width": ' + "9" * 5000),
+                                 "not JSON that can be read"),
+    "nesting 100,000 deep": (_text('"meta": {', '"meta": {"deep": ' + "[" * 100_000
+                                   + "]" * 100_000 + ", "), "nested too deeply"),
+    "clip without its codec": (_drop("clips.0.codec"), "clips[0]: 'codec' is missing"),
+    "annotation without its reviewer key": (_drop("annotations.0.reviewer"),
+                                            "annotations[0]: 'reviewer' is missing"),
+    "audit event without its actor key": (_drop("audit.0.actor"), "audit[0]: 'actor' is missing"),
+    "corrected window without its start": (_drop("annotations.0.passes.annotator.windows.0.start"),
+                                           "annotations[0].passes.annotator.windows[0]: 'start' "
+                                           "is missing"),
+    "window ending where it starts": (_set("captions.0.windows.0.end", 0.0),
+                                      "must be 0 or more and before end 0.0"),
+    "two windows with one index": (_set("captions.0.windows.1.index", 0),
+                                   "captions[0].windows[1]: a second window 0"),
+    "codec longer than its column": (_set("clips.0.codec", "x" * 41),
+                                     "clips[0]: 'codec': Ensure this value has at most 40"),
+    "unknown clip property": (_set("clips.0.properties.content_type", "bogus"),
+                              "clips[0]: 'content_type': Value 'bogus' is not a valid choice"),
+    "model name longer than its column": (_set("models.0.name", "m" * 201),
+                                          "models[0].name: must be 1 to 200 characters"),
+}
+
+
+@pytest.mark.parametrize("variant", TAMPERED, ids=list(TAMPERED))
+def test_a_tampered_bundle_is_refused_saying_where_and_why_and_nothing_is_written(worked, variant):
+    tamper, expected = TAMPERED[variant]
+    bundle = bundle_export(study=worked)
+    # The export's own values, which the text tamperings look for.
+    assert bundle["clips"][0]["duration"] == 6.0 and bundle["clips"][0]["codec"] == "h264"
+    if tamper.__code__.co_varnames[:1] == ("text",):
+        data = tamper(bundles.dumps(bundle).decode())
+    else:
+        tamper(bundle)
+        data = json.dumps(bundle)
+    counts = (Study.objects.count(), Caption.objects.count(), get_user_model().objects.count())
+    with pytest.raises(ImportRefused) as refused:
+        bundle_import(data=data, slug="tampered", grant_existing=True)
+    assert expected in str(refused.value)
+    assert not Study.objects.filter(slug="tampered").exists()
+    assert counts == (
+        Study.objects.count(), Caption.objects.count(), get_user_model().objects.count()
+    )
+
+
+def test_an_invalid_slug_given_on_the_command_line_is_refused(worked):
+    data = bundles.dumps(bundle_export(study=worked))
+    with pytest.raises(ImportRefused, match="--slug: the slug 'no/slashes' is not usable"):
+        bundle_import(data=data, slug="no/slashes", grant_existing=True)
+
+
+def test_roles_for_existing_accounts_are_listed_and_granted_only_when_confirmed(worked, tmp_path):
+    out = tmp_path / "s1.json"
+    out.write_bytes(bundles.dumps(bundle_export(study=worked)))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_study", str(out), "--slug", "copy", stdout=StringIO())
+    assert "gives roles in study 'copy' to 5 account(s) that already exist here: admin (admin), " \
+        "annotator (annotator), annotator2 (annotator), researcher (researcher), " \
+        "reviewer (reviewer). Nothing was imported" in str(refused.value)
+    assert not Study.objects.filter(slug="copy").exists()
+
+    printed = StringIO()
+    call_command("import_study", str(out), "--slug", "copy", "--grant-existing", stdout=printed)
+    assert "Granted roles to 5 existing account(s): admin (admin)," in printed.getvalue()
+    copy = Study.objects.get(slug="copy")
+    assert copy.memberships.filter(user__username="admin", role="admin").exists()

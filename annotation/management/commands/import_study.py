@@ -9,7 +9,8 @@ from annotation.services.errors import ServiceError
 class Command(BaseCommand):
     help = (
         "Read a study bundle written by export_study into this database, all or nothing. "
-        "Users are matched by username; missing ones are created without a usable password."
+        "Users are matched by username; missing ones are created without a usable password. Roles "
+        "given to accounts that already exist here need --grant-existing."
     )
 
     def add_arguments(self, parser):
@@ -17,8 +18,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--slug", help="store the study under this slug instead of the bundle's"
         )
+        parser.add_argument(
+            "--grant-existing",
+            action="store_true",
+            help="confirm the roles the bundle gives to accounts that already exist here "
+            "(without it, such a bundle is refused, listing them)",
+        )
 
-    def handle(self, *args, bundle, slug, **options):
+    def handle(self, *args, bundle, slug, grant_existing, **options):
         if bundle == "-":
             import sys
 
@@ -30,7 +37,10 @@ class Command(BaseCommand):
             data = path.read_bytes()
         try:
             report = bundle_import(
-                data=data, slug=slug, progress=lambda message: self.stdout.write(f"  {message}")
+                data=data,
+                slug=slug,
+                grant_existing=grant_existing,
+                progress=lambda message: self.stdout.write(f"  {message}"),
             )
         except ServiceError as exc:
             raise CommandError(str(exc)) from exc
@@ -40,6 +50,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Created {len(report.users_created)} user(s) without a password: "
                 f"{', '.join(report.users_created)}."
+            )
+        if report.grants:
+            self.stdout.write(
+                f"Granted roles to {len(report.grants)} existing account(s): "
+                f"{', '.join(report.grants)}."
             )
         for note in report.notes:
             self.stdout.write(f"Note: {note}")
