@@ -16,6 +16,8 @@ urlpatterns = [
     path("studies/<slug:slug>/progress/", views_progress.progress, name="progress"),
     path("studies/<slug:slug>/profiles/", views_profiles.profile_page, name="profiles"),
     path("studies/<slug:slug>/profiles/jobs/", views_profiles.profile_job_start, name="profile-jobs"),
+    path("studies/<slug:slug>/profiles/llmfacts/<int:result_id>/", views_profiles.llmfacts_facts,
+         name="profile-llmfacts"),
     path("studies/<slug:slug>/profiles/jobs/<str:job>/", views_profiles.profile_job, name="profile-job"),
     path("studies/<slug:slug>/profiles/jobs/<str:job>/files/<path:name>", views_profiles.profile_job_file,
          name="profile-job-file"),

@@ -24,6 +24,7 @@ from annotation.models import CandidateModel, Study
 from annotation.permissions import Role, user_roles
 from annotation.services.errors import ServiceError
 from scoring import exports
+from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
 
 
 def _profiles():
@@ -99,6 +100,7 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
         "models": models,
         "job": _job_data(study, jobs[0] if jobs else None),
         "earlier": earlier,
+        "llmfacts": llmfacts_by_model(study=study),
         "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
         "error": error,
     }, status=status)
@@ -224,3 +226,25 @@ def corrected_vtt(request, slug: str, model_id: int):
         name = f"{stem}-vtt.zip"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+@login_required
+@require_GET
+def llmfacts_facts(request, slug: str, result_id: int):
+    """The facts behind one LLMFactsF1: both texts' facts, each with its label and reason."""
+    study = _research_study(request, slug)
+    result = llmfacts_result(study=study, result_id=result_id)
+    if result is None:
+        raise Http404("No such LLMFactsF1 result in this study.")
+    detail = result.detail or {}
+    return render(request, "frontend/llmfacts_facts.html", {
+        "study": study,
+        "result": result,
+        "detail": detail,
+        "directions": [
+            ("Facts of the final verdict, checked against the model's caption",
+             detail.get("a_to_b", {})),
+            ("Facts of the model's caption, checked against the final verdict",
+             detail.get("b_to_a", {})),
+        ],
+    })

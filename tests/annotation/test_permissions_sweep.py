@@ -130,6 +130,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "profile-job": {"GET": Expect(SEE_SCORES)},
     "profile-job-file": {"GET": Expect(SEE_SCORES)},
     "corrected-jsonl": {"GET": Expect(SEE_SCORES)},
+    "profile-llmfacts": {"GET": Expect(SEE_SCORES)},
     "corrected-vtt": {"GET": Expect(SEE_SCORES)},
     # Scoring: scores name the models, so admins and researchers only.
     "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
@@ -309,6 +310,22 @@ def _profile_job(world, *, finished: bool) -> str:
     return status["job"]
 
 
+def _llmfacts_result_id(world) -> int:
+    """A stored LLMFactsF1 of the approved overview, with its facts."""
+    from django.apps import apps
+    from django.utils import timezone
+
+    result_model = apps.get_model("scoring", "ScoreResult")
+    final = Annotation.objects.get(state="approved")
+    return result_model.objects.create(
+        study=world["study"], caption=final.caption, annotation=final, subject="overview",
+        item_key=f"annotation:{final.pk}:overview", metric="llmfacts_f1",
+        judge_or_backend="llm", metric_version="llmfacts-v1+constrained", value=1.0,
+        detail={"a_to_b": {"checks": []}, "b_to_a": {"checks": []}, "scores": {}},
+        computed_at=timezone.now(),
+    ).pk
+
+
 def url_for(route: Route, world) -> str:
     values = {
         "slug": lambda: world["study"].slug,
@@ -318,6 +335,7 @@ def url_for(route: Route, world) -> str:
         "model_id": lambda: world["model"].pk,
         "job_id": lambda: _score_job_id(world),
         "job": lambda: _profile_job(world, finished=False),
+        "result_id": lambda: _llmfacts_result_id(world),
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,
