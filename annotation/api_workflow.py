@@ -13,6 +13,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import serializers_workflow as bodies
 from annotation.models import Annotation, AuditEvent
 from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
 from annotation.queues import annotator_queue, review_queue
@@ -101,56 +102,6 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
     return Response(workspace_payload(annotation, user), status=ok_status)
 
 
-class BaseVersionSerializer(serializers.Serializer):
-    base_version = serializers.IntegerField(min_value=1)
-
-
-class TelemetrySerializer(serializers.Serializer):
-    """What the workspace records about watching the clip. The review queue ranks fast
-    accepts by `watched_share`, so it must be a number from 0 to 1."""
-
-    watched_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    watched = serializers.ListField(
-        child=serializers.ListField(
-            child=serializers.FloatField(min_value=0), min_length=2, max_length=2
-        ),
-        max_length=10_000, required=False,
-    )
-    seeks = serializers.IntegerField(min_value=0, max_value=10**9, required=False)
-    speeds = serializers.DictField(child=serializers.FloatField(min_value=0), required=False)
-
-
-class DraftSerializer(BaseVersionSerializer):
-    changes = serializers.DictField()
-
-    def validate_changes(self, changes):
-        if "telemetry" in changes:
-            telemetry = TelemetrySerializer(data=changes["telemetry"])
-            if not telemetry.is_valid():
-                raise serializers.ValidationError({"telemetry": telemetry.errors})
-            changes = {**changes, "telemetry": telemetry.validated_data}
-        return changes
-
-
-class AmendSerializer(serializers.Serializer):
-    changes = serializers.DictField()
-
-
-class ReturnSerializer(serializers.Serializer):
-    units = serializers.ListField(child=serializers.DictField(), allow_empty=True, default=list)
-    comment = serializers.CharField(allow_blank=True, default="")
-
-
-class SubmitSerializer(BaseVersionSerializer):
-    replies = serializers.DictField(child=serializers.CharField(allow_blank=True), default=dict)
-
-
-class AssignSerializer(serializers.Serializer):
-    annotators = serializers.ListField(child=serializers.CharField(), min_length=1)
-    overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
-    seed = serializers.IntegerField(default=0)
-
-
 class EditSizeSerializer(serializers.Serializer):
     original = serializers.CharField(allow_blank=True, trim_whitespace=False)
     corrected = serializers.CharField(allow_blank=True, trim_whitespace=False)
@@ -192,7 +143,7 @@ class AnnotationDetail(APIView):
 
 class AnnotationDraft(APIView):
     def patch(self, request, annotation_id):
-        data = DraftSerializer(data=request.data)
+        data = bodies.Draft(data=request.data)
         data.is_valid(raise_exception=True)
         return service_response(
             lambda: annotation_save(annotation_id=annotation_id, actor=request.user,
@@ -208,7 +159,7 @@ class VersionedAction(APIView):
     service = None
 
     def post(self, request, annotation_id):
-        data = BaseVersionSerializer(data=request.data)
+        data = bodies.BaseVersion(data=request.data)
         data.is_valid(raise_exception=True)
         return service_response(
             lambda: type(self).service(annotation_id=annotation_id, actor=request.user,
@@ -225,7 +176,7 @@ class AnnotationSubmit(APIView):
     """Send to QC; after a return, with replies to the reviewer's comments ({unit: text})."""
 
     def post(self, request, annotation_id):
-        data = SubmitSerializer(data=request.data)
+        data = bodies.Submit(data=request.data)
         data.is_valid(raise_exception=True)
         return service_response(
             lambda: annotation_submit(annotation_id=annotation_id, actor=request.user,
@@ -288,12 +239,12 @@ class ReviewAction(APIView):
         elif self.action == "approve":
             call = lambda: review_approve(annotation_id=annotation_id, actor=user)  # noqa: E731
         elif self.action == "amend":
-            data = AmendSerializer(data=request.data)
+            data = bodies.Amend(data=request.data)
             data.is_valid(raise_exception=True)
             call = lambda: review_amend(annotation_id=annotation_id, actor=user,  # noqa: E731
                                         changes=data.validated_data["changes"])
         else:
-            data = ReturnSerializer(data=request.data)
+            data = bodies.Return(data=request.data)
             data.is_valid(raise_exception=True)
             call = lambda: review_return(annotation_id=annotation_id, actor=user,  # noqa: E731
                                          units=data.validated_data["units"],
@@ -320,7 +271,7 @@ class Assign(APIView):
 
     def post(self, request, slug):
         study = study_from_view(self)
-        data = AssignSerializer(data=request.data)
+        data = bodies.Assign(data=request.data)
         data.is_valid(raise_exception=True)
         names = data.validated_data["annotators"]
         users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}

@@ -27,6 +27,14 @@ from django.utils.http import content_disposition_header, http_date, parse_http_
 __all__ = ["RangeNotSatisfiable", "parse_range", "ranged_file_response"]
 
 _RANGE_SPEC = re.compile(r"^(\d*)-(\d*)$")
+# Byte positions past any file's size: a longer number is read as "beyond the end" instead of
+# being converted (Python refuses to convert integers of more than 4,300 digits).
+_MAX_POSITION_DIGITS = 18
+
+
+def _position(text: str) -> int:
+    digits = text.lstrip("0") or "0"
+    return int(digits) if len(digits) <= _MAX_POSITION_DIGITS else 10**_MAX_POSITION_DIGITS
 
 
 class RangeNotSatisfiable(ValueError):
@@ -58,17 +66,17 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
         return None
 
     if not first_text:  # suffix range: the last n bytes
-        suffix = int(last_text)
+        suffix = _position(last_text)
         if suffix == 0 or size == 0:
             raise RangeNotSatisfiable(header)
         return max(0, size - suffix), size - 1
 
-    first = int(first_text)
-    if last_text and int(last_text) < first:
+    first = _position(first_text)
+    if last_text and _position(last_text) < first:
         return None
     if first >= size:
         raise RangeNotSatisfiable(header)
-    last = min(int(last_text), size - 1) if last_text else size - 1
+    last = min(_position(last_text), size - 1) if last_text else size - 1
     return first, last
 
 

@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "annotation.middleware.RefuseUnstorableQuery",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -201,8 +202,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     # `?format=` names an import's file format (jsonl, clip-cc, fm-v2t), not a renderer.
     "URL_FORMAT_OVERRIDE": None,
+    # Every 400 carries a `detail` sentence naming the field, for the pages to show.
+    "EXCEPTION_HANDLER": "annotation.api_errors.exception_handler",
+    # JSON too deep, numbers too long and NUL characters are refused with a 400 naming the place.
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "annotation.parsers.StrictJSONParser",
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],

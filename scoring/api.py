@@ -145,7 +145,9 @@ class ScoreResultList(generics.ListAPIView):
         for parameter, field in filters.items():
             value = self.request.query_params.get(parameter)
             if value is not None:
-                if field.endswith("_id") and not value.isdigit():
+                if field.endswith("_id") and not (
+                    value.isascii() and value.isdigit() and len(value) <= 18
+                ):
                     raise serializers.ValidationError({parameter: "Give a number."})
                 results = results.filter(**{field: value})
         return results

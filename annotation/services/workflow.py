@@ -8,6 +8,8 @@ with Conflict (409 in the API), carrying the current state so the person can cho
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation import returns, workflow
+from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -44,6 +47,10 @@ def _after_final_verdict(annotation_id: int) -> None:
     for hook in FINAL_VERDICT_HOOKS:
         transaction.on_commit(lambda hook=hook: hook(annotation_id))
 MAX_ACTIVE_SECONDS_PER_SAVE = 600  # a save never credits more than 10 minutes of work
+# A return comment says what to fix; a page of text is plenty.
+MAX_RETURN_COMMENT_CHARS = 5_000
+# The workspace's view state (unit, time, focus) is a few dozen characters of JSON.
+MAX_UI_STATE_CHARS = 10_000
 
 
 class Conflict(ServiceError):
@@ -244,6 +251,41 @@ def _check_modes(annotation: Annotation, modes: Sequence[str], *, unit: str) -> 
     return sorted(set(modes), key=list(levels).index)
 
 
+def _text(value: Any, field: str, limit: int) -> str:
+    """`value` as stored text, or ServiceError naming `field`: the limits are the import's."""
+    if not isinstance(value, str):
+        raise ServiceError(f"{field} must be text, not {type(value).__name__}.")
+    if len(value) > limit:
+        raise ServiceError(f"{field} is {len(value):,} characters long; the limit is {limit:,}.")
+    if "\x00" in value:
+        raise ServiceError(f"{field} contains a NUL character (\\u0000), which cannot be stored.")
+    return value
+
+
+def _seconds(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ServiceError(f"{field} must be a number of seconds, not {value!r:.40}.")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise ServiceError(f"{field} must be a finite number of seconds.")
+    return seconds
+
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ServiceError(f"{field} must be an object, not {type(value).__name__}.")
+    return value
+
+
+def _modes(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+        raise ServiceError(f"{field} must be a list of failure-mode keys.")
+    return value
+
+
 @transaction.atomic
 def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     """The annotator starts (or restarts after a return) work on their annotation."""
@@ -263,7 +305,8 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     return annotation
 
 
-def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: Mapping[str, Any]) -> None:
+def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: Any) -> None:
+    change = _mapping(change, "overview")
     if annotation.overview_locked_at is not None:
         raise ServiceError("The overview verdict is locked; it was submitted before the window pass.")
     if "verdict" in change:
@@ -271,21 +314,29 @@ def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: 
             raise ServiceError(f"Unknown verdict {change['verdict']!r}: use accept or reject.")
         correction.overview_verdict = change["verdict"]
     if "text" in change:
-        correction.overview_text = str(change["text"])
+        correction.overview_text = _text(change["text"], "overview.text", MAX_OVERVIEW_CHARS)
     if "modes" in change:
-        correction.overview_modes = _check_modes(annotation, change["modes"], unit="overview")
+        modes = _modes(change["modes"], "overview.modes")
+        correction.overview_modes = _check_modes(annotation, modes, unit="overview")
     if correction.overview_verdict == CorrectionPass.Verdict.ACCEPT:
         # An accept carries no modes and no corrected text.
         correction.overview_modes = []
         correction.overview_text = ""
 
 
-def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: Sequence[Mapping[str, Any]]) -> None:
+def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: Any) -> None:
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first: the window pass opens after it.")
+    if not isinstance(changes, list):
+        raise ServiceError("windows must be a list of window changes.")
     windows = {w.index: w for w in annotation.caption.windows.all()}
-    for change in changes:
+    for number, change in enumerate(changes):
+        change = _mapping(change, f"windows[{number}]")
         index = change.get("index")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ServiceError(
+                f"windows[{number}].index must be a window number, not {index!r:.40}."
+            )
         if index not in windows:
             raise ServiceError(f"This caption has no window {index!r}.")
         window = windows[index]
@@ -300,41 +351,51 @@ def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: 
         row.verdict = verdict
         for field in ("scene", "shot"):
             if field in change:
-                setattr(row, field, str(change[field]))
+                text = _text(change[field], f"windows[{number}].{field}", MAX_WINDOW_TEXT_CHARS)
+                setattr(row, field, text)
         for field in ("start", "end"):
             if field in change:
-                setattr(row, field, float(change[field]))
+                setattr(row, field, _seconds(change[field], f"windows[{number}].{field}"))
         if not 0 <= row.start < row.end <= annotation.caption.clip.duration + 0.5:
             raise ServiceError(
                 f"Window {index + 1}: {row.start:g}-{row.end:g} s is not a span inside the clip "
                 f"(0-{annotation.caption.clip.duration:g} s)."
             )
         if "modes" in change:
-            row.modes = _check_modes(annotation, change["modes"], unit=f"window {index + 1}")
+            modes = _modes(change["modes"], f"windows[{number}].modes")
+            row.modes = _check_modes(annotation, modes, unit=f"window {index + 1}")
         if verdict == CorrectionPass.Verdict.ACCEPT:
             row.modes, row.scene, row.shot, row.start, row.end = [], window.scene, window.shot, window.start, window.end
         row.save()
 
 
-def _check_timeline(windows: Sequence[Mapping[str, Any]], duration: float) -> list[dict[str, Any]]:
+def _check_timeline(windows: Any, duration: float) -> list[dict[str, Any]]:
+    if not isinstance(windows, list):
+        raise ServiceError("segmentation.windows must be a list of windows.")
     clean = []
     previous_end = 0.0
     for number, window in enumerate(windows, start=1):
-        try:
-            start, end = float(window["start"]), float(window["end"])
-        except (KeyError, TypeError, ValueError):
-            raise ServiceError(f"Corrected window {number} needs numeric start and end.") from None
+        window = _mapping(window, f"segmentation.windows[{number - 1}]")
+        if "start" not in window or "end" not in window:
+            raise ServiceError(f"Corrected window {number} needs numeric start and end.")
+        start = _seconds(window["start"], f"segmentation.windows[{number - 1}].start")
+        end = _seconds(window["end"], f"segmentation.windows[{number - 1}].end")
         if not 0 <= start < end <= duration + 0.5:
             raise ServiceError(f"Corrected window {number}: {start:g}-{end:g} s is not inside the clip.")
         if start < previous_end:
             raise ServiceError(f"Corrected window {number} starts before window {number - 1} ends.")
         previous_end = end
-        clean.append({"start": start, "end": end, "scene": str(window.get("scene", "")),
-                      "shot": str(window.get("shot", ""))})
+        place = f"segmentation.windows[{number - 1}]"
+        clean.append({
+            "start": start, "end": end,
+            "scene": _text(window.get("scene", ""), f"{place}.scene", MAX_WINDOW_TEXT_CHARS),
+            "shot": _text(window.get("shot", ""), f"{place}.shot", MAX_WINDOW_TEXT_CHARS),
+        })
     return clean
 
 
-def _apply_segmentation(annotation: Annotation, correction: CorrectionPass, change: Mapping[str, Any]) -> None:
+def _apply_segmentation(annotation: Annotation, correction: CorrectionPass, change: Any) -> None:
+    change = _mapping(change, "segmentation")
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first: segmentation is judged in the window pass.")
     if "verdict" in change:
@@ -342,7 +403,8 @@ def _apply_segmentation(annotation: Annotation, correction: CorrectionPass, chan
             raise ServiceError(f"Unknown segmentation verdict {change['verdict']!r}.")
         correction.segmentation_verdict = change["verdict"]
     if "modes" in change:
-        correction.segmentation_modes = _check_modes(annotation, change["modes"], unit="segmentation")
+        modes = _modes(change["modes"], "segmentation.modes")
+        correction.segmentation_modes = _check_modes(annotation, modes, unit="segmentation")
     if "windows" in change:
         correction.corrected_windows = _check_timeline(change["windows"], annotation.caption.clip.duration)
     if correction.segmentation_verdict == CorrectionPass.Verdict.ACCEPT:
@@ -359,6 +421,7 @@ def annotation_save(
     segmentation {verdict, modes, windows} · ui_state {...} · active_seconds (to add) ·
     telemetry {...}. Refused with Conflict when `base_version` is not the current version.
     """
+    changes = _mapping(changes, "changes")
     annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
     # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
     touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
@@ -366,11 +429,17 @@ def annotation_save(
         _save_pass_changes(annotation, actor, changes)
     updates: dict[str, Any] = {}
     if "ui_state" in changes:
-        updates["ui_state"] = dict(changes["ui_state"])
+        ui_state = dict(_mapping(changes["ui_state"], "ui_state"))
+        if len(json.dumps(ui_state)) > MAX_UI_STATE_CHARS:
+            raise ServiceError(
+                f"ui_state is longer than {MAX_UI_STATE_CHARS:,} characters of JSON."
+            )
+        updates["ui_state"] = ui_state
     if "telemetry" in changes:
         updates["telemetry"] = {**annotation.telemetry, **_checked_telemetry(changes["telemetry"])}
     if "active_seconds" in changes:
-        added = min(max(float(changes["active_seconds"]), 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+        seconds = _seconds(changes["active_seconds"], "active_seconds")
+        added = min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
         updates["active_seconds"] = F("active_seconds") + added
     if updates:
         Annotation.objects.filter(pk=annotation.pk).update(**updates)
@@ -495,6 +564,8 @@ def annotation_submit(
         raise ServiceError("Submit the overview verdict first.")
     problems = pass_problems(annotation, correction)
     replies = {str(unit): str(text or "").strip() for unit, text in (replies or {}).items()}
+    for unit, text in replies.items():
+        _text(text, f"replies.{unit[:40]}", MAX_RETURN_COMMENT_CHARS)
     returned = annotation.returned_units
     strays = sorted(set(replies) - returns.reopened(returned))
     if strays:
@@ -592,6 +663,7 @@ def review_approve(*, annotation_id: int, actor) -> Annotation:
 @transaction.atomic
 def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> Annotation:
     """Approve with the reviewer's amendments stored as the QC pass, beside the annotator's."""
+    changes = _mapping(changes, "changes")
     annotation = Annotation.objects.select_related("caption__clip__study", "taxonomy").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
     annotator_pass = _annotator_pass(annotation)
@@ -678,6 +750,12 @@ def review_return(
     """
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
+    comment = _text(comment, "comment", MAX_RETURN_COMMENT_CHARS)
+    if not isinstance(units, list):
+        raise ServiceError("units must be a list of {unit, comment}.")
+    for number, item in enumerate(units):
+        if isinstance(item, Mapping) and "comment" in item:
+            _text(item["comment"], f"units[{number}].comment", MAX_RETURN_COMMENT_CHARS)
     indices = annotation.caption.windows.values_list("index", flat=True)
     try:
         named = returns.parse_units(units, indices)

@@ -41,6 +41,15 @@ def test_range_past_the_end_is_416(member, clips):
     assert response["Content-Range"] == f"bytes */{size}"
 
 
+def test_a_range_with_a_five_thousand_digit_number_is_416_not_a_server_error(member, clips):
+    size = clips["a"].size_bytes
+    response = member.get(f"/clips/{clips['a'].pk}/video", HTTP_RANGE=f"bytes={'9' * 5000}-")
+    assert response.status_code == 416 and response["Content-Range"] == f"bytes */{size}"
+    clipped = member.get(f"/clips/{clips['a'].pk}/video", HTTP_RANGE=f"bytes=0-{'9' * 5000}")
+    assert clipped.status_code == 206
+    assert clipped["Content-Range"] == f"bytes 0-{size - 1}/{size}"
+
+
 def test_outsider_gets_404_and_anonymous_is_sent_to_sign_in(client, personas, clips):
     client.force_login(personas["outsider"])
     assert client.get(f"/clips/{clips['a'].pk}/video").status_code == 404

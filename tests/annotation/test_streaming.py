@@ -42,6 +42,10 @@ pytestmark = pytest.mark.django_db
         # the last position is clipped to the end; an oversized suffix means the whole file
         ("bytes=900-5000", 1000, (900, 999)),
         ("bytes=-5000", 1000, (0, 999)),
+        # numbers of thousands of digits are positions past any file, not errors
+        ("bytes=0-" + "9" * 5000, 1000, (0, 999)),
+        ("bytes=-" + "9" * 5000, 1000, (0, 999)),
+        ("bytes=" + "0" * 5000 + "7-8", 1000, (7, 8)),
         # tolerated spelling: unit case and blanks around the range
         ("Bytes=1-2", 1000, (1, 2)),
         ("bytes= 1-2 ", 1000, (1, 2)),
@@ -71,6 +75,8 @@ def test_parse_range_table(header: str | None, size: int, expected: tuple[int, i
         ("bytes=1000-", 1000),
         ("bytes=1000-1005", 1000),
         ("bytes=5000-", 1000),
+        ("bytes=" + "9" * 5000 + "-", 1000),
+        ("bytes=" + "9" * 5000 + "-" + "9" * 5001, 1000),
         ("bytes=-0", 1000),
         ("bytes=0-", 0),
         ("bytes=-5", 0),

@@ -1,0 +1,171 @@
+"""Request bodies of the workflow API: the autosave, QC's amendments, a return, an assignment.
+
+They check the shape, the types and the sizes of what a client sends, so that a wrong type
+answers 400 naming the field (``changes.windows[0].start``) before any service runs. The rules a
+service knows better (which verdicts, modes and spans make sense) stay in the services. Limits on
+text are the import limits: an autosave may not store what an import would refuse.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rest_framework import serializers
+
+from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
+from annotation.models import CorrectionPass
+from annotation.services.workflow import (
+    MAX_ACTIVE_SECONDS_PER_SAVE,
+    MAX_RETURN_COMMENT_CHARS,
+    MAX_UI_STATE_CHARS,
+)
+
+# Far above a real taxonomy (Redline's has about a dozen modes) or timeline (tens of windows).
+MAX_MODES = 100
+MAX_WINDOWS = 10_000
+MAX_VERSION = 2**31 - 1
+
+
+class Text(serializers.CharField):
+    """A JSON string: numbers are not silently turned into text."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def verdict_field():
+    return serializers.ChoiceField(choices=CorrectionPass.Verdict.values, required=False)
+
+
+def modes_field():
+    return serializers.ListField(
+        child=Text(max_length=100), max_length=MAX_MODES, required=False,
+        help_text="failure-mode keys of the study's taxonomy",
+    )
+
+
+class OverviewChange(serializers.Serializer):
+    verdict = verdict_field()
+    text = Text(allow_blank=True, max_length=MAX_OVERVIEW_CHARS, required=False)
+    modes = modes_field()
+
+
+class WindowChange(serializers.Serializer):
+    index = serializers.IntegerField(min_value=0, max_value=MAX_WINDOWS)
+    verdict = verdict_field()
+    scene = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
+    shot = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
+    start = serializers.FloatField(required=False)
+    end = serializers.FloatField(required=False)
+    modes = modes_field()
+
+
+class TimelineWindow(serializers.Serializer):
+    start = serializers.FloatField()
+    end = serializers.FloatField()
+    scene = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
+    shot = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
+
+
+class SegmentationChange(serializers.Serializer):
+    verdict = verdict_field()
+    modes = modes_field()
+    windows = serializers.ListField(
+        child=TimelineWindow(), max_length=MAX_WINDOWS, required=False,
+        help_text="the corrected window boundaries, in order",
+    )
+
+
+class Telemetry(serializers.Serializer):
+    """What the workspace records about watching the clip. The review queue ranks fast
+    accepts by `watched_share`, so it must be a number from 0 to 1."""
+
+    watched_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    watched = serializers.ListField(
+        child=serializers.ListField(
+            child=serializers.FloatField(min_value=0), min_length=2, max_length=2
+        ),
+        max_length=MAX_WINDOWS, required=False, help_text="played intervals [from, to] in seconds",
+    )
+    seeks = serializers.IntegerField(min_value=0, max_value=MAX_VERSION, required=False)
+    speeds = serializers.DictField(
+        child=serializers.FloatField(min_value=0), required=False,
+        help_text="seconds played at each playback rate",
+    )
+
+    def validate_speeds(self, speeds):
+        if len(speeds) > 20:
+            raise serializers.ValidationError("At most 20 playback rates.")
+        return speeds
+
+
+class PassChanges(serializers.Serializer):
+    """Changes to a correction pass; every key is optional and only the keys sent change."""
+
+    overview = OverviewChange(required=False)
+    windows = serializers.ListField(child=WindowChange(), max_length=MAX_WINDOWS, required=False)
+    segmentation = SegmentationChange(required=False)
+
+
+class DraftChanges(PassChanges):
+    ui_state = serializers.DictField(
+        required=False, help_text="where the workspace was (unit, time, focus): restored on reopen"
+    )
+    telemetry = Telemetry(required=False)
+    active_seconds = serializers.FloatField(
+        min_value=0, max_value=10**6, required=False,
+        help_text=f"active seconds to add (at most {MAX_ACTIVE_SECONDS_PER_SAVE} count per save)",
+    )
+
+    def validate_ui_state(self, ui_state):
+        if len(json.dumps(ui_state)) > MAX_UI_STATE_CHARS:
+            raise serializers.ValidationError(
+                f"At most {MAX_UI_STATE_CHARS:,} characters of JSON."
+            )
+        return ui_state
+
+
+class BaseVersion(serializers.Serializer):
+    base_version = serializers.IntegerField(
+        min_value=1, max_value=MAX_VERSION, help_text="the version the client's change is based on"
+    )
+
+
+class Draft(BaseVersion):
+    changes = DraftChanges()
+
+
+class Amend(serializers.Serializer):
+    changes = PassChanges()
+
+
+class Submit(BaseVersion):
+    replies = serializers.DictField(
+        child=Text(allow_blank=True, max_length=MAX_RETURN_COMMENT_CHARS), default=dict,
+        help_text="after a return: {unit: the annotator's answer to the reviewer's comment}",
+    )
+
+
+class ReturnedUnit(serializers.Serializer):
+    unit = Text(max_length=40, help_text='"overview", "segmentation" or "window:<index>"')
+    comment = Text(allow_blank=True, max_length=MAX_RETURN_COMMENT_CHARS, required=False)
+
+
+class Return(serializers.Serializer):
+    units = serializers.ListField(
+        child=ReturnedUnit(), max_length=MAX_WINDOWS, default=list,
+        help_text="the units to fix, each with what to fix",
+    )
+    comment = Text(allow_blank=True, max_length=MAX_RETURN_COMMENT_CHARS, default="")
+
+
+class Assign(serializers.Serializer):
+    annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
+    overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=MAX_VERSION)
