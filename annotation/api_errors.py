@@ -19,8 +19,13 @@ def error_lines(errors: Any, place: str = "") -> list[str]:
     if isinstance(errors, dict):
         lines = []
         for key, value in errors.items():
-            inner = key if key == "non_field_errors" else (f"{place}.{key}" if place else str(key))
-            lines += error_lines(value, place if key == "non_field_errors" else inner)
+            if key == "non_field_errors":
+                inner = place
+            elif isinstance(key, int):  # ListField keys its children's errors by position
+                inner = f"{place}[{key}]"
+            else:
+                inner = f"{place}.{key}" if place else str(key)
+            lines += error_lines(value, inner)
         return lines
     if isinstance(errors, list):
         if all(not isinstance(item, (dict, list)) for item in errors):
