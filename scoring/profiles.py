@@ -358,6 +358,35 @@ def tidy_tables(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     return captions, _frame(window_rows, WINDOW_COLUMNS)
 
 
+GENERATED_COLUMNS = ["clip", "model", "identifier", "route", "provider",
+                     "input_tokens_per_second", "retried", "re_encoded", "invalid_kept"]
+
+
+def generated_captions(study: Study) -> pd.DataFrame:
+    """Return every caption of the study (final verdict or not) with its generation details:
+    Table 14 counts every clip sent. Columns: :data:`GENERATED_COLUMNS`."""
+    from annotation.models import Caption
+
+    rows = []
+    for caption in Caption.objects.filter(clip__study=study).select_related(
+            "clip", "model").order_by("clip__name", "model__name"):
+        rows.append({
+            "clip": caption.clip.name, "model": caption.model.name,
+            **_optional(caption.meta or {}, caption.model),
+            "input_tokens_per_second": (float("nan") if caption.input_tokens_per_second is None
+                                        else caption.input_tokens_per_second),
+            "retried": caption.retried, "re_encoded": caption.re_encoded,
+            "invalid_kept": caption.invalid_kept})
+    frame = pd.DataFrame(rows, columns=GENERATED_COLUMNS)
+    frame["input_tokens_per_second"] = frame["input_tokens_per_second"].astype(float)
+    for flag in ("retried", "re_encoded", "invalid_kept"):
+        frame[flag] = frame[flag].astype(bool)
+    for column in ("identifier", "route", "provider"):
+        if not frame[column].astype(bool).all():
+            frame = frame.drop(columns=column)  # as in the captions table: all or none
+    return frame
+
+
 def matched_table(study: Study) -> pd.DataFrame:
     """Return the study's Table 1 leave-both-out pairs (:func:`matched_pairs`)."""
     verdicts = {}
@@ -473,6 +502,7 @@ def profile_export(
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
+        generated=generated_captions(study),
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",

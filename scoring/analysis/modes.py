@@ -30,7 +30,7 @@ from scoring.analysis.tidy import (
     any_by_caption,
     caption_positions,
     paired_subset,
-    window_similarity,
+    window_repairs,
     windows_of,
 )
 from scoring.edits import NEAR_TOTAL_CUT
@@ -186,33 +186,44 @@ def mode_severity(
 ) -> pd.DataFrame:
     """Return each mode's incidence and severity pooled over models (Table 6).
 
+    The unit of severity is the *window repair* of Table 9 (:func:`window_repairs`: a changed
+    scene or shot field of a finally rejected window); a repair carries a mode when its window
+    is rejected with that mode in the detector's window pass.
+
     - captions_pct: share of captions carrying the mode (window detector);
-    - repairs: rejected windows carrying the mode; near_total_pct: share of those whose
-      window similarity is below ``near_total_cut``;
-    - per_100: captions per hundred with at least one near-total window repair carrying it.
-    Segmentation is caption-level: its severity columns are NaN.
+    - repairs: window repairs carrying the mode; near_total_repairs / near_total_pct: those
+      (share of those) whose field's character similarity is below ``near_total_cut``;
+    - per_100: captions per hundred with at least one near-total repair carrying the mode.
+    Segmentation is caption-level: its severity columns are empty. A last row, ``all
+    repairs``, counts every repair whatever its modes: the same repairs as Table 9.
     """
-    windows = windows_of(captions, windows)
+    windows = windows_of(captions, windows).reset_index(drop=True)
     positions = caption_positions(captions, windows)
     caption_flags = window_flags(captions, windows, detector)
     unit_flags = rejected_window_flags(windows, detector)
-    near_total = window_similarity(windows) < near_total_cut
+    repairs = window_repairs(windows)
+    at = repairs["window"].to_numpy(int)
+    severe = repairs["char_similarity"].to_numpy(float) < near_total_cut
     n = len(captions)
+
+    def severity(carries: np.ndarray) -> dict[str, float | int]:
+        hit = carries & severe
+        severe_captions = int(any_by_caption(np.bincount(at[hit], minlength=len(windows)) > 0,
+                                             positions, n).sum())
+        return {"repairs": int(carries.sum()), "near_total_repairs": int(hit.sum()),
+                "near_total_pct": float(pct(hit.sum(), carries.sum())),
+                "near_total_captions_k": severe_captions, "per_100": float(pct(severe_captions, n))}
+
     rows = []
     for mode in MODES:
         k = int(caption_flags[mode].sum())
         row = {"mode": mode, "captions": n, "captions_k": k, "captions_pct": float(pct(k, n))}
         if mode in UNIT_MODES:
-            repairs = unit_flags[mode].to_numpy()
-            severe = repairs & near_total
-            severe_captions = int(any_by_caption(severe, positions, n).sum())
-            row |= {"repairs": int(repairs.sum()), "near_total_repairs": int(severe.sum()),
-                    "near_total_pct": float(pct(severe.sum(), repairs.sum())),
-                    "near_total_captions_k": severe_captions,
-                    "per_100": float(pct(severe_captions, n))}
+            row |= severity(unit_flags[mode].to_numpy(bool)[at])
         rows.append(row)
+    rows.append({"mode": "all repairs", "captions": n} | severity(np.ones(len(at), dtype=bool)))
     table = pd.DataFrame(rows)
-    for column in ("repairs", "near_total_repairs", "near_total_captions_k"):
+    for column in ("captions_k", "repairs", "near_total_repairs", "near_total_captions_k"):
         table[column] = table[column].astype("Int64")
     return table
 

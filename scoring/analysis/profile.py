@@ -69,9 +69,14 @@ TABLE_CAPTIONS: dict[str, str] = {
         "at both levels, camera-over-factual precedence enforced on every unit, paired subset, "
         "manipulated control clips excluded."),
     "mode_severity": (
-        "Table 6. Each mode pooled across models, window detector: share of captions carrying "
-        "it; share of its window repairs rewritten to similarity below the near-total cut; "
-        "captions per 100 with at least one near-total repair carrying it. Segmentation is "
+        "Table 6. Each mode pooled across models, window detector (annotator-pass windows): "
+        "share of captions carrying it. Severity unit: the window repair of Table 9, a changed "
+        "scene or shot field of a finally rejected window, carrying the modes of its window. "
+        "Near-total: share of the mode's repairs whose field's character similarity (2*LCS / "
+        "(|a|+|b|) of final against original text, that field alone) is below the near-total "
+        "cut; a shot rewritten entirely is near-total even if the scene was untouched. Per "
+        "100: captions per hundred with at least one near-total repair carrying the mode. The "
+        "'all repairs' row counts every repair, the same repairs as Table 9. Segmentation is "
         "caption-level and has no window severity. Floors: modes are recorded on rejected "
         "units only."),
     "mode_incidence_by_model": (
@@ -82,17 +87,22 @@ TABLE_CAPTIONS: dict[str, str] = {
     "correctness": (
         "Table 5 / Figure 5. Paired subset. Correct overview: final overview accepted as "
         "written (%, Clopper-Pearson 95%). Correct window: share of windows accepted (%, 95% "
-        "bootstrap over clips). Critical: share of captions with at least one rejected window "
-        "whose corrected text has character similarity below the near-total cut (%, "
-        "Clopper-Pearson); derived from edit size, not recorded by reviewers."),
+        "bootstrap over clips). Critical: share of captions with at least one near-total window "
+        "repair, i.e. a changed scene or shot field of a finally rejected window whose "
+        "character similarity to the original (that field alone) is below the near-total cut, "
+        "the unit and rule of Table 6 (%, Clopper-Pearson); derived from edit size, not "
+        "recorded by reviewers."),
     "correctness_all": "Table 5 on all captions.",
     "accepted_with_rejected_window": (
         "Figure 3. Share of overviews the annotator accepted whole that contain at least one "
         "window the same annotator rejected (%, Clopper-Pearson 95%); pooled_pct is the rate "
         "over all models."),
     "windows_rejected_per_caption": (
-        "Figure 4. Rejected windows per caption among captions with exactly K windows, against "
-        "independent windows at each model's own rejection rate (expected counts)."),
+        "Figure 4. Rejected windows per caption (final pass) among captions with exactly K "
+        "windows, against independent windows: expected counts are the sum over models of "
+        "n_m x Binomial(K, p_m), where p_m is the model's own final-pass window rejection rate "
+        "on those same captions (not the pooled rate), so observed and expected share a "
+        "mean."),
     "models_failing_per_clip": (
         "Figure 8. Number of models whose final overview was rejected on each paired clip, "
         "against a binomial at the pooled rate (expected counts)."),
@@ -120,9 +130,11 @@ TABLE_CAPTIONS: dict[str, str] = {
     "clip_property_tests": (
         "Table 11. Correct-overview rate pooled across models by clip property (buckets with "
         "fewer than the minimum verdicts and 'unclear' labels omitted): range across buckets; "
-        "caption-level chi-square (treats captions as independent, overstates the evidence); "
-        "clip-level Kruskal-Wallis on per-clip correct shares, Bonferroni-corrected across "
-        "properties."),
+        "caption-level Pearson chi-square of bucket x correct without continuity correction "
+        "(treats captions as independent, overstates the evidence); clip-level Kruskal-Wallis "
+        "on per-clip correct shares, Bonferroni-corrected by multiplying by the number of "
+        "properties tested (those with at least two eligible buckets; the "
+        "bonferroni_comparisons column)."),
     "clip_property_buckets": (
         "Table 12. Correct-overview rate (%) by bucket, pooled across models: verdicts, clips, "
         "captions per model (range) and model spread (best minus worst model, points)."),
@@ -132,7 +144,8 @@ TABLE_CAPTIONS: dict[str, str] = {
         "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
         "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero."),
     "generation": (
-        "Table 14. Generation details per model: identifier, route, distinct serving "
+        "Table 14. Generation details per model over all generated captions (every clip sent, "
+        "whether or not it has a final verdict): identifier, route, distinct serving "
         "providers, median input tokens per second of video, captions retried, re-encoded, "
         "and kept although invalid."),
 }
@@ -152,6 +165,7 @@ def failure_profile(
     min_verdicts: int = MIN_VERDICTS,
     windows_per_caption: int = 4,
     matched: pd.DataFrame | None = None,
+    generated: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -160,7 +174,10 @@ def failure_profile(
     clip bootstrap except the adjusted pairwise model, which uses ``adjusted_resamples``. The
     same inputs and seed give identical numbers. ``progress``, when given, is called with each
     table's name just before it is computed. ``matched`` holds the leave-both-out pair
-    scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`). Models appear in
+    scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`); ``generated`` holds
+    every generated caption for Table 14 (columns: model and the generation columns of the
+    captions table; default: ``captions``, i.e. only captions with a final verdict). Models
+    appear in
     the same order in every per-model table (highest paired correct-overview rate first),
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
     """
@@ -213,7 +230,7 @@ def failure_profile(
         "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
                                                adjusted_resamples=adjusted_resamples, seed=seed,
                                                models=models),
-        "generation": lambda: generation_details(captions, models=models),
+        "generation": lambda: _generation(captions, generated, models),
     }
     assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
     for name, compute in steps.items():
@@ -221,6 +238,15 @@ def failure_profile(
             progress(name)
         out[name] = compute()
     return out
+
+
+def _generation(captions: pd.DataFrame, generated: pd.DataFrame | None, models: list[str]
+                ) -> pd.DataFrame:
+    """Table 14 over every generated caption; models without a final verdict come last."""
+    if generated is None:
+        return generation_details(captions, models=models)
+    extra = sorted(set(generated["model"]) - set(models))
+    return generation_details(generated, models=[*models, *extra])
 
 
 def _with_handheld_penalty(repairs: pd.DataFrame, penalty: pd.DataFrame) -> pd.DataFrame:

@@ -127,7 +127,8 @@ def clip_property_tests(
     Bonferroni-adjusted over ``comparisons`` (default: the properties that could be tested,
     i.e. with at least two eligible buckets). Columns: property, buckets, verdicts,
     lowest_bucket, lowest_correct_pct, highest_bucket, highest_correct_pct, chi2, dof,
-    p_caption, kruskal_h, p_clip, p_clip_bonferroni, survives_bonferroni.
+    p_caption, kruskal_h, p_clip, bonferroni_comparisons, p_clip_bonferroni,
+    survives_bonferroni.
     """
     correct = captions["overview_final_verdict"].eq("accept")
     rows = []
@@ -148,6 +149,7 @@ def clip_property_tests(
     if table.empty:
         return table
     tested = int(table["p_clip"].notna().sum())
+    table["bonferroni_comparisons"] = comparisons or tested
     table["p_clip_bonferroni"] = bonferroni(table["p_clip"].to_numpy(), comparisons or tested)
     table["survives_bonferroni"] = (table["p_clip_bonferroni"] < alpha).to_numpy()
     return table

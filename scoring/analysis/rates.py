@@ -28,8 +28,8 @@ from scoring.analysis.tidy import (
     any_by_caption,
     caption_positions,
     count_by_caption,
+    near_total_windows,
     paired_subset,
-    window_similarity,
     windows_of,
 )
 from scoring.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
@@ -73,9 +73,10 @@ def correctness(
     - correct window: share of the model's windows whose final verdict is accept; percentile
       interval of a bootstrap over clips (``resamples`` resamples, clip-clustered because the
       windows of one caption, and the captions of one clip, are not independent);
-    - critical: share of captions with at least one finally rejected window whose similarity
-      (:func:`~scoring.analysis.tidy.window_similarity`) is below ``near_total_cut``;
-      Clopper-Pearson interval.
+    - critical: share of captions with at least one near-total window repair: a changed scene
+      or shot field of a finally rejected window whose character similarity is below
+      ``near_total_cut`` (:func:`~scoring.analysis.tidy.near_total_windows`, the rule and
+      unit of Table 6's near-total); Clopper-Pearson interval.
     All rates and bounds are percentages.
     """
     models = models_for(captions, models)
@@ -84,9 +85,8 @@ def correctness(
     correct_k, n = count_table(group, captions["overview_final_verdict"].eq("accept").to_numpy(),
                                len(models))
     positions = caption_positions(captions, windows)
-    rejected = windows["final_verdict"].eq("reject").to_numpy()
-    near_total = window_similarity(windows) < near_total_cut
-    critical = any_by_caption(rejected & near_total, positions, len(captions))
+    near_total = near_total_windows(windows, near_total_cut)
+    critical = any_by_caption(near_total, positions, len(captions))
     critical_k, _ = count_table(group, critical, len(models))
     table = pd.DataFrame({"model": models, "captions": n.astype(int)})
     _add_exact(table, "correct_overview", correct_k, n, alpha)

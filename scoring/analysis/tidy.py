@@ -368,6 +368,32 @@ def window_similarity(windows: pd.DataFrame) -> np.ndarray:
         return np.where(total > 0, 1 - indel / np.where(total > 0, total, 1), 1.0)
 
 
+def window_repairs(windows: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per *window repair*: a changed scene or shot field of a finally rejected
+    window (the unit of Tables 6 and 9, and of Table 5's critical).
+
+    Columns: ``window`` (row position in ``windows``), ``field`` and ``char_similarity`` (that
+    field's final text against its original). Rows are ordered by field, then window.
+    """
+    rejected = windows["final_verdict"].eq("reject").to_numpy()
+    parts = []
+    for field in FIELDS:
+        keep = np.flatnonzero(rejected & windows[f"{field}_changed"].to_numpy(bool))
+        parts.append(pd.DataFrame({
+            "window": keep, "field": field,
+            "char_similarity": windows[f"{field}_char_similarity"].to_numpy(float)[keep]}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def near_total_windows(windows: pd.DataFrame, cut: float) -> np.ndarray:
+    """Return, per window, whether it has a near-total repair: a repair (see
+    :func:`window_repairs`) whose field similarity is below ``cut``. A shot rewritten entirely
+    makes its window near-total even when the scene was untouched."""
+    repairs = window_repairs(windows)
+    hit = repairs.loc[repairs["char_similarity"] < cut, "window"].to_numpy(int)
+    return np.bincount(hit, minlength=len(windows)) > 0
+
+
 def known_label(values: pd.Series) -> pd.Series:
     """Return True where a property label is known (not missing, empty or 'unclear')."""
     text = values.astype("string").str.strip().str.lower()

@@ -141,22 +141,26 @@ def test_accepted_whole_with_a_rejected_window_uses_the_annotators_own_verdicts(
     assert row["ci_low"] < row["pct"] < row["ci_high"]
 
 
-def test_critical_needs_a_rejected_window_below_the_near_total_cut() -> None:
+def test_critical_needs_a_window_repair_below_the_near_total_cut() -> None:
+    # The unit is the repaired field (Table 9's repair), each field against the cut on its own.
     captions, windows = tidy_frames(
-        [caption_row(f"c{i}", "A") for i in range(4)],
-        [window_row("c0", "A", 0, verdict="reject", scene=(100, 100, 0.3)),  # 0.50: critical
-         window_row("c1", "A", 0, verdict="reject", scene=(100, 30, 0.3)),  # 0.567: not
-         window_row("c2", "A", 0, verdict="reject", scene=(100, 100, 0.3),
-                    shot=(40, 40, 0.3)),  # 0.3: critical
-         window_row("c3", "A", 0)],
+        [caption_row(f"c{i}", "A") for i in range(5)],
+        [window_row("c0", "A", 0, verdict="reject", scene=(100, 100, 0.3)),  # scene 0.3
+         window_row("c1", "A", 0, verdict="reject", scene=(100, 110, 0.6)),  # 0.6: not
+         # The shot rewritten entirely is near-total although the scene was untouched (and the
+         # window's text as a whole, 100 + 40 characters, would be 0.71 similar).
+         window_row("c2", "A", 0, verdict="reject", shot=(40, 40, 0.0)),
+         window_row("c3", "A", 0, verdict="reject", scene=(100, 100, 0.5),
+                    shot=(40, 40, 0.7)),  # scene 0.5
+         window_row("c4", "A", 0)],
     )
     table = correctness(captions, windows, resamples=200).iloc[0]
-    assert table["critical_k"] == 2
-    assert table["critical_pct"] == 50.0
-    assert table["windows"] == 4
-    assert table["correct_window_pct"] == 25.0
+    assert table["critical_k"] == 3
+    assert table["critical_pct"] == 60.0
+    assert table["windows"] == 5
+    assert table["correct_window_pct"] == 20.0
     stricter = correctness(captions, windows, resamples=200, near_total_cut=0.4).iloc[0]
-    assert stricter["critical_k"] == 1
+    assert stricter["critical_k"] == 2  # c0 (0.3) and c2 (0.0)
 
 
 def test_a_model_without_rejections_gets_an_exact_interval_from_zero() -> None:
@@ -277,7 +281,34 @@ def test_mode_severity_counts_near_total_repairs_per_mode() -> None:
     assert table.loc["camera", "near_total_pct"] == 50.0
     assert table.loc["camera", "per_100"] == 50.0
     assert table.loc["factual", "near_total_pct"] == 0.0
-    assert math.isnan(table.loc["segmentation", "near_total_pct"])
+    assert pd.isna(table.loc["segmentation", "near_total_pct"])
+
+
+def test_mode_severity_counts_each_repaired_field_as_table_9_does() -> None:
+    # c1 window 0: scene and shot both rewritten (two repairs, the shot near-total);
+    # c1 window 1: only the shot, rewritten entirely (near-total, scene untouched);
+    # c2 window 0: rejected and tagged but nothing changed (no repair).
+    captions, windows = tidy_frames(
+        [caption_row("c1", "A"), caption_row("c2", "A"), caption_row("c3", "A")],
+        [window_row("c1", "A", 0, verdict="reject", modes=["camera"], scene=(100, 120, 0.8),
+                    shot=(40, 40, 0.1)),
+         window_row("c1", "A", 1, verdict="reject", modes=["factual"], shot=(40, 50, 0.0)),
+         {**window_row("c2", "A", 0, verdict="reject", modes=["omission"], scene=(100, 100, 0.5)),
+          "scene_changed": False}],
+    )
+    table = mode_severity(captions, windows).set_index("mode")
+    assert table.loc["camera", ["repairs", "near_total_repairs", "near_total_pct"]].tolist() == [
+        2, 1, 50.0]
+    assert table.loc["factual", ["repairs", "near_total_repairs", "per_100"]].tolist() == [
+        1, 1, pytest.approx(100 / 3)]
+    assert table.loc["omission", "repairs"] == 0 and pd.isna(table.loc["omission",
+                                                                       "near_total_pct"])
+    assert table.loc["omission", "captions_k"] == 1  # incidence still counts the tag
+    everything = table.loc["all repairs"]
+    assert [everything["repairs"], everything["near_total_repairs"],
+            everything["near_total_captions_k"]] == [3, 2, 1]
+    # The same repairs as Table 9.
+    assert everything["repairs"] == repair_direction(captions, windows)["repairs"].sum()
 
 
 def test_model_profile_names_the_two_most_frequent_modes_with_ties() -> None:

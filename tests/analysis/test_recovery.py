@@ -12,7 +12,7 @@ import pytest
 
 from scoring.analysis.gaps import pairwise_gaps
 from scoring.analysis.metrics import metric_auc
-from scoring.analysis.modes import Detector, mode_incidence_by_model
+from scoring.analysis.modes import Detector, mode_incidence_by_model, mode_severity
 from scoring.analysis.properties import difficulty_penalty
 from scoring.analysis.rates import correctness, intervention_rate, windows_rejected_per_caption
 from scoring.analysis.repairs import repair_direction
@@ -160,3 +160,17 @@ def test_clip_bootstrap_for_auc_covers_the_truth() -> None:
         truth = study.truth.score_auc["score_llmfacts_f1"]
         hits.append(row["ci_low"] <= truth <= row["ci_high"])
     assert COVERAGE_BAND[0] <= _coverage(hits) <= COVERAGE_BAND[1]
+
+
+def test_mode_severity_counts_field_repairs_not_windows(large) -> None:
+    # The generator rewrites both fields of a near-total window (drawn at 0.3 for camera
+    # windows) and otherwise changes the scene with p 0.85 + 0.15 * 0.65 and the shot with
+    # p 0.35: per camera *repair* the near-total share is 0.6 / (0.6 + 0.7 * 1.2975), about
+    # 0.398, while per camera *window* it would be 0.3.
+    table = mode_severity(large.captions, large.windows,
+                          detector=Detector(window_pass="final")).set_index("mode")
+    camera = table.loc["camera"]
+    truth = 0.6 / (0.6 + 0.7 * (0.85 + 0.15 * 0.65 + 0.35))
+    assert abs(camera["near_total_pct"] - 100 * truth) < _tolerance(truth, camera["repairs"])
+    assert table.loc["all repairs", "repairs"] == repair_direction(
+        large.captions, large.windows)["repairs"].sum()

@@ -177,6 +177,7 @@ def test_property_p_values_are_bonferroni_corrected_across_tested_properties() -
                                                       "shot_scale"])
     # shot_scale has one bucket ('wide'), so only two properties are tested.
     assert table["p_clip"].notna().sum() == 2
+    assert table["bonferroni_comparisons"].tolist() == [2, 2, 2]
     assert np.allclose(table["p_clip_bonferroni"].dropna(),
                        np.minimum(1, table["p_clip"].dropna() * 2))
     six = clip_property_tests(captions, properties=["content_type"], comparisons=6).iloc[0]

@@ -191,3 +191,17 @@ def test_figure_4_looks_at_the_usual_number_of_windows(counts, usual):
         {"clip": f"c{n}", "model": "m", "index": i} for n, k in enumerate(counts) for i in range(k)
     ]
     assert usual_window_count(pd.DataFrame(rows, columns=["clip", "model", "index"])) == usual
+
+
+def test_table_14_counts_every_generated_caption_not_only_final_verdicts(scripted):
+    from scoring.analysis import failure_profile
+    from scoring.profiles import generated_captions
+
+    generated = generated_captions(scripted)
+    assert len(generated) == 6  # c3/Bravo was sent but never annotated
+    captions, windows = tidy_tables(scripted)
+    tables = failure_profile(captions, windows, resamples=20, adjusted_resamples=5,
+                             generated=generated)
+    counts = tables["generation"].set_index("model")["captions"].to_dict()
+    assert counts == {"Alpha": 3, "Bravo": 3}
+    assert (captions["model"] == "Bravo").sum() == 2
