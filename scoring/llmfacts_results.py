@@ -10,7 +10,7 @@ from typing import Any
 
 from annotation.models import Study
 from scoring.families import LLMFACTS_METRIC
-from scoring.models import ScoreResult
+from scoring.models import CAPTION_SUBJECTS, ScoreResult
 
 
 @dataclass
@@ -38,7 +38,8 @@ def llmfacts_by_model(*, study: Study) -> list[ModelLLMFacts]:
     model then subject (overview first); each group lists its results (id, clip, value)."""
     rows = (
         ScoreResult.objects.filter(study=study, metric=LLMFACTS_METRIC.name)
-        .exclude(subject=ScoreResult.Subject.CAPTION_VS_REFERENCE)
+        # Only the verdicts' own subjects: Table 1's reference sets are not one verdict's score.
+        .exclude(subject__in=CAPTION_SUBJECTS)
         .values(
             "pk", "subject", "judge_or_backend", "metric_version", "value",
             "caption__model__name", "caption__clip__name", "window__index",
