@@ -147,6 +147,22 @@ def test_overlapping_corrected_boundaries_are_refused(annotation, personas):
                                                   "windows": [{"start": 0, "end": 4}, {"start": 3, "end": 6}]})
 
 
+@pytest.mark.parametrize(("start", "end", "problem"), [
+    (None, 2, "start must be a number"),
+    (0, "soon", "end must be a number"),
+    (3, 2, "not a span inside the clip"),
+    (-1, 2, "not a span inside the clip"),
+    (0, 99, "not a span inside the clip"),
+])
+def test_impossible_window_times_are_refused_with_the_field_named(annotation, personas, start, end, problem):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview={"verdict": "accept"})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    with pytest.raises(ServiceError, match=problem):
+        save(annotation, annotator, windows=[{"index": 0, "verdict": "reject", "start": start, "end": end}])
+    assert not CorrectionPass.objects.get().windows.exists()
+
+
 def test_full_cycle_approve_keeps_the_annotator_pass_as_final(annotation, personas):
     annotation = complete(annotation, personas["annotator"])
     assert annotation.state == "submitted"

@@ -330,6 +330,38 @@ def test_reviewer_amends_the_segmentation_by_merging_two_windows(sign_in, live_s
     screenshot(page, "review-segmentation-amended")
 
 
+def test_impossible_qc_times_are_said_at_the_field_and_nothing_is_amended(sign_in, live_server, submitted):
+    item = submitted["Model C"]
+    page = sign_in("reviewer", "pw-reviewer")
+    claim_from_queue(page, live_server, item)
+    page.locator("body").press("e")
+    window = page.locator(".review-window[data-index='1'] .amend-editor")
+    window.get_by_label("Window 2 start (s)").fill("")  # an empty start once went out as 0 s
+    expect(window.locator(".field-problem").first).to_contain_text("Type the start in seconds")
+    editor = page.locator("#segmentation .amend-editor")
+    editor.get_by_label("Reject").check()
+    editor.get_by_label("Segmentation", exact=True).check()
+    editor.locator(".boundary-row").nth(2).get_by_label("end (s)").fill("3")
+    page.get_by_role("button", name="Save amendments and approve").click()
+    expect(page.locator("#notice")).to_contain_text("Window 2: Type the start in seconds")
+    expect(window.get_by_label("Window 2 start (s)")).to_be_focused()
+    expect(editor.locator(".field-problem:visible")).to_have_text(
+        "Corrected window 3: The end must come after the start (4.00 s).")
+
+    window.get_by_label("Window 2 start (s)").fill("2.5")
+    page.get_by_role("button", name="Save amendments and approve").click()
+    expect(page.locator("#notice")).to_contain_text("Corrected window 3: The end must come after the start")
+    assert Annotation.objects.get(pk=item.pk).state == "in_review"
+    assert not Annotation.objects.get(pk=item.pk).passes.filter(kind="qc").exists()
+
+    editor.locator(".boundary-row").nth(2).get_by_label("end (s)").fill("6")
+    page.get_by_role("button", name="Save amendments and approve").click()
+    expect(page.locator("#notice")).to_contain_text("Amended and approved")
+    qc = Annotation.objects.get(pk=item.pk).passes.get(kind="qc")
+    assert qc.windows.get(window__index=1).start == 2.5
+    assert [(w["start"], w["end"]) for w in qc.corrected_windows] == [(0, 2), (2, 4), (4, 6)]
+
+
 def test_amendments_survive_an_expired_claim_and_go_through_once_claimed_again(sign_in, live_server, submitted):
     item = submitted["Model B"]
     page = sign_in("reviewer", "pw-reviewer")

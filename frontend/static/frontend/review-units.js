@@ -3,6 +3,7 @@
 // Caption text is untrusted: it is only ever set with textContent or input values.
 
 import { fetchEditSize, renderRedline } from "./redline.js";
+import { readSeconds, timeFieldProblems, timelineFieldProblems } from "./times.js";
 
 export function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -124,6 +125,8 @@ function textField(label, value, rows = 3) {
   return wrap;
 }
 
+// A time in seconds; `read()` is NaN when the field is empty (never a silent 0), and
+// `show(problem)` writes what is wrong with it right under it.
 function numberField(label, value) {
   const wrap = element("label", "field number");
   wrap.appendChild(element("span", null, label));
@@ -131,10 +134,35 @@ function numberField(label, value) {
   input.type = "number";
   input.step = "0.01";
   input.min = "0";
-  input.value = String(value);
-  wrap.appendChild(input);
+  input.value = Number.isFinite(value) ? String(value) : "";
+  const problem = element("span", "field-problem");
+  problem.setAttribute("role", "alert");
+  problem.hidden = true;
+  wrap.append(input, problem);
   wrap.input = input;
+  wrap.read = () => readSeconds(input.value);
+  wrap.show = (message) => {
+    input.toggleAttribute("aria-invalid", Boolean(message));
+    problem.textContent = message;
+    problem.hidden = !message;
+  };
   return wrap;
+}
+
+// Check the time fields of an editor as the reviewer types; `form.timeProblem()` is the first
+// problem as {message, input} (or null) and puts every message at its field.
+function watchTimes(form, check) {
+  form.timeProblem = () => {
+    let first = null;
+    for (const [field, message] of check()) {
+      field.show(message);
+      if (message && !first) first = { message, input: field.input };
+    }
+    return first;
+  };
+  form.addEventListener("input", (event) => {
+    if (event.target.type === "number") form.timeProblem();
+  });
 }
 
 // A redline of the annotator's text -> what QC types, refreshed as they type.
@@ -180,7 +208,7 @@ export function overviewEditor({ original, mine, taxonomy, cut }) {
   return form;
 }
 
-export function windowEditor({ window, mine, taxonomy, cut }) {
+export function windowEditor({ window, mine, taxonomy, cut, duration }) {
   const number = window.index + 1;
   const form = element("fieldset", "amend-editor");
   form.appendChild(element("legend", null, `QC version of window ${number}`));
@@ -204,13 +232,19 @@ export function windowEditor({ window, mine, taxonomy, cut }) {
   form.change = () => {
     const now = {
       index: window.index, verdict: verdict.read(), scene: scene.input.value, shot: shot.input.value,
-      start: Number(start.input.value), end: Number(end.input.value), modes: modes.read(),
+      start: start.read(), end: end.read(), modes: modes.read(),
     };
     if (now.verdict === "accept") return mine.verdict === "accept" ? null : { index: window.index, verdict: "accept" };
     const same = mine.verdict === "reject" && now.scene === mine.scene && now.shot === mine.shot
       && now.start === mine.start && now.end === mine.end && sameList(now.modes, mine.modes);
     return same ? null : now;
   };
+  watchTimes(form, () => {
+    if (verdict.read() !== "reject") return [[start, ""], [end, ""]];
+    const problems = timeFieldProblems(start.read(), end.read(), { duration });
+    return [[start, problems.start && `Window ${number}: ${problems.start}`],
+      [end, problems.end && `Window ${number}: ${problems.end}`]];
+  });
   return form;
 }
 
@@ -226,14 +260,15 @@ function boundaryRow(window) {
   remove.type = "button";
   remove.addEventListener("click", () => row.remove());
   row.append(fields.start, fields.end, fields.scene, fields.shot, remove);
+  row.fields = fields;
   row.read = () => ({
-    start: Number(fields.start.input.value), end: Number(fields.end.input.value),
+    start: fields.start.read(), end: fields.end.read(),
     scene: fields.scene.input.value, shot: fields.shot.input.value,
   });
   return row;
 }
 
-export function segmentationEditor({ original, mine, taxonomy }) {
+export function segmentationEditor({ original, mine, taxonomy, duration }) {
   const form = element("fieldset", "amend-editor");
   form.appendChild(element("legend", null, "QC version of the segmentation"));
   const modes = modeChoice("Failure modes of the segmentation (QC)", taxonomy, mine.modes);
@@ -262,5 +297,14 @@ export function segmentationEditor({ original, mine, taxonomy }) {
       })));
     return same ? null : now;
   };
+  watchTimes(form, () => {
+    const rows = [...list.children];
+    const reject = verdict.read() === "reject";
+    const problems = reject ? timelineFieldProblems(rows.map((row) => row.read()), { duration }) : [];
+    return rows.flatMap((row, i) => ["start", "end"].map((field) => {
+      const message = problems[i]?.[field];
+      return [row.fields[field], message ? `Corrected window ${i + 1}: ${message}` : ""];
+    }));
+  });
   return form;
 }

@@ -403,9 +403,13 @@ function setMode(next) {
     editors = {
       overview: overviewEditor({ original: data.caption.overview, mine: pass.overview, taxonomy: taxonomy(), cut: cut() }),
       windows: Object.fromEntries(data.caption.windows.map((window) => [
-        window.index, windowEditor({ window, mine: annotatorWindow(window.index), taxonomy: taxonomy(), cut: cut() }),
+        window.index, windowEditor({
+          window, mine: annotatorWindow(window.index), taxonomy: taxonomy(), cut: cut(), duration: data.clip.duration,
+        }),
       ])),
-      segmentation: segmentationEditor({ original: data.caption.windows, mine: pass.segmentation, taxonomy: taxonomy() }),
+      segmentation: segmentationEditor({
+        original: data.caption.windows, mine: pass.segmentation, taxonomy: taxonomy(), duration: data.clip.duration,
+      }),
     };
   } else {
     editors = null;
@@ -458,6 +462,15 @@ async function run(action, body) {
 }
 
 function amend() {
+  // Impossible times are said at their field and sent nowhere.
+  for (const editor of [...Object.values(editors.windows), editors.segmentation]) {
+    const problem = editor.timeProblem();
+    if (problem) {
+      tell(`Not amended: ${problem.message}`);
+      problem.input.focus();
+      return;
+    }
+  }
   const changes = {};
   const overview = editors.overview.change();
   if (overview) changes.overview = overview;

@@ -29,6 +29,7 @@ export class Sync {
     this.timer = null;
     this.firstUnsaved = 0;
     this.rejected = "";
+    this.fault = "";
     window.addEventListener("online", () => this.retryNow());
   }
 
@@ -137,15 +138,33 @@ export class Sync {
     this.status();
   }
 
+  // Tell the page where saving stands. "saved" only when the server acknowledged every
+  // change; a fault in this page shows as an error, never as a stale "saved".
   status() {
     let state = "saved";
-    if (this.blocked) state = "conflict";
-    else if (this.inFlight) state = "saving";
-    else if (this.failures) state = "offline";
-    else if (this.rejected) state = "error";
-    else if ([...this.dirty.keys()].some((key) => !this.unit(key).valid)) state = "invalid";
-    else if (this.dirty.size) state = "dirty";
-    this.onStatus(state, { count: this.dirty.size, detail: this.rejected });
+    let detail = this.rejected;
+    try {
+      if (this.fault) state = "error";
+      else if (this.blocked) state = "conflict";
+      else if (this.inFlight) state = "saving";
+      else if (this.failures) state = "offline";
+      else if (this.rejected) state = "error";
+      else if ([...this.dirty.keys()].some((key) => !this.unit(key).valid)) state = "invalid";
+      else if (this.dirty.size) state = "dirty";
+    } catch (error) {
+      this.fault = `this page hit a fault (${error.message})`;
+    }
+    if (this.fault) {
+      state = "error";
+      detail = `${this.fault}. Your changes are kept on this device; reload the page.`;
+    }
+    this.onStatus(state, { count: this.dirty.size, detail });
+  }
+
+  // A fault in the page's own code: nothing it shows can be trusted to be saved any more.
+  broken(message) {
+    this.fault = this.fault || message;
+    this.status();
   }
 
   // The body of the next save, or null when there is nothing to send.
@@ -183,8 +202,13 @@ export class Sync {
     }
     this.inFlight = this.send(body, keepalive);
     this.status();
-    const ok = await this.inFlight;
-    this.inFlight = null;
+    let ok = false;
+    try {
+      ok = await this.inFlight;
+    } finally {
+      this.inFlight = null;
+      this.status();
+    }
     if (this.again && ok && !this.blocked) {
       this.again = false;
       return this.save();

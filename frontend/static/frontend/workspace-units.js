@@ -1,15 +1,19 @@
 // The workspace's units of work as plain data: the overview, each window, the
 // segmentation. Normalised so that two versions of a unit compare equal exactly
 // when the server would store the same thing, plus what is still missing in each.
+// Pure: no DOM, so that it runs (and is tested) in Node as well as in the page.
+
+import {
+  joinProblems, readSeconds, timeFieldProblems as checkTimes, timelineFieldProblems as checkTimeline,
+} from "./times.js";
 
 export function unitModel({ clip, caption, taxonomy }) {
   const originals = caption.windows;
   const N = originals.length;
   const MODES = taxonomy.modes;
   const ORDER = MODES.map((mode) => mode.key);
-  const LIMIT = clip.duration + 0.5;
 
-  const num = (value) => (value === "" || value === null || value === undefined ? NaN : Number(value));
+  const num = readSeconds;
   const sortModes = (modes) => [...new Set(modes)].filter((m) => ORDER.includes(m)).sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
   const modeName = (key) => MODES.find((mode) => mode.key === key)?.name || key;
 
@@ -57,21 +61,27 @@ export function unitModel({ clip, caption, taxonomy }) {
     else draftLike.windows[positionOf(key)] = normWindow(positionOf(key), value);
   }
 
-  function timesProblem(start, end) {
-    if (!Number.isFinite(start) || !Number.isFinite(end)) return "Type the start and end in seconds.";
-    if (start < 0 || end > LIMIT || start >= end) {
-      return `The start must come before the end, both inside the clip (0 – ${seconds(clip.duration)}).`;
+  const timeFieldProblems = (start, end) => checkTimes(start, end, { duration: clip.duration });
+  const timesProblem = (start, end) => joinProblems(timeFieldProblems(start, end));
+  const timelineFieldProblems = (list) => checkTimeline(list, { duration: clip.duration });
+
+  function timelineProblem(list) {
+    for (const [i, problems] of timelineFieldProblems(list).entries()) {
+      if (joinProblems(problems)) return `Corrected window ${i + 1}: ${joinProblems(problems)}`;
     }
     return "";
   }
 
-  function timelineProblem(list) {
-    let previous = 0;
-    for (const [i, w] of list.entries()) {
-      const problem = timesProblem(w.start, w.end);
-      if (problem) return `Corrected window ${i + 1}: ${problem}`;
-      if (w.start < previous - 1e-9) return `Corrected window ${i + 1} starts before window ${i} ends.`;
-      previous = w.end;
+  // The time problem of a unit as the person has it on screen ("" when none): it blocks
+  // accepting the unit and moving on from it until it is fixed.
+  function unitTimeProblem(draftLike, key) {
+    if (isWindowKey(key)) {
+      const w = unitOf(draftLike, key);
+      return w.verdict === "reject" ? timesProblem(w.start, w.end) : "";
+    }
+    if (key === "segmentation") {
+      const s = draftLike.segmentation;
+      return s.verdict === "reject" ? timelineProblem(s.windows) : "";
     }
     return "";
   }
@@ -132,7 +142,7 @@ export function unitModel({ clip, caption, taxonomy }) {
 
   return {
     num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
-    timesProblem, timelineProblem, unitValid, overviewProblems, windowProblems, segmentationProblems,
-    unitProblems, firstOpenUnit,
+    timeFieldProblems, timesProblem, timelineFieldProblems, timelineProblem, unitTimeProblem, unitValid,
+    overviewProblems, windowProblems, segmentationProblems, unitProblems, firstOpenUnit,
   };
 }

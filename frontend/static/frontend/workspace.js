@@ -36,7 +36,8 @@ const conflictDialog = $("conflict");
 
 const {
   num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
-  timesProblem, unitValid, overviewProblems, unitProblems: problemsOf, firstOpenUnit: firstOpen,
+  timeFieldProblems, timesProblem, timelineFieldProblems, unitTimeProblem, unitValid, overviewProblems,
+  unitProblems: problemsOf, firstOpenUnit: firstOpen,
 } = unitModel(data);
 const unitProblems = (unit) => problemsOf(draft, unit);
 const firstOpenUnit = () => firstOpen(draft);
@@ -182,6 +183,15 @@ function showStatus(state, { count, detail }) {
   }[state];
   saveStatus.dataset.status = state;
   saveStatus.textContent = text;
+  markUnsaved();
+}
+
+// A chip carries a dot while its unit has changes the server has not acknowledged.
+function markUnsaved() {
+  for (const chip of panel.querySelectorAll(".ws-chip")) {
+    const unit = Number(chip.dataset.unit);
+    chip.classList.toggle("ws-unsaved", sync.has(unit >= N ? "segmentation" : `w:${unit}`));
+  }
 }
 
 function edited(key) {
@@ -197,6 +207,15 @@ function viewChanged() {
 // ------------------------------------------------------------------ messages
 
 let noticeTimer = null;
+
+// A fault in this page's code means nothing on screen can be trusted to be saved:
+// say so, instead of leaving "All changes saved" up while the work is not.
+function fault(message) {
+  sync.broken(`this page hit a fault (${message})`);
+  say("Something went wrong in this page. Your changes are kept on this device: reload the page to go on.", "error", { sticky: true });
+}
+window.addEventListener("error", (event) => fault(event.message));
+window.addEventListener("unhandledrejection", (event) => fault(event.reason?.message || String(event.reason)));
 
 function say(message, kind = "info", { sticky = false } = {}) {
   clearTimeout(noticeTimer);
@@ -261,17 +280,56 @@ function textField({ id, label, original, value, rows, onInput }) {
       h("span", { class: "ws-label", text: "Redline against the original" }), redline, box));
 }
 
+// A time in seconds, with its problem (if any) written right under it by refreshTimeFields.
 function numberField({ id, label, value, onInput }) {
   const input = h("input", {
     id, type: "number", step: "0.01", min: "0", max: String(LIMIT), value: Number.isFinite(value) ? String(value) : "",
-    class: "ws-time-input",
+    class: "ws-time-input", "aria-describedby": `${id}-problem`,
   });
   input.addEventListener("input", () => {
     onInput(num(input.value));
     refreshTimeline();
     refreshChecks();
   });
-  return h("label", { class: "ws-time", htmlFor: id }, h("span", { text: label }), input);
+  return h("label", { class: "ws-time", htmlFor: id }, h("span", { text: label }), input,
+    h("span", { class: "ws-field-problem", id: `${id}-problem`, role: "alert", hidden: true }));
+}
+
+function showFieldProblem(id, problem) {
+  const input = $(id);
+  const message = $(`${id}-problem`);
+  if (!input || !message) return;
+  input.toggleAttribute("aria-invalid", Boolean(problem));
+  message.textContent = problem;
+  message.hidden = !problem;
+}
+
+// Every time field on screen says what is wrong with it, at the field.
+function refreshTimeFields() {
+  const key = currentKey();
+  if (key === "segmentation" && draft.segmentation.verdict === "reject") {
+    timelineFieldProblems(draft.segmentation.windows).forEach((problems, r) => {
+      showFieldProblem(`seg-start-${r}`, problems.start);
+      showFieldProblem(`seg-end-${r}`, problems.end);
+    });
+  } else if (key && isWindowKey(key)) {
+    const w = unitOf(draft, key);
+    const problems = timeFieldProblems(w.start, w.end);
+    showFieldProblem("window-start", problems.start);
+    showFieldProblem("window-end", problems.end);
+  }
+}
+
+// Accepting a unit or leaving it waits until its times make sense; says why and
+// puts the person on the field to fix. True when the way is clear.
+function timesAllowLeaving(what) {
+  const key = currentKey();
+  const problem = key ? unitTimeProblem(draft, key) : "";
+  if (!problem) return true;
+  say(`${unitLabel(key)}: ${problem} Fix it before you ${what}.`, "error");
+  refreshTimeFields();
+  panel.querySelector(".ws-time-input[aria-invalid]")?.focus();
+  return false;
 }
 
 function verdictButtons(key, verdict) {
@@ -325,6 +383,7 @@ function refreshModes() {
 // ------------------------------------------------------------------ what is still missing
 
 function refreshChecks() {
+  refreshTimeFields();
   const list = $("checks");
   if (!list) return;
   let problems;
@@ -349,6 +408,7 @@ function refreshChecks() {
     chip.dataset.verdict = verdict || "none";
     chip.classList.toggle("ws-incomplete", Boolean(verdict) && unitProblems(unit).length > 0);
   }
+  markUnsaved();
 }
 
 // ------------------------------------------------------------------ rendering
@@ -559,7 +619,9 @@ function renderDone() {
 
 function goToUnit(unit, { seek = false } = {}) {
   if (pass() !== "windows") return;
-  view.unit = Math.min(Math.max(unit, 0), N);
+  const target = Math.min(Math.max(unit, 0), N);
+  if (target !== view.unit && !timesAllowLeaving("move on")) return;
+  view.unit = target;
   view.segRow = 0;
   render();
   if (view.unit < N) {
@@ -572,7 +634,7 @@ function goToUnit(unit, { seek = false } = {}) {
 
 function accept() {
   const key = currentKey();
-  if (!key || refuseClosed(key)) return;
+  if (!key || refuseClosed(key) || !timesAllowLeaving("accept")) return;
   const unit = unitOf(draft, key);
   if (unit.verdict === "reject") stash.set(key, structuredClone(unit));
   if (key === "overview") setUnit(draft, key, { verdict: "accept", text: "", modes: [] });
@@ -606,9 +668,10 @@ function reject() {
 function setMode(key, mode, on) {
   const unit = unitOf(draft, key);
   unit.modes = sortModes(on ? [...unit.modes, mode] : unit.modes.filter((m) => m !== mode));
-  edited(key);
+  // What the person sees first, then the save: a failure in saving must not hide the change.
   refreshModes();
   refreshChecks();
+  edited(key);
 }
 
 function toggleMode(number) {
@@ -816,7 +879,7 @@ async function lockOverview() {
 }
 
 async function submitAll() {
-  if (pass() !== "windows") return;
+  if (pass() !== "windows" || !timesAllowLeaving("submit")) return;
   const open = firstOpenUnit();
   if (open >= 0) {
     if (open !== view.unit) goToUnit(open, { seek: true });
