@@ -9,12 +9,12 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
-from annotation.models import Annotation, AuditEvent
+from annotation.models import Annotation, AuditEvent, Study
 from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
 from annotation.queues import annotator_queue, review_queue
 from annotation.services.errors import ServiceError
@@ -102,12 +102,6 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
     return Response(workspace_payload(annotation, user), status=ok_status)
 
 
-class EditSizeSerializer(serializers.Serializer):
-    original = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    corrected = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    near_total_cut = serializers.FloatField(min_value=0, max_value=1, default=0.55)
-
-
 # --------------------------------------------------------------------------- annotator
 
 
@@ -187,13 +181,21 @@ class AnnotationSubmit(APIView):
 
 
 class EditSize(APIView):
-    """The edit-size readout of the workspace, computed by the scoring library itself."""
+    """The edit size and redline of two texts, computed by the scoring library itself.
+
+    For members of the study named in the body, and for texts no longer than an overview may
+    be: the work grows with the square of the length.
+    """
 
     def post(self, request):
-        data = EditSizeSerializer(data=request.data)
+        data = bodies.EditSize(data=request.data)
         data.is_valid(raise_exception=True)
+        study = Study.objects.filter(slug=data.validated_data["study"]).first()
+        if study is None or not user_roles(request.user, study):
+            raise NotFound("No such study among yours.")
         original, corrected = data.validated_data["original"], data.validated_data["corrected"]
-        size = edits.edit_size(original, corrected, near_total_cut=data.validated_data["near_total_cut"])
+        cut = data.validated_data.get("near_total_cut", study.near_total_cut)
+        size = edits.edit_size(original, corrected, near_total_cut=cut)
         return Response({
             "words_changed": size.words_changed,
             "char_similarity": size.char_similarity,

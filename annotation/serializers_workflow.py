@@ -165,6 +165,15 @@ class Return(serializers.Serializer):
     comment = Text(allow_blank=True, max_length=MAX_RETURN_COMMENT_CHARS, default="")
 
 
+class EditSize(serializers.Serializer):
+    study = serializers.SlugField(max_length=60, help_text="the study whose texts these are")
+    original = Text(allow_blank=True, max_length=MAX_OVERVIEW_CHARS)
+    corrected = Text(allow_blank=True, max_length=MAX_OVERVIEW_CHARS)
+    near_total_cut = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="default: the study's"
+    )
+
+
 class Assign(serializers.Serializer):
     annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
     overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)

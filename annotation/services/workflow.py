@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation import returns, workflow
+from annotation import audit_diff, returns, workflow
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
@@ -491,7 +491,8 @@ def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]
     correction.save()
     after = pass_snapshot(correction)
     if after != before:
-        _audit(annotation, actor, "save", before, after)
+        # Only what changed, texts as patches: a save's event is about as large as the edit.
+        _audit(annotation, actor, "save", *audit_diff.pass_changes(before, after))
 
 
 def overview_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:

@@ -122,7 +122,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
         "POST": api_post(QC, {"units": [{"unit": "overview", "comment": "Look again."}]})
     },
     "api-edit-size": {
-        "POST": api_post(SIGNED_IN, {"original": "a red car", "corrected": "a blue car"})
+        "POST": api_post(MEMBERS, {"study": "s1", "original": "a red car", "corrected": "a blue car"})
     },
     # The failure profile and corrected captions name the models: admins and researchers only.
     "profiles": {"GET": Expect(SEE_SCORES)},

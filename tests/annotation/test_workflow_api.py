@@ -35,7 +35,7 @@ def test_queue_lists_returned_items_first_with_the_comment(annotation, personas)
 
 def test_edit_size_readout_comes_from_the_scoring_library(personas):
     data = client_for(personas["annotator"]).post("/api/edit-size/", {
-        "original": "a red car drives left", "corrected": "a blue truck drives left",
+        "study": "s1", "original": "a red car drives left", "corrected": "a blue truck drives left",
     }, format="json").json()
     assert data["words_changed"] == 2
     assert {"op": "delete", "text": "red car"} in [{"op": d["op"], "text": d["text"].strip()} for d in data["diff"]]

@@ -254,7 +254,7 @@ def test_a_bad_return_is_refused_naming_the_field(claimed, personas, body, words
 @pytest.mark.parametrize(("who", "path", "body"), [
     ("reviewer", "return/", b"comment=\xff\xfe%ff"),
     ("annotator", "submit/", b"base_version=\xff"),
-    ("annotator", "/api/edit-size/", b"original=\xff&corrected=%fe"),
+    ("annotator", "/api/edit-size/", b"study=s1&original=\xff&corrected=%fe"),
     ("admin", "/api/studies/s1/assignments/", b"annotators=\xff"),
     ("admin", "/login/", b"username=\xff&password=\xfe"),
 ])
@@ -265,3 +265,60 @@ def test_a_form_post_with_invalid_utf8_is_read_or_refused_never_a_server_error(
     url = path if path.startswith("/") else f"/api/annotations/{claimed.pk}/{path}"
     response = client.generic("POST", url, body, content_type="application/x-www-form-urlencoded")
     assert response.status_code < 500
+
+
+# --------------------------------------------------------------------------- bounded work
+
+
+def test_edit_size_is_for_members_of_the_study_named(personas, make_user):
+    body = {"study": "s1", "original": "a red car", "corrected": "a blue car"}
+    assert client_for(personas["reviewer"]).post("/api/edit-size/", body,
+                                                 format="json").status_code == 200
+    assert client_for(personas["outsider"]).post("/api/edit-size/", body,
+                                                 format="json").status_code == 404
+    nowhere = {**body, "study": "no-such-study"}
+    assert client_for(personas["reviewer"]).post("/api/edit-size/", nowhere,
+                                                 format="json").status_code == 404
+    unnamed = client_for(personas["reviewer"]).post("/api/edit-size/", {
+        "original": "a", "corrected": "b"}, format="json")
+    assert unnamed.status_code == 400 and "study" in unnamed.json()["detail"]
+
+
+def test_edit_size_uses_the_studys_near_total_cut_unless_told(personas, study):
+    study.near_total_cut = 0.01
+    study.save()
+    body = {"study": "s1", "original": "a red car", "corrected": "the blue truck"}
+    client = client_for(personas["reviewer"])
+    assert client.post("/api/edit-size/", body, format="json").json()["near_total"] is False
+    told = client.post("/api/edit-size/", {**body, "near_total_cut": 0.99}, format="json")
+    assert told.json()["near_total"] is True
+
+
+@pytest.mark.parametrize("field", ["original", "corrected"])
+def test_edit_size_refuses_texts_longer_than_an_overview_may_be(personas, field):
+    from annotation.formats import MAX_OVERVIEW_CHARS
+
+    body = {"study": "s1", "original": "a", "corrected": "b", field: "x " * MAX_OVERVIEW_CHARS}
+    response = client_for(personas["reviewer"]).post("/api/edit-size/", body, format="json")
+    assert response.status_code == 400 and field in response.json()["detail"]
+    assert "50000" in response.json()["detail"]
+
+
+def test_a_save_audits_only_what_changed_not_the_whole_pass_twice(annotation, personas):
+    import json
+
+    from annotation.audit_diff import apply_text_patch
+
+    long_text = "The counter counts up. " * 2_000  # 46,000 characters, under the limit
+    first = draft(annotation, personas["annotator"], {
+        "overview": {"verdict": "reject", "text": long_text}}).json()
+    second = draft(annotation, personas["annotator"], {
+        "overview": {"text": long_text + "Then it stops."}}, base_version=first["version"])
+    assert second.status_code == 200
+    saves = list(AuditEvent.objects.filter(annotation=annotation, action="save").order_by("pk"))
+    sizes = [len(json.dumps([event.before, event.after])) for event in saves]
+    assert sizes[0] < len(long_text) * 1.1 and sizes[1] < 500
+    text = ""
+    for event in saves:
+        text = apply_text_patch(text, event.after["overview.text"])
+    assert text == long_text + "Then it stops."

@@ -12,6 +12,12 @@ export function renderRedline(container, diff) {
 }
 
 let pending = null;
+let study = null;
+
+// The study whose texts the page measures: the server measures only for its members.
+export function measureForStudy(slug) {
+  study = slug;
+}
 
 // Ask the server (the scoring library) for the edit size of original -> corrected.
 export async function fetchEditSize(original, corrected, nearTotalCut = 0.55) {
@@ -21,7 +27,7 @@ export async function fetchEditSize(original, corrected, nearTotalCut = 0.55) {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
     credentials: "same-origin",
-    body: JSON.stringify({ original, corrected, near_total_cut: nearTotalCut }),
+    body: JSON.stringify({ study, original, corrected, near_total_cut: nearTotalCut }),
     signal: pending.signal,
   });
   if (!response.ok) throw new Error(`edit size: ${response.status}`);

@@ -7,13 +7,14 @@
 // Esc cancel, Ctrl+Enter send the open form.
 
 import { Player } from "./player.js";
-import { csrfToken } from "./redline.js";
+import { csrfToken, measureForStudy } from "./redline.js";
 import {
   element, modeTags, overviewEditor, redline, sameList, segmentationEditor, span, verdictBadge, windowEditor,
 } from "./review-units.js";
 
 const config = JSON.parse(document.getElementById("review-config").textContent);
 let data = JSON.parse(document.getElementById("review-data").textContent);
+measureForStudy(data.study);
 let mode = "view"; // "view" | "amend" | "return"
 let editors = null;
 
