@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv system test test-fast bench serve serve-with-worker
+.PHONY: demo venv system lint test test-fast bench serve serve-with-worker
 
 venv:
 	@scripts/venv.sh
@@ -36,9 +36,17 @@ serve-with-worker:
 		trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The whole suite: PostgreSQL, Redis, a real Celery worker, headless Chromium.
+# Static checks: ruff over the Python, ESLint over the browser code (and its tests), and the
+# pure JavaScript modules under Node's test runner (tests/js). Tools: requirements.txt, package-lock.json.
+lint: venv
+	@scripts/js-tools.sh
+	$(PY) -m ruff check .
+	node_modules/.bin/eslint frontend/static tests eslint.config.js
+	node --test tests/js/
+
+# The whole suite: the checks above, then PostgreSQL, Redis, a real Celery worker, headless Chromium.
 # Tasks run eagerly except in the worker tests, which send them through Redis.
-test: venv
+test: venv lint
 	@scripts/system-packages.sh test
 	@scripts/services.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \

@@ -252,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     env.pop("CELERY_BROKER_URL", None)
     # The sessions made here are signed with the same secret gunicorn uses.
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "MEDIA_ROOT", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG")})
+    shared = ("DATABASE_URL", "MEDIA_ROOT", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG")
+    os.environ.update({k: env[k] for k in shared})
     server = None
     try:
         started = time.perf_counter()

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchlib import DATASETS
+
 # Models come from installed packages only; never wait on a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -82,8 +82,8 @@ from scoring.analysis.tidy import (
 )
 from scoring.edits import char_similarity, normalise_text, words, words_changed
 from scoring.exports import CorrectedCaption, CorrectedWindow, Cue
-from scoring.registry import METRICS
 from scoring.profile_files import write_profile_files
+from scoring.registry import METRICS
 from scoring.report import cell_value
 
 logger = logging.getLogger(__name__)

@@ -534,7 +534,8 @@ def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[st
         if row is None or not row.verdict:
             problems.append(f"{label}: accept or reject it.")
         elif row.verdict == CorrectionPass.Verdict.REJECT:
-            unchanged = (row.scene, row.shot, row.start, row.end) == (window.scene, window.shot, window.start, window.end)
+            corrected = (row.scene, row.shot, row.start, row.end)
+            unchanged = corrected == (window.scene, window.shot, window.start, window.end)
             if unchanged:
                 problems.append(f"{label}: a rejected window needs a correction.")
             if not row.modes:
@@ -628,11 +629,10 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     annotation.refresh_from_db()
     if not moved:
         holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
-        raise Conflict(
-            f"This annotation is {annotation.get_state_display()}"
-            + (f", claimed by {holder} until {annotation.claim_expires_at:%H:%M} UTC." if annotation.state == workflow.IN_REVIEW else "."),
-            annotation_snapshot(annotation),
-        )
+        claim = "."
+        if annotation.state == workflow.IN_REVIEW:
+            claim = f", claimed by {holder} until {annotation.claim_expires_at:%H:%M} UTC."
+        raise Conflict(f"This annotation is {annotation.get_state_display()}{claim}", annotation_snapshot(annotation))
     _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
     return annotation
 

@@ -54,7 +54,8 @@ def test_only_study_admins_may_import(personas, clips, role):
 
 def test_admin_uploads_a_video_and_a_text_file_is_refused_by_name(personas, study, clip_files):
     client = client_for(personas["admin"])
-    good = client.post("/api/studies/s1/clips/upload/", upload("a.mp4", clip_files["a"].read_bytes()), format="multipart")
+    good = client.post("/api/studies/s1/clips/upload/", upload("a.mp4", clip_files["a"].read_bytes()),
+                       format="multipart")
     assert good.status_code == 201 and good.json()["name"] == "a"
     bad = client.post("/api/studies/s1/clips/upload/", upload("notes.mp4", b"hello"), format="multipart")
     assert bad.status_code == 400 and "notes.mp4" in bad.json()["detail"]

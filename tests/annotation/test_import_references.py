@@ -52,7 +52,7 @@ def test_clip_cc_references_are_read_with_their_leading_space_stripped(clips, tm
 
 
 def test_fm_v2t_descriptions_csv_is_read_with_the_language_flag(clips, tmp_path):
-    data = 'Video-Filename,German-Manual-Response-Correction\nb,"Das Video zeigt ein Testbild."\n'.encode()
+    data = b'Video-Filename,German-Manual-Response-Correction\nb,"Das Video zeigt ein Testbild."\n'
     run(tmp_path, data, "--format", "fm-v2t", "--language", "de", name="desc.csv")
     reference = Reference.objects.get()
     assert (reference.clip.name, reference.language, reference.source) == ("b", "de", "fm-v2t")

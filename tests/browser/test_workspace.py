@@ -161,7 +161,8 @@ def test_reload_mid_edit_restores_the_draft(sign_in, live_server, annotation):
     assert editor.evaluate("node => node === document.activeElement")
     wait_saved(page)
     assert page.locator("#conflict").is_hidden()
-    wait_for(lambda: annotator_pass(annotation).overview_text == "Typed just before the reload", message="the draft saved")
+    wait_for(lambda: annotator_pass(annotation).overview_text == "Typed just before the reload",
+             message="the draft saved")
 
 
 def test_two_tabs_on_one_annotation_show_the_conflict_and_let_the_person_choose(sign_in, live_server, annotation):
@@ -215,7 +216,8 @@ def test_an_edit_made_offline_is_saved_after_reconnecting(sign_in, live_server, 
     assert annotator_pass(annotation).overview_text == "Online part."
     page.context.set_offline(False)
     wait_saved(page)
-    wait_for(lambda: annotator_pass(annotation).overview_text == "Online part. Offline part.", message="offline edit saved")
+    wait_for(lambda: annotator_pass(annotation).overview_text == "Online part. Offline part.",
+             message="offline edit saved")
 
 
 def test_edits_kept_on_the_device_meet_a_newer_version_and_the_person_chooses(

@@ -168,8 +168,11 @@ def test_impossible_segmentation_rows_are_said_at_the_row_and_block_submit(
     wait_saved(page)
 
     def shown_rows():
-        return [(float(page.locator(f"#seg-start-{r}").input_value()), float(page.locator(f"#seg-end-{r}").input_value()))
-                for r in range(page.locator("#seg-rows .ws-row").count())]
+        def seconds(field: str) -> float:
+            return float(page.locator(field).input_value())
+
+        rows = range(page.locator("#seg-rows .ws-row").count())
+        return [(seconds(f"#seg-start-{r}"), seconds(f"#seg-end-{r}")) for r in rows]
 
     stored = annotator_pass(annotation)
     assert [(w["start"], w["end"]) for w in stored.corrected_windows] == shown_rows() == [(0, 2), (2.5, 4), (4, 6)]

@@ -91,7 +91,7 @@ function renderStatus() {
   state.textContent = data.state.replace("_", " ");
   state.className = `badge state-${data.state}`;
   document.body.dataset.state = data.state;
-  let claim = "";
+  let claim;
   if (data.state === "in_review") {
     if (claimExpired() && data.reviewer === config.me) claim = "Your claim has expired: claim the item again to go on.";
     else if (claimExpired()) claim = `The claim by ${data.reviewer} has expired.`;

@@ -202,7 +202,7 @@ export class Sync {
     }
     this.inFlight = this.send(body, keepalive);
     this.status();
-    let ok = false;
+    let ok;
     try {
       ok = await this.inFlight;
     } finally {
