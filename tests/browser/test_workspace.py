@@ -122,13 +122,16 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     page.wait_for_selector("#unit[data-unit='3']")
     page.keyboard.press("r")
     page.wait_for_selector("#seg-rows .ws-row >> nth=2")
-    page.locator("#timeline .segment").nth(1).click()
+    page.locator("#timeline .segment").nth(1).click()  # selects it, seeks to the time clicked
     page.wait_for_selector(".ws-row.ws-selected[data-row='1']")
+    clicked = video_time(page)
+    assert 2 < clicked < 4
     page.keyboard.press("m")
     page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 2")
-    for _ in range(25):  # 25 frames at 25 fps: the playhead moves from 2 s to 3 s
+    for _ in range(25):  # 25 frames at 25 fps: the playhead moves on by 1 s
         page.keyboard.press(".")
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 3) < 0.01")
+    page.wait_for_function(f"Math.abs(document.getElementById('video').currentTime - {clicked + 1}) < 0.01")
+    split_at = round(video_time(page), 3)
     page.keyboard.press("x")
     page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 3")
     page.keyboard.press("4")
@@ -145,7 +148,8 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     assert windows[1].verdict == "reject" and windows[1].end == pytest.approx(3.8)
     assert windows[1].scene.endswith("It shows two and three.") and windows[1].modes == ["omission"]
     assert correction.segmentation_verdict == "reject" and correction.segmentation_modes == ["segmentation"]
-    assert [(w["start"], w["end"]) for w in correction.corrected_windows] == [(0, 2), (2, 3), (3, 6)]
+    assert [(w["start"], w["end"]) for w in correction.corrected_windows] == [
+        (0, 2), (2, split_at), (split_at, 6)]
     assert annotation.active_seconds > 0
 
 
@@ -283,11 +287,11 @@ def test_caption_text_with_html_renders_as_inert_text(sign_in, live_server, pers
 def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_server, annotation):
     page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
     page.wait_for_function("document.getElementById('video').readyState >= 1")
-    page.locator("#timeline .segment").nth(2).click()
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4) < 0.05")
+    page.locator("#timeline .segment").nth(2).click()  # its middle: seeks to the time clicked
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 5) < 0.05")
     assert page.locator("#timeline .segment.current").get_attribute("data-index") == "2"
     left = page.evaluate("parseFloat(document.querySelector('#timeline .playhead').style.left)")
-    assert left == pytest.approx(100 * 4 / 6, abs=1)
+    assert left == pytest.approx(100 * 5 / 6, abs=1)
 
     page.keyboard.press("j")  # back 5 s (clamped at 0)
     page.wait_for_function("document.getElementById('video').currentTime < 0.05")
@@ -304,7 +308,7 @@ def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_ser
 
     # Loop the window under the playhead: playback wraps from its end back to its start.
     page.locator("#timeline .segment").nth(0).click()
-    page.wait_for_function("document.getElementById('video').currentTime < 0.05")
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 1) < 0.05")
     page.keyboard.press("o")
     assert page.locator("#loop-button").get_attribute("aria-pressed") == "true"
     page.evaluate("""() => {

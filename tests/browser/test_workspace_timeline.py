@@ -6,7 +6,7 @@ import pytest
 
 from scoring import edits
 from tests.browser.conftest import screenshot
-from tests.browser.test_workspace import ORIGINAL, open_workspace, wait_saved
+from tests.browser.test_workspace import ORIGINAL, open_workspace, video_time, wait_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,3 +37,216 @@ def test_redline_and_edit_size_work_offline_with_the_servers_numbers(
     assert shown == [(tags[s.op], s.text) for s in edits.word_diff(ORIGINAL, typed)]
     assert asked == []  # the redline never asked the server
     screenshot(page, "workspace-redline-offline")
+
+
+def track_box(page):
+    return page.locator("#timeline .tl-track").bounding_box()
+
+
+def x_of(page, seconds: float, duration: float) -> float:
+    box = track_box(page)
+    return box["x"] + box["width"] * seconds / duration
+
+
+def test_ruler_hover_click_to_seek_scrub_and_zoom(sign_in, live_server, annotation):
+    page = sign_in("annotator", "pw-annotator")
+    open_workspace(page, live_server, annotation)
+    duration = annotation.caption.clip.duration
+    labels = page.locator("#timeline .tl-major .tl-label").all_inner_texts()
+    assert "0 s" in labels and "5 s" in labels and len(labels) >= 3
+    assert page.locator("#timeline .segment").count() == 3
+
+    box = track_box(page)
+    y = box["y"] + box["height"] * 0.7
+    page.mouse.move(x_of(page, 2.5, duration), y)
+    hover = page.locator("#timeline .tl-hover-label")
+    assert hover.is_visible()
+    assert abs(float(hover.get_attribute("data-time")) - 2.5) < 0.02
+    assert hover.inner_text().startswith("2.50 s")
+
+    # A click seeks to exactly the time under the pointer, not to a window's start.
+    x = box["x"] + box["width"] * 0.4137
+    page.mouse.click(x, y)
+    clicked = (x - box["x"]) / box["width"] * duration
+    assert abs(video_time(page) - clicked) < 1e-3
+    assert not 2.0 - 1e-3 < video_time(page) < 2.0 + 1e-3
+
+    # Dragging scrubs: the video follows the pointer.
+    page.evaluate("window.__seeks = 0; document.getElementById('video')"
+                  ".addEventListener('seeking', () => window.__seeks++)")
+    page.mouse.move(x_of(page, 1.0, duration), y)
+    page.mouse.down()
+    for t in (1.5, 2.2, 3.1, 4.4):
+        page.mouse.move(x_of(page, t, duration), y)
+        assert abs(video_time(page) - t) < 0.02
+    page.mouse.up()
+    assert page.evaluate("window.__seeks") >= 4
+
+    # Zoom in until frames get ticks; the playhead stays in view.
+    page.locator("body").click(position={"x": 5, "y": 5})
+    for _ in range(5):
+        page.keyboard.press("=")
+    assert page.locator("#timeline").get_attribute("data-zoom") == "32"
+    assert page.locator("#tl-zoom").inner_text() == "32×"
+    page.wait_for_selector("#timeline[data-frames=true] .tl-frame")
+    assert page.locator("#timeline .tl-frame").count() > 10
+    head = page.locator("#timeline .playhead").bounding_box()
+    view = page.locator("#timeline .tl-scroll").bounding_box()
+    assert view["x"] <= head["x"] <= view["x"] + view["width"]
+    screenshot(page, "workspace-timeline-zoomed")
+    page.keyboard.press("0")
+    assert page.locator("#timeline").get_attribute("data-zoom") == "1"
+    assert page.locator("#timeline").get_attribute("data-frames") == "false"
+    screenshot(page, "workspace-timeline")
+
+
+def to_window_pass(annotation, annotator):
+    from annotation.services import workflow as flow
+
+    saved = flow.annotation_save(annotation_id=annotation.pk, actor=annotator,
+                                 base_version=annotation.version,
+                                 changes={"overview": {"verdict": "accept"}})
+    return flow.overview_lock(annotation_id=saved.pk, actor=annotator, base_version=saved.version)
+
+
+def drag(page, start_x: float, end_x: float, y: float, *, shift: bool = False, steps: int = 6):
+    page.mouse.move(start_x, y)
+    if shift:
+        page.keyboard.down("Shift")
+    page.mouse.down()
+    page.mouse.move(end_x, y, steps=steps)
+    page.mouse.up()
+    if shift:
+        page.keyboard.up("Shift")
+
+
+def handle_center(page, index: int, edge: str):
+    box = page.locator(f"#timeline .segment[data-index='{index}'] .tl-{edge}").bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_dragging_a_rejected_windows_end_retimes_it_to_whole_frames_in_the_fields(
+    sign_in, live_server, annotation, personas
+):
+    to_window_pass(annotation, personas["annotator"])
+    page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
+    duration = annotation.caption.clip.duration
+    assert page.locator("#timeline .tl-handle").count() == 0  # nothing to drag before a reject
+    page.keyboard.press("r")
+    page.keyboard.press("Escape")
+    assert page.locator("#timeline .tl-handle").count() == 2  # the current window's two edges
+    x, y = handle_center(page, 0, "end")
+    drag(page, x, x_of(page, 2.613, duration), y)
+    end = float(page.locator("#window-end").input_value())
+    assert abs(end - 2.613) < 0.05
+    assert round(end * 25, 6) == round(end * 25)  # a whole frame at 25 fps
+    segment = page.locator("#timeline .segment[data-index='0']")
+    assert segment.get_attribute("title").endswith(f"0.00–{end:.2f} s")
+    # And back by typing: the timeline follows the field.
+    page.locator("#window-end").fill("1.5")
+    assert segment.get_attribute("title").endswith("0.00–1.50 s")
+    x, y = handle_center(page, 0, "end")
+    drag(page, x, x_of(page, 1.3, duration), y)
+    end = float(page.locator("#window-end").input_value())
+    assert abs(end - 1.3) < 0.05
+    wait_saved(page)
+    screenshot(page, "workspace-window-retimed")
+    from tests.browser.test_workspace import annotator_pass
+
+    stored = annotator_pass(annotation).windows.get(window__index=0)
+    assert (stored.verdict, stored.start, stored.end) == ("reject", 0.0, end)
+
+
+@pytest.fixture
+def shot_annotation(study, personas, tmp_path):
+    """A 5.2 s clip with shot changes at 2.0 s and 3.6 s (detected at import), captioned with two
+    windows on a fixed grid that misses both, in the window pass with both windows accepted."""
+    import json
+    import subprocess
+
+    from annotation.models import Caption
+    from annotation.services import workflow as flow
+    from annotation.services.captions import captions_import_jsonl
+    from annotation.services.clips import clip_import_file
+
+    path = tmp_path / "cuts.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y",
+         "-f", "lavfi", "-i", "testsrc2=s=320x180:r=25:d=2",
+         "-f", "lavfi", "-i", "color=c=blue:s=320x180:r=25:d=1.6",
+         "-f", "lavfi", "-i", "mandelbrot=s=320x180:r=25",
+         "-filter_complex", "[2:v]trim=end_frame=40[m];[0:v][1:v][m]concat=n=3:v=1[v]",
+         "-map", "[v]", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+         str(path)],
+        check=True,
+    )  # fmt: skip
+    clip = clip_import_file(study=study, path=path)
+    clip.refresh_from_db()
+    assert clip.shot_changes == [2.0, 3.6]
+    record = {"clip": "cuts", "model": "m1", "overview": "A card, blue, a fractal.",
+              "windows": [{"start": 0, "end": 2.6, "scene": "A card.", "shot": "Static."},
+                          {"start": 2.6, "end": 5.2, "scene": "Blue, then a fractal.", "shot": "Static."}]}
+    captions_import_jsonl(study=study, data=json.dumps(record).encode())
+    caption = Caption.objects.get(clip=clip)
+    annotator = personas["annotator"]
+    flow.annotations_assign(study=study, annotators=[annotator], captions=[caption])
+    item = flow.annotation_open(annotation=caption.annotations.get(), actor=annotator)
+    item = to_window_pass(item, annotator)
+    return flow.annotation_save(annotation_id=item.pk, actor=annotator, base_version=item.version,
+                                changes={"windows": [{"index": 0, "verdict": "accept"},
+                                                     {"index": 1, "verdict": "accept"}],
+                                         "ui_state": {"unit": 2}})
+
+
+def test_segmentation_boundaries_drag_snap_to_shot_changes_and_split_and_merge_from_the_timeline(
+    sign_in, live_server, shot_annotation
+):
+    page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, shot_annotation)
+    duration = shot_annotation.caption.clip.duration
+    page.wait_for_selector("#unit[data-unit='2']")
+    shots = page.locator("#timeline .tl-shot")
+    assert [float(t) for t in shots.evaluate_all("nodes => nodes.map(n => n.dataset.time)")] == [2.0, 3.6]
+    assert "2 shot changes" in page.locator("#shot-legend").inner_text()
+    page.keyboard.press("r")
+    page.wait_for_selector("#seg-rows .ws-row >> nth=1")
+    assert page.locator("#tl-split").is_enabled()
+
+    # The shared boundary at 2.6 s, dragged to near the cut at 3.6 s, snaps onto it; both
+    # windows follow, and so do the fields.
+    x, y = handle_center(page, 0, "end")
+    drag(page, x, x_of(page, 3.54, duration), y)
+    assert page.locator("#seg-end-0").input_value() == "3.6"
+    assert page.locator("#seg-start-1").input_value() == "3.6"
+    # With Shift held it lands on the frame under the pointer instead.
+    x, y = handle_center(page, 0, "end")
+    drag(page, x, x_of(page, 3.53, duration), y, shift=True)
+    free = float(page.locator("#seg-end-0").input_value())
+    assert free != 3.6 and abs(free - 3.53) < 0.05 and round(free * 25, 6) == round(free * 25)
+    assert page.locator("#seg-start-1").input_value() == str(free).rstrip("0").rstrip(".")
+    # Back onto the cut, then split the first window at the other cut from the timeline.
+    x, y = handle_center(page, 0, "end")
+    drag(page, x, x_of(page, 3.58, duration), y)
+    assert page.locator("#seg-end-0").input_value() == "3.6"
+    box = track_box(page)
+    page.mouse.click(x_of(page, 2.0, duration), box["y"] + 8)  # on the ruler, at the cut
+    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 2) < 0.02")
+    page.locator("#tl-split").click()
+    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 3")
+    assert page.locator("#timeline .segment").count() == 3
+    screenshot(page, "workspace-segmentation-timeline")
+    # Select the middle window on the timeline and merge it with the next.
+    page.locator("#timeline .segment[data-index='1']").click()
+    page.wait_for_selector(".ws-row.ws-selected[data-row='1']")
+    page.locator("#tl-merge").click()
+    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 2")
+    page.keyboard.press("4")  # the segmentation mode
+    wait_saved(page)
+
+    from tests.browser.test_workspace import annotator_pass
+
+    stored = annotator_pass(shot_annotation)
+    shown = [(float(page.locator(f"#seg-start-{r}").input_value()),
+              float(page.locator(f"#seg-end-{r}").input_value())) for r in range(2)]
+    assert [(w["start"], w["end"]) for w in stored.corrected_windows] == shown
+    assert shown[0][0] == 0 and shown[0][1] == pytest.approx(2.0, abs=0.03)
+    assert shown[1] == (shown[0][1], 5.2)

@@ -16,6 +16,12 @@ export const SHORTCUTS = [
   { group: "Judge", keys: [["R"]], label: "Reject and edit (puts you in the editor)", action: "reject" },
   { group: "Judge", keys: [["1"], ["6"]], joiner: "–", label: "Toggle failure mode 1–6 (numbers as listed)", action: "mode" },
   { group: "Judge", keys: [["N"], ["P"]], label: "Next / previous window (overview pass: seek to it)", action: "next" },
+  { group: "Timeline", keys: [["Click"]], label: "Seek to the time clicked (the time under the pointer shows as you hover)", action: "seek" },
+  { group: "Timeline", keys: [["Drag"]], label: "Scrub: the video follows the pointer", action: "scrub" },
+  { group: "Timeline", keys: [["="], ["-"]], label: "Zoom in / out (Ctrl + wheel too); frames get ticks when zoomed in", action: "zoomIn" },
+  { group: "Timeline", keys: [["0"]], label: "Show the whole clip", action: "zoomFit" },
+  { group: "Timeline", keys: [["Drag edge"]], label: "Retime an editable window (a rejected window; the corrected windows of the segmentation): whole frames, snapping to shot changes (orange marks)", action: "retime" },
+  { group: "Timeline", keys: [["Shift", "Drag edge"]], label: "Retime without snapping to shot changes", action: "retimeFree" },
   { group: "Edit", keys: [["S"], ["E"]], label: "Set start / end from the playhead", action: "setStart" },
   { group: "Edit", keys: [["M"]], label: "Segmentation: merge the selected window with the next", action: "merge" },
   { group: "Edit", keys: [["X"]], label: "Segmentation: split the window under the playhead", action: "split" },
@@ -29,10 +35,10 @@ const PLAIN = {
   " ": "play", k: "play", ",": "frameBack", ".": "frameForward", j: "back5", l: "forward5",
   arrowleft: "back5", arrowright: "forward5", "[": "slower", "]": "faster", o: "loop",
   a: "accept", r: "reject", n: "next", p: "previous", s: "setStart", e: "setEnd",
-  m: "merge", x: "split", "?": "help",
+  m: "merge", x: "split", "?": "help", "=": "zoomIn", "+": "zoomIn", "-": "zoomOut", 0: "zoomFit",
 };
 
-const CODES = { Space: " ", Comma: ",", Period: ".", BracketLeft: "[", BracketRight: "]" };
+const CODES = { Space: " ", Comma: ",", Period: ".", BracketLeft: "[", BracketRight: "]", Minus: "-", Equal: "=" };
 
 function fromCode(code) {
   if (code.startsWith("Key")) return code.slice(3).toLowerCase();

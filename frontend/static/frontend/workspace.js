@@ -6,6 +6,7 @@
 // Caption text is untrusted: it only ever reaches the page through textContent.
 
 import { Player } from "./player.js";
+import { resizableSplit } from "./workspace-split.js";
 import { liveEditSize, wordDiff } from "./edits.js";
 import { csrfToken, renderRedline } from "./redline.js";
 import { Activity } from "./workspace-activity.js";
@@ -123,7 +124,9 @@ function closedNote() {
 
 // ------------------------------------------------------------------ player, activity, autosave
 
-const player = new Player({ video, timeline, clock: $("clock"), duration: clip.duration, fps: clip.fps });
+const player = new Player({
+  video, timeline, clock: $("clock"), duration: clip.duration, fps: clip.fps, shots: clip.shot_changes || [],
+});
 
 const activity = new Activity({
   video, duration: clip.duration, telemetry: server.telemetry, activeSeconds: server.active_seconds,
@@ -415,17 +418,76 @@ function refreshChecks() {
 
 function refreshTimeline() {
   let windows;
-  if (pass() === "windows" && view.unit >= N && draft.segmentation.verdict === "reject") {
+  let editable = () => false;
+  const segmenting = pass() === "windows" && view.unit >= N && draft.segmentation.verdict === "reject";
+  if (segmenting) {
     windows = draft.segmentation.windows;
     timeline.classList.add("ws-corrected");
+    editable = () => server.state === EDITABLE;
   } else {
     windows = pass() === "overview" ? originals : draft.windows;
     timeline.classList.remove("ws-corrected");
+    if (pass() === "windows" && view.unit < N && draft.windows[view.unit].verdict === "reject") {
+      editable = (index) => index === view.unit && server.state === EDITABLE;
+    }
   }
   const drawable = windows.filter((w) => !timesProblem(w.start, w.end));
-  player.setWindows(drawable.length === windows.length ? windows : originals);
+  if (drawable.length === windows.length) player.setWindows(windows, { editable, linked: segmenting });
+  else player.setWindows(originals);
   markSelected();
+  refreshTimelineTools();
 }
+
+// The timeline's split and merge buttons work on the corrected windows of the segmentation.
+function refreshTimelineTools() {
+  const on = segmentationEditable() && server.state === EDITABLE;
+  for (const id of ["tl-split", "tl-merge"]) $(id).disabled = !on;
+  $("tl-merge").disabled = !on || view.segRow >= draft.segmentation.windows.length - 1;
+}
+
+function zoom(direction) {
+  if (direction) player.zoomBy(direction); else player.zoomFit();
+  $("tl-zoom").textContent = `${player.zoom}×`;
+}
+
+{
+  const shots = clip.shot_changes || [];
+  $("shot-legend").textContent = shots.length
+    ? `${shots.length} shot change${shots.length === 1 ? "" : "s"}; edges snap to them (Shift: no snapping)`
+    : "No shot changes detected";
+}
+
+resizableSplit({ layout: document.querySelector(".ws-layout"), splitter: $("splitter"), onResize: () => player.scheduleRuler() });
+
+// Boundaries dragged on the timeline: the numbers in the fields follow while dragging.
+player.onRetime((changes, { done }) => {
+  const key = currentKey();
+  if (key === "segmentation" && segmentationEditable()) {
+    for (const { index, start, end } of changes) {
+      const row = draft.segmentation.windows[index];
+      Object.assign(row, { start, end });
+      for (const field of ["start", "end"]) {
+        const input = $(`seg-${field}-${index}`);
+        if (input) input.value = String(row[field]);
+      }
+    }
+    if (changes.length) selectRow(changes[0].index);
+  } else if (key && isWindowKey(key)) {
+    const w = unitOf(draft, key);
+    for (const { start, end } of changes) Object.assign(w, { start, end });
+    for (const field of ["start", "end"]) {
+      const input = $(`window-${field}`);
+      if (input) input.value = String(w[field]);
+    }
+  } else {
+    return;
+  }
+  if (done) {
+    edited(key);
+    refreshTimeline();
+  }
+  refreshChecks();
+});
 
 function markSelected() {
   const corrected = timeline.classList.contains("ws-corrected");
@@ -722,6 +784,7 @@ function setFromPlayhead(field) {
 function selectRow(r) {
   view.segRow = Math.min(Math.max(r, 0), Math.max(draft.segmentation.windows.length - 1, 0));
   markSelected();
+  refreshTimelineTools();
   if (view.loop) {
     const w = draft.segmentation.windows[view.segRow];
     if (w) view.loopSpan = [w.start, w.end];
@@ -1061,6 +1124,9 @@ const ACTIONS = {
   setEnd: () => setFromPlayhead("end"),
   merge: () => mergeRow(view.segRow),
   split: () => splitAtPlayhead(),
+  zoomIn: () => zoom(1),
+  zoomOut: () => zoom(-1),
+  zoomFit: () => zoom(0),
   submit: () => (pass() === "overview" ? lockOverview() : pass() === "windows" ? submitAll() : startNext()),
   save: () => sync.save(),
   help: () => toggleHelp(),
