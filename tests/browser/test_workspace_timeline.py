@@ -96,6 +96,11 @@ def test_ruler_hover_click_to_seek_scrub_and_zoom(sign_in, live_server, annotati
     screenshot(page, "workspace-timeline-zoomed")
     page.keyboard.press("0")
     assert page.locator("#timeline").get_attribute("data-zoom") == "1"
+    page.keyboard.press("?")  # the help describes the timeline
+    help_text = page.locator("#help").inner_text()
+    assert "Seek to the time clicked" in help_text
+    assert "without snapping to shot changes" in help_text
+    page.keyboard.press("Escape")
     assert page.locator("#timeline").get_attribute("data-frames") == "false"
     screenshot(page, "workspace-timeline")
 
@@ -183,9 +188,9 @@ def shot_annotation(study, personas, tmp_path):
     clip = clip_import_file(study=study, path=path)
     clip.refresh_from_db()
     assert clip.shot_changes == [2.0, 3.6]
-    record = {"clip": "cuts", "model": "m1", "overview": "A card, blue, a fractal.",
-              "windows": [{"start": 0, "end": 2.6, "scene": "A card.", "shot": "Static."},
-                          {"start": 2.6, "end": 5.2, "scene": "Blue, then a fractal.", "shot": "Static."}]}
+    windows = [{"start": 0, "end": 2.6, "scene": "A card.", "shot": "Static."},
+               {"start": 2.6, "end": 5.2, "scene": "Blue, then a fractal.", "shot": "Static."}]
+    record = {"clip": "cuts", "model": "m1", "overview": "A card, a fractal.", "windows": windows}
     captions_import_jsonl(study=study, data=json.dumps(record).encode())
     caption = Caption.objects.get(clip=clip)
     annotator = personas["annotator"]
@@ -205,7 +210,8 @@ def test_segmentation_boundaries_drag_snap_to_shot_changes_and_split_and_merge_f
     duration = shot_annotation.caption.clip.duration
     page.wait_for_selector("#unit[data-unit='2']")
     shots = page.locator("#timeline .tl-shot")
-    assert [float(t) for t in shots.evaluate_all("nodes => nodes.map(n => n.dataset.time)")] == [2.0, 3.6]
+    times = shots.evaluate_all("nodes => nodes.map(n => Number(n.dataset.time))")
+    assert times == [2.0, 3.6]
     assert "2 shot changes" in page.locator("#shot-legend").inner_text()
     page.keyboard.press("r")
     page.wait_for_selector("#seg-rows .ws-row >> nth=1")
@@ -250,3 +256,53 @@ def test_segmentation_boundaries_drag_snap_to_shot_changes_and_split_and_merge_f
     assert [(w["start"], w["end"]) for w in stored.corrected_windows] == shown
     assert shown[0][0] == 0 and shown[0][1] == pytest.approx(2.0, abs=0.03)
     assert shown[1] == (shown[0][1], 5.2)
+
+
+def test_the_split_between_video_and_panel_is_dragged_and_remembered(
+    sign_in, live_server, annotation
+):
+    page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
+    video = page.locator("#video")
+    before = video.bounding_box()["width"]
+    splitter = page.locator("#splitter").bounding_box()
+    x, y = splitter["x"] + splitter["width"] / 2, splitter["y"] + 100
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 220, y, steps=5)
+    page.mouse.up()
+    wider = video.bounding_box()["width"]
+    assert wider > before + 150
+    share = float(page.evaluate("localStorage.getItem('redline:workspace:split')"))
+    assert 0.6 < share <= 0.75
+    # The ruler is drawn again for the new width: its last label is still inside the track.
+    track = track_box(page)
+    last = page.locator("#timeline .tl-major").last.bounding_box()
+    assert track["x"] + track["width"] * 0.7 < last["x"] <= track["x"] + track["width"] + 1
+    screenshot(page, "workspace-wide-video")
+
+    page.reload()
+    page.wait_for_selector("#workspace[data-ready=true]")
+    assert abs(video.bounding_box()["width"] - wider) < 3
+    # With the keyboard: the arrows move the split, not the video.
+    page.locator("#splitter").focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    assert video.bounding_box()["width"] < wider - 10
+    assert video_time(page) == 0
+
+
+def test_the_poster_is_the_frame_at_zero(sign_in, live_server, annotation, tmp_path):
+    """What the player shows at 0.00 s before playing is the frame at 0.00 s."""
+    from annotation import media
+
+    page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
+    poster_url = page.locator("#video").get_attribute("poster")
+    served = page.request.get(f"{live_server.url}{poster_url}")
+    assert served.ok and served.headers["content-type"] == "image/jpeg"
+    clip = annotation.caption.clip
+    first = tmp_path / "first.jpg"
+    media.make_poster(clip.original.path, first, at_seconds=0.0)
+    later = tmp_path / "later.jpg"
+    media.make_poster(clip.original.path, later, at_seconds=3.0)
+    assert served.body() == first.read_bytes()
+    assert served.body() != later.read_bytes()
