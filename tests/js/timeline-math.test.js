@@ -1,7 +1,7 @@
 // Unit tests of the timeline's arithmetic (node --test).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { frameTime, snapTime, tickStep } from "../../../frontend/static/frontend/timeline-math.js";
+import { frameTime, snapTime, tickStep } from "../../frontend/static/frontend/timeline-math.js";
 
 test("labelled ticks are at least 70 px apart and minor ticks divide them", () => {
   for (const pps of [0.5, 3, 10, 40, 100, 400, 1600, 5000]) {
