@@ -92,3 +92,24 @@ test("setUnit normalises what it stores", () => {
   assert.equal(model.isWindowKey("w:2"), true);
   assert.equal(model.isWindowKey("w:3"), false);
 });
+
+test("a window counts as judged once it has a verdict and, if rejected, a change or a mode", () => {
+  const draft = model.fromPass({});
+  assert.equal(model.windowJudged(draft, 0), false);
+  draft.windows[0].verdict = "accept";
+  assert.equal(model.windowJudged(draft, 0), true);
+  draft.windows[1].verdict = "reject";
+  assert.equal(model.windowJudged(draft, 1), false, "a bare reject is not a judgement yet");
+  draft.windows[1].modes = ["omission"];
+  assert.equal(model.windowJudged(draft, 1), true);
+  draft.windows[2] = { ...draft.windows[2], verdict: "reject", scene: "Five, then black." };
+  assert.equal(model.windowJudged(draft, 2), true);
+});
+
+test("the segmentation counts as judged on the same terms", () => {
+  const draft = model.fromPass({});
+  draft.segmentation = { verdict: "reject", modes: [], windows: draft.windows.map(({ start, end }) => ({ start, end, scene: "", shot: "" })) };
+  assert.equal(model.segmentationJudged(draft), false);
+  draft.segmentation.windows.pop();
+  assert.equal(model.segmentationJudged(draft), true);
+});

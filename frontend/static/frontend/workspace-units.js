@@ -131,6 +131,23 @@ export function unitModel({ clip, caption, taxonomy }) {
     return problems;
   }
 
+  // Judged, for the progress count: a verdict, and for a reject something to show for it
+  // (a correction or a failure mode). Completeness (both, for a reject) is unitProblems.
+  function windowJudged(draft, position) {
+    const w = draft.windows[position];
+    const o = originals[position];
+    if (w.verdict !== "reject") return w.verdict === "accept";
+    const changed = w.scene !== o.scene || w.shot !== o.shot || w.start !== o.start || w.end !== o.end;
+    return changed || w.modes.length > 0;
+  }
+
+  function segmentationJudged(draft) {
+    const s = draft.segmentation;
+    if (s.verdict !== "reject") return s.verdict === "accept";
+    const changed = s.windows.length !== N || s.windows.some((w, i) => w.start !== draft.windows[i].start || w.end !== draft.windows[i].end);
+    return changed || s.modes.length > 0;
+  }
+
   function unitProblems(draft, unit) {
     return unit >= N ? segmentationProblems(draft) : windowProblems(draft, unit);
   }
@@ -143,6 +160,7 @@ export function unitModel({ clip, caption, taxonomy }) {
   return {
     num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
     timeFieldProblems, timesProblem, timelineFieldProblems, timelineProblem, unitTimeProblem, unitValid,
-    overviewProblems, windowProblems, segmentationProblems, unitProblems, firstOpenUnit,
+    overviewProblems, windowProblems, segmentationProblems, unitProblems, firstOpenUnit, windowJudged,
+    segmentationJudged,
   };
 }

@@ -38,7 +38,7 @@ const conflictDialog = $("conflict");
 const {
   num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
   timeFieldProblems, timesProblem, timelineFieldProblems, unitTimeProblem, unitValid, overviewProblems,
-  unitProblems: problemsOf, firstOpenUnit: firstOpen,
+  unitProblems: problemsOf, firstOpenUnit: firstOpen, windowJudged, segmentationJudged,
 } = unitModel(data);
 const unitProblems = (unit) => problemsOf(draft, unit);
 const firstOpenUnit = () => firstOpen(draft);
@@ -395,8 +395,8 @@ function refreshChecks() {
     problems = overviewProblems(draft.overview);
   } else {
     problems = unitProblems(view.unit);
-    const judged = draft.windows.filter((w) => w.verdict).length;
-    const segmentation = draft.segmentation.verdict ? `segmentation ${draft.segmentation.verdict}ed` : "segmentation not judged yet";
+    const judged = draft.windows.filter((w, position) => windowJudged(draft, position)).length;
+    const segmentation = segmentationJudged(draft) ? `segmentation ${draft.segmentation.verdict}ed` : "segmentation not judged yet";
     summary = `${judged} of ${N} windows judged · ${segmentation}`;
   }
   fill(list,
