@@ -269,8 +269,8 @@ function updateSizes() {
 function textField({ id, label, original, value, rows, onInput }) {
   const area = h("textarea", { id, rows, value, spellcheck: "true" });
   area.addEventListener("input", () => {
+    scheduleSizes(); // first: what the person looks at while typing; it reads the field itself
     onInput(area.value);
-    scheduleSizes();
     refreshChecks();
   });
   const redline = h("p", { class: "ws-redline", id: `${id}-redline` });
@@ -657,7 +657,8 @@ function boundaryEditor() {
   });
   return h("div", { class: "ws-boundaries" },
     h("p", { class: "ws-label" }, "Corrected windows. Select one (click it, or play into it); ", kbd("M"), " merges it with the next, ",
-      kbd("X"), " splits the window under the playhead, ", kbd("S"), " / ", kbd("E"), " set its start / end from the playhead."),
+      kbd("X"), " splits the window under the playhead, ", kbd("S"), " / ", kbd("E"), " set its start / end from the playhead; ",
+      "or drag the boundaries on the timeline (they snap to shot changes; hold Shift not to)."),
     h("ol", { class: "ws-rows", id: "seg-rows" }, rows),
     h("button", { type: "button", class: "link", onclick: resetBoundaries }, "Start again from the window pass's windows"));
 }
