@@ -352,6 +352,17 @@ def test_shot_changes_are_found_where_the_picture_cuts(clip_dir: Path) -> None:
     assert media.detect_shot_changes(clip, threshold=0.99) == [3.6]  # blue to fractal only
 
 
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("hard_cut", [2.4]), ("camera_pan", []), ("zoom", [])]
+)
+def test_the_demo_cut_is_a_shot_change_and_camera_moves_are_not(
+    kind: str, expected: list[float], clip_dir: Path
+) -> None:
+    path = clip_dir / f"shots-{kind}.mp4"
+    media.synthesize_clip(kind, path, duration=4.0, size=(320, 180), fps=25)
+    assert media.detect_shot_changes(path) == expected
+
+
 def test_a_steady_shot_has_no_shot_changes(tiny_clip: Path) -> None:
     assert media.detect_shot_changes(tiny_clip) == []
 
