@@ -75,6 +75,11 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
         for f in manifest["figures"]
     ]
     data["figures_failed"] = manifest.get("figures_failed", {})
+    # Tables and figures the study cannot support yet, with what each needs.
+    data["not_computable"] = {
+        **{t["name"]: t["not_computable"] for t in manifest["tables"] if t.get("not_computable")},
+        **manifest.get("figures_not_computable", {}),
+    }
     data["main_table"] = _profiles().main_table(study=study, job_id=job)
     return data
 

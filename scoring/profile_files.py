@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.analysis.figures import FIGURES, save_figure
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.analysis.profile import TABLE_CAPTIONS, not_computable
 from scoring.report import ReportFigure, csv_text, render_report, table_records
 
 logger = logging.getLogger(__name__)
@@ -63,10 +63,13 @@ def write_profile_files(
 ) -> dict[str, Any]:
     """Write the tidy inputs, every table, every figure and the report into ``out_dir``.
 
-    ``step(message)`` is called before each figure and before the report. A figure that cannot
-    be drawn (too little data) is left out, named in the report's notes and listed under
-    ``figures_failed``; it never sinks the export. Returns the manifest's ``tables``,
-    ``figures``, ``figures_failed`` and ``notes`` entries.
+    ``step(message)`` is called before each figure and before the report. A table marked not
+    computable keeps its header and says why in its JSON and manifest entry
+    (``not_computable``); a figure of such a table is not drawn, listed under
+    ``figures_not_computable`` with the reason and named in the report's notes. A figure that
+    fails to draw is left out likewise under ``figures_failed``; neither sinks the export.
+    Returns the manifest's ``tables``, ``figures``, ``figures_failed``,
+    ``figures_not_computable`` and ``notes`` entries.
     """
     out = Path(out_dir)
     for folder in ("tables", "figures", "tidy"):
@@ -83,15 +86,21 @@ def write_profile_files(
         write_csv(out / "tables" / f"{name}.csv", columns, records)
         document = {"name": name, "caption": TABLE_CAPTIONS[name], "columns": columns,
                     "rows": records}
+        entry = {"name": name, "caption": TABLE_CAPTIONS[name], "rows": len(records),
+                 "csv": f"tables/{name}.csv", "json": f"tables/{name}.json"}
+        if not_computable(table):
+            document["not_computable"] = entry["not_computable"] = not_computable(table)
         (out / "tables" / f"{name}.json").write_text(
             json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        table_entries.append({"name": name, "caption": TABLE_CAPTIONS[name], "rows": len(records),
-                              "csv": f"tables/{name}.csv", "json": f"tables/{name}.json"})
+        table_entries.append(entry)
 
-    figure_entries, report_figures, failed = [], [], {}
+    figure_entries, report_figures, failed, skipped = [], [], {}, {}
     for name, (table_name, draw) in FIGURES.items():
         if step is not None:
             step(f"figure {name}")
+        if not_computable(tables[table_name]):
+            skipped[name] = not_computable(tables[table_name])
+            continue
         try:
             figure = draw(tables[table_name])
         except Exception as error:  # a figure of too little data must not sink the export
@@ -106,10 +115,12 @@ def write_profile_files(
 
     if step is not None:
         step("report.html")
-    all_notes = [*notes, *(f"Figure {name} could not be drawn: {reason}"
-                           for name, reason in failed.items())]
+    all_notes = [*notes,
+                 *(f"Figure {name}: {reason}" for name, reason in skipped.items()),
+                 *(f"Figure {name} could not be drawn: {reason}"
+                   for name, reason in failed.items())]
     html = render_report(title=title, tables=tables, captions=TABLE_CAPTIONS,
                          figures=report_figures, parameters=parameters, notes=all_notes)
     (out / "report.html").write_text(html, encoding="utf-8")
     return {"tables": table_entries, "figures": figure_entries, "figures_failed": failed,
-            "notes": all_notes}
+            "figures_not_computable": skipped, "notes": all_notes}

@@ -296,16 +296,18 @@ def _optional(caption_meta: Mapping[str, Any], model: CandidateModel) -> dict[st
     }
 
 
-def tidy_tables(study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tidy_tables(study: Study, *, allow_empty: bool = False
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the study's ``(captions, windows)`` tidy tables (schema: :mod:`.analysis.tidy`).
 
     One caption row per caption with an approved annotation (see the module docstring for which
     one). The optional ``identifier``, ``route`` and ``provider`` columns are included only when
     every caption has one (provider: the caption's ``meta.provider``, else the model's provider
-    when it lists exactly one). Raises :class:`ProfileError` when no caption has a final verdict.
+    when it lists exactly one). Raises :class:`ProfileError` when no caption has a final verdict,
+    unless ``allow_empty`` (then both tables have their columns and no rows).
     """
     annotations = final_annotations(study)
-    if not annotations:
+    if not annotations and not allow_empty:
         raise ProfileError(f"Study {study.slug!r} has no final verdicts yet: approve some "
                            "annotations first.")
     chosen = {a.caption_id: a.pk for a in annotations}
@@ -477,11 +479,13 @@ def profile_export(
     """Write the study's failure profile into ``out_dir``; return the manifest it writes.
 
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
-    each figure, the report). The study's word thresholds and near-total cut are used, and
-    Figure 4 looks at captions with the study's usual number of windows
-    (:func:`usual_window_count`). Raises
-    :class:`ProfileError` when the study has no final verdicts. A figure that cannot be drawn
-    (too little data) is listed under ``figures_failed`` and named in the report.
+    each figure, the report). A study in any state exports: a table or figure it cannot support
+    (no verdicts yet, one model, no paired clips...) is written marked "not computable: needs
+    ..." (:func:`scoring.analysis.profile.not_computable`). The study's word thresholds and
+    near-total cut are used, and Figure 4 looks at captions with the study's usual number of windows
+    (:func:`usual_window_count`). A figure whose table is not computable is listed under
+    ``figures_not_computable``; one that fails to draw under ``figures_failed``; both are named
+    in the report.
     """
     out = Path(out_dir)
     total = export_steps()
@@ -494,7 +498,7 @@ def profile_export(
         done += 1
 
     step("building the tidy tables from the final verdicts")
-    captions, windows = tidy_tables(study)
+    captions, windows = tidy_tables(study, allow_empty=True)
     matched = matched_table(study)
     per_caption = usual_window_count(windows)
     tables = failure_profile(
@@ -532,6 +536,7 @@ def profile_export(
         "tables": written["tables"],
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],
+        "figures_not_computable": written["figures_not_computable"],
         "report": "report.html",
         "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv"],
         "notes": written["notes"],
@@ -634,9 +639,6 @@ def profile_job_create(
                 MAX_RESAMPLES if name != "seed" else 2**32 - 1):
             raise ProfileError(f"The number of {name} must be a whole number from {low} to "
                                f"{MAX_RESAMPLES if name != 'seed' else 2**32 - 1}, not {value!r}.")
-    if not Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED).exists():
-        raise ProfileError(f"Study {study.slug!r} has no final verdicts yet: approve some "
-                           "annotations first.")
     job_id = uuid.uuid4().hex
     folder = jobs_root(study) / job_id
     folder.mkdir(parents=True)

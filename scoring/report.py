@@ -125,9 +125,12 @@ def render_table(name: str, table: pd.DataFrame, caption: str) -> str:
             cells.append(f"<td{kind} data-column=\"{escape(column, quote=True)}\" "
                          f"data-value=\"{exact}\">{escape(display(value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
+    reason = str(table.attrs.get("not_computable", ""))
+    empty = (f"{reason[:1].upper()}{reason[1:]}." if reason
+             else "No rows: the study has too little data for this table.")
     body = "".join(rows) if rows else (
-        f"<tr><td colspan=\"{max(len(columns), 1)}\" class=\"empty\">No rows: the study has too "
-        "little data for this table.</td></tr>")
+        f"<tr><td colspan=\"{max(len(columns), 1)}\" class=\"empty\" "
+        f"data-not-computable=\"{escape(reason, quote=True)}\">{escape(empty)}</td></tr>")
     anchor = escape(name, quote=True)
     return (
         f"<section class=\"table\" id=\"table-{anchor}\" data-table=\"{anchor}\">"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -36,6 +36,8 @@ from scoring.analysis.tidy import model_order, paired_subset, validate_tidy
 from scoring.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
 
 Progress = Callable[[str], None]
+#: Key of ``DataFrame.attrs`` saying why a table could not be computed.
+NOT_COMPUTABLE = "not_computable"
 
 #: Table name -> what each number means. The keys are the names :func:`failure_profile`
 #: returns, in this order; exports name their files after them.
@@ -173,7 +175,10 @@ def failure_profile(
     ``paired_only`` every table is computed on the paired subset. ``resamples`` is used by every
     clip bootstrap except the adjusted pairwise model, which uses ``adjusted_resamples``. The
     same inputs and seed give identical numbers. ``progress``, when given, is called with each
-    table's name just before it is computed. ``matched`` holds the leave-both-out pair
+    table's name just before it is computed. A table the study cannot support comes back
+    without rows and marked (:func:`not_computable` says what it needs: at least 2 models,
+    paired clips, windows, both verdicts...), never as an error; without any caption every
+    table is marked. ``matched`` holds the leave-both-out pair
     scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`); ``generated`` holds
     every generated caption for Table 14 (columns: model and the generation columns of the
     captions table; default: ``captions``, i.e. only captions with a final verdict). Models
@@ -182,10 +187,14 @@ def failure_profile(
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
     """
     validate_tidy(captions, windows)
+    if captions.empty:
+        return empty_profile()
     if paired_only:
         captions, paired_windows = paired_subset(captions, windows)
         assert paired_windows is not None
         windows = paired_windows
+        if captions.empty:
+            return empty_profile(NO_PAIRED)
     captions = captions.reset_index(drop=True)
     windows = windows.reset_index(drop=True)
     models = model_order(captions)
@@ -233,11 +242,89 @@ def failure_profile(
         "generation": lambda: _generation(captions, generated, models),
     }
     assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
+    needs = _needs(captions, windows, paired, windows_per_caption)
     for name, compute in steps.items():
         if progress is not None:
             progress(name)
-        out[name] = compute()
+        if name in needs and name in NEEDED_TO_RUN:
+            out[name] = pd.DataFrame()
+        else:
+            out[name] = compute()
+    needs |= _needs_after(out, min_verdicts)
+    for name, reason in needs.items():
+        out[name] = mark_not_computable(out[name], reason)
     return out
+
+
+#: Tables that cannot even be computed without what they need (others give a row of blanks).
+NEEDED_TO_RUN = frozenset({"pairwise_gaps"})
+#: Tables that read the windows table.
+WINDOW_TABLES = ("mode_incidence", "mode_incidence_variants", "mode_severity",
+                 "mode_incidence_by_model", "mode_incidence_by_model_paired",
+                 "accepted_with_rejected_window", "windows_rejected_per_caption",
+                 "omission_vs_factual", "repair_direction")
+PAIRED_TABLES = ("intervention_rate_paired", "mode_incidence_by_model_paired", "correctness",
+                 "models_failing_per_clip", "pairwise_gaps")
+NO_VERDICTS = "needs at least one caption with a final verdict"
+NO_PAIRED = "needs paired clips (a clip with a final verdict from every model)"
+
+
+def mark_not_computable(table: pd.DataFrame, reason: str) -> pd.DataFrame:
+    """Return ``table`` without rows, marked "not computable: <reason>" (its columns kept)."""
+    empty = table.iloc[:0].copy()
+    empty.attrs[NOT_COMPUTABLE] = f"not computable: {reason}"
+    return empty
+
+
+def not_computable(table: pd.DataFrame) -> str:
+    """Return why a profile table could not be computed ('' when it was)."""
+    return str(table.attrs.get(NOT_COMPUTABLE, ""))
+
+
+def empty_profile(reason: str = NO_VERDICTS) -> dict[str, pd.DataFrame]:
+    """Return every table of the profile marked not computable (a study without verdicts)."""
+    return {name: mark_not_computable(pd.DataFrame(), reason) for name in TABLE_CAPTIONS}
+
+
+def _needs(captions: pd.DataFrame, windows: pd.DataFrame, paired: pd.DataFrame,
+           windows_per_caption: int) -> dict[str, str]:
+    """Return, per table that the study cannot support, what it needs (known before computing)."""
+    needs: dict[str, str] = {}
+    verdicts = set(captions["overview_final_verdict"])
+    if verdicts != {"accept", "reject"}:
+        needs["metric_auc"] = "needs both an accepted and a rejected final overview"
+    if paired.empty:
+        needs |= dict.fromkeys(PAIRED_TABLES, NO_PAIRED)
+    if captions["model"].nunique() < 2:
+        needs["pairwise_gaps"] = "needs at least 2 models"
+    if windows.empty:
+        needs |= dict.fromkeys(WINDOW_TABLES, "needs windows (a timeline) on the captions")
+    elif not (windows.groupby(["clip", "model"]).size() == windows_per_caption).any():
+        needs["windows_rejected_per_caption"] = (
+            f"needs captions with exactly {windows_per_caption} windows")
+    return needs
+
+
+def _needs_after(out: Mapping[str, pd.DataFrame], min_verdicts: int) -> dict[str, str]:
+    """Return what tables need that shows only in their numbers (every cell blank)."""
+    needs: dict[str, str] = {}
+    penalty = out["difficulty_penalty"]
+    columns = [c for c in penalty.columns if str(c).endswith("_penalty_pts")]
+    if not columns or penalty[columns].isna().all().all():
+        needs["difficulty_penalty"] = (
+            "needs clips labelled handheld and tripod_static, or low and medium/high scene "
+            "complexity")
+    tests = out["clip_property_tests"]
+    if tests.empty or not (tests["buckets"] >= 2).any():
+        reason = (f"needs a clip property with at least two buckets of {min_verdicts} or more "
+                  "verdicts ('unclear' labels omitted)")
+        needs["clip_property_tests"] = reason
+        if out["clip_property_buckets"].empty:
+            needs["clip_property_buckets"] = reason
+    repairs = out["repair_direction"]
+    if "repairs" in repairs and not repairs.empty and repairs["repairs"].sum() == 0:
+        needs["repair_direction"] = "needs window repairs (changed fields of rejected windows)"
+    return needs
 
 
 def _generation(captions: pd.DataFrame, generated: pd.DataFrame | None, models: list[str]

@@ -72,6 +72,10 @@ def test_an_unknown_study_is_an_error(db, tmp_path):
         call_command("export_profiles", study="nope", out=str(tmp_path), stdout=StringIO())
 
 
-def test_a_study_without_final_verdicts_is_an_error(study, tmp_path):
-    with pytest.raises(CommandError, match="no final verdicts"):
-        call_command("export_profiles", study=study.slug, out=str(tmp_path), stdout=StringIO())
+def test_a_study_without_final_verdicts_exports_every_table_marked_not_computable(study,
+                                                                                 tmp_path):
+    call_command("export_profiles", study=study.slug, out=str(tmp_path), stdout=StringIO())
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert {t["not_computable"] for t in manifest["tables"]} == {
+        "not computable: needs at least one caption with a final verdict"}
+    assert manifest["figures"] == [] and set(manifest["figures_not_computable"]) == set(FIGURES)

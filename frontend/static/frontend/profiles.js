@@ -46,6 +46,13 @@ function renderTable(table) {
   const row = element("tr");
   for (const column of table.columns) row.append(element("th", column));
   head.append(row);
+  if (table.not_computable) {
+    const td = element("td", table.not_computable, { class: "muted", "data-not-computable": "" });
+    td.colSpan = Math.max(table.columns.length, 1);
+    const tr = element("tr");
+    tr.append(td);
+    body.append(tr);
+  }
   for (const record of table.rows) {
     const tr = element("tr");
     for (const column of table.columns) {
@@ -58,7 +65,7 @@ function renderTable(table) {
   }
 }
 
-function renderFigures(figures, failed) {
+function renderFigures(figures, failed, notComputable) {
   const container = document.getElementById("profile-figures");
   container.replaceChildren();
   for (const figure of figures) {
@@ -71,6 +78,10 @@ function renderFigures(figures, failed) {
   }
   for (const [name, reason] of Object.entries(failed || {})) {
     container.append(element("p", `${name} could not be drawn: ${reason}`, { class: "muted" }));
+  }
+  for (const [name, reason] of Object.entries(notComputable || {})) {
+    container.append(element("p", `${name}: ${reason}`,
+      { class: "muted", "data-not-computable": name }));
   }
 }
 
@@ -111,7 +122,7 @@ function render(job) {
   if (job.state === "done") {
     renderFiles(job);
     renderTable(job.main_table);
-    renderFigures(job.figures, job.figures_failed);
+    renderFigures(job.figures, job.figures_failed, job.not_computable);
     results.hidden = false;
   }
   clearTimeout(timer);
