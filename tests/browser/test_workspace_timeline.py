@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.models import Clip
 from scoring import edits
 from tests.browser.conftest import screenshot
+from tests.browser.test_review import submitted  # noqa: F401 - a fixture used below
 from tests.browser.test_workspace import ORIGINAL, open_workspace, video_time, wait_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -306,3 +308,16 @@ def test_the_poster_is_the_frame_at_zero(sign_in, live_server, annotation, tmp_p
     media.make_poster(clip.original.path, later, at_seconds=3.0)
     assert served.body() == first.read_bytes()
     assert served.body() != later.read_bytes()
+
+
+def test_the_qc_review_page_draws_the_shot_changes_on_its_timeline(
+    sign_in, live_server, submitted  # noqa: F811 - the fixture imported above
+):
+    annotation = submitted["Model A"]
+    Clip.objects.filter(pk=annotation.caption.clip_id).update(shot_changes=[1.2, 4.52])
+    page = sign_in("reviewer", "pw-reviewer")
+    page.goto(f"{live_server.url}/review/{annotation.pk}/")
+    marks = page.locator("#timeline .tl-shot")
+    marks.first.wait_for()
+    assert marks.evaluate_all("nodes => nodes.map(n => Number(n.dataset.time))") == [1.2, 4.52]
+    assert page.locator("#timeline .tl-handle").count() == 0  # nothing to drag on a review

@@ -30,8 +30,11 @@ const cut = () => data.near_total_cut;
 // --------------------------------------------------------------------------- player
 
 const video = $("video");
+// The shot changes found at import are drawn on both timelines: a reviewer judging the
+// segmentation sees where the cuts are.
+const shots = data.clip.shot_changes || [];
 const player = new Player({
-  video, timeline: $("timeline"), clock: $("clock"), duration: data.clip.duration, fps: data.clip.fps,
+  video, timeline: $("timeline"), clock: $("clock"), duration: data.clip.duration, fps: data.clip.fps, shots,
 });
 player.setWindows(data.caption.windows);
 player.onTime((t, current) => {
@@ -46,7 +49,7 @@ function drawCorrectedTimeline(windows) {
   if (!windows.length) return;
   if (!correctedPlayer) {
     correctedPlayer = new Player({
-      video, timeline: $("timeline-corrected"), clock: null, duration: data.clip.duration, fps: data.clip.fps,
+      video, timeline: $("timeline-corrected"), clock: null, duration: data.clip.duration, fps: data.clip.fps, shots,
     });
   }
   correctedPlayer.setWindows(windows);
