@@ -16,12 +16,13 @@ from rest_framework.views import APIView
 from annotation import serializers_workflow as bodies
 from annotation.models import Annotation, AuditEvent, Study
 from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
-from annotation.queues import annotator_queue, review_queue
+from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,
     annotation_open,
+    annotation_start_next,
     annotation_save,
     annotation_snapshot,
     annotation_submit,
@@ -30,10 +31,13 @@ from annotation.services.workflow import (
     review_amend,
     review_approve,
     review_claim,
+    review_claim_next,
     review_release,
     review_return,
 )
 from scoring import edits
+
+REVIEW_PAGE = 50
 
 
 def workspace_payload(annotation: Annotation, user) -> dict:
@@ -106,10 +110,19 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
 
 
 class MyQueue(APIView):
+    """A page of the annotator's queue; `after` (the previous page's `next`) and `limit`."""
+
     permission_classes = [IsStudyMember]
 
     def get(self, request, slug):
-        return Response(annotator_queue(study=study_from_view(self), annotator=request.user))
+        params = request.query_params
+        try:
+            return Response(annotator_queue(
+                study=study_from_view(self), annotator=request.user,
+                after=params.get("after") or None, limit=page_size(params.get("limit")),
+            ))
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
 class StartNext(APIView):
@@ -118,12 +131,12 @@ class StartNext(APIView):
     permission_classes = [IsStudyMember]
 
     def post(self, request, slug):
-        items = annotator_queue(study=study_from_view(self), annotator=request.user)["items"]
-        waiting = [item for item in items if item["state"] in {"returned", "in_progress", "assigned"}]
-        if not waiting:
+        try:
+            annotation = annotation_start_next(study=study_from_view(self), annotator=request.user)
+        except Conflict as conflict:
+            return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)
+        if annotation is None:
             return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
-        annotation = get_annotation_for(request.user, waiting[0]["id"])
-        annotation = annotation_open(annotation=annotation, actor=request.user)
         return Response({"id": annotation.pk, "url": f"/annotate/{annotation.pk}/"})
 
 
@@ -210,6 +223,9 @@ class EditSize(APIView):
 
 
 class ReviewQueue(APIView):
+    """A page of the review queue: `order` (risk, oldest), filters `model`, `annotator`,
+    `state`; `after` (the previous page's `next`) and `limit`."""
+
     permission_classes = [IsStudyMember]
 
     def get(self, request, slug):
@@ -217,11 +233,39 @@ class ReviewQueue(APIView):
         if not user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN}:
             raise PermissionDenied("Only QC reviewers and study admins see the review queue.")
         params = request.query_params
-        return Response(review_queue(
-            study=study, reviewer=request.user, order=params.get("order", "risk"),
-            model_alias=params.get("model") or None, annotator=params.get("annotator") or None,
-            state=params.get("state") or None,
-        ))
+        try:
+            return Response(review_queue(
+                study=study, reviewer=request.user, order=params.get("order", "risk"),
+                model_alias=params.get("model") or None, annotator=params.get("annotator") or None,
+                state=params.get("state") or None, after=params.get("after") or None,
+                limit=page_size(params.get("limit"), default=REVIEW_PAGE),
+            ))
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class ReviewNext(APIView):
+    """Claim the next item of the review queue (`order`: risk or oldest) and open it."""
+
+    permission_classes = [IsStudyMember]
+
+    def post(self, request, slug):
+        try:
+            annotation = review_claim_next(
+                study=study_from_view(self), actor=request.user,
+                order=request.data.get("order") or request.query_params.get("order") or "risk",
+            )
+        except Conflict as conflict:
+            return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)
+        except NotAllowed as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        if annotation is None:
+            return Response(
+                {"detail": "Nothing is waiting for review."}, status=status.HTTP_404_NOT_FOUND
+            )
+        return Response({"id": annotation.pk, "url": f"/review/{annotation.pk}/"})
 
 
 class ReviewAction(APIView):

@@ -336,6 +336,10 @@ class Annotation(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
+    # How much a QC reviewer should look at this first (annotation.queues.review_risk), set
+    # when it is submitted, so the review queue is read in index order, never recomputed.
+    risk = models.FloatField(default=0)
+    risk_reasons = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["assigned_at", "pk"]
@@ -366,7 +370,17 @@ class Annotation(models.Model):
                 name="annotation_returned_has_comment",
             ),
         ]
-        indexes = [models.Index(fields=["state", "submitted_at"])]
+        # One index per queue ordering, so a page of a queue is a short index scan:
+        # the annotator's queue, and the review queue riskiest first or oldest first.
+        indexes = [
+            models.Index(
+                fields=["annotator", "state", "assigned_at", "id"], name="annotation_my_queue"
+            ),
+            models.Index(
+                fields=["state", "-risk", "submitted_at", "id"], name="annotation_review_risk"
+            ),
+            models.Index(fields=["state", "submitted_at", "id"], name="annotation_review_oldest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.caption} by {self.annotator} ({self.state})"

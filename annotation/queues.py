@@ -1,105 +1,192 @@
 """Read-only views of the workflow: an annotator's queue and the QC review queue.
 
-The review queue can put risky items first. An item's risk adds up signals a
-reviewer would want to check before anything else:
-- a large overview edit (words changed, scaled by the study's largest threshold),
-- near-total repairs (overview or any window below the near-total cut),
-- a fast accept: the overview accepted after little active time with little of the clip watched,
-- disagreement with another annotator of the same caption (overview verdicts differ).
+Both are read a page at a time, in the order of an index (see Annotation.Meta.indexes),
+with a fixed number of queries whatever the size of the queue: counts come from one
+grouped query, the page from one query joining what each row shows, and the next page
+starts after the last row shown (keyset pagination: a cursor, not an offset, so page 40 is
+as cheap as page 1 and a row submitted meanwhile neither repeats nor skips one).
+
+The review queue can put risky items first; the risk is stored on each annotation when it
+is submitted (annotation.risk explains the score).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
+import base64
+import json
+from datetime import datetime
 from typing import Any
 
+from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+
 from annotation import workflow
-from annotation.models import Annotation, CorrectionPass, Study
-from scoring import edits
+from annotation.models import Annotation, CorrectionPass, Study, Window
+from annotation.services.errors import ServiceError
 
-FAST_ACCEPT_SECONDS = 20.0
-LITTLE_WATCHED_SHARE = 0.5
-
-
-def annotator_queue(*, study: Study, annotator) -> dict[str, Any]:
-    """The annotator's items: returned first (with the comment), then in progress, then new."""
-    annotations = (
-        Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
-        .select_related("caption__clip", "caption__model")
-        .order_by("assigned_at", "pk")
-    )
-    order = {workflow.RETURNED: 0, workflow.IN_PROGRESS: 1, workflow.ASSIGNED: 2}
-    items = sorted(
-        (
-            {
-                "id": a.pk,
-                "state": a.state,
-                "clip": a.caption.clip.name,
-                "model": a.caption.model.alias,
-                "windows": a.caption.windows.count(),
-                "return_comment": a.return_comment,
-                "url": f"/annotate/{a.pk}/",
-            }
-            for a in annotations
-        ),
-        key=lambda item: order.get(item["state"], 3),
-    )
-    counts = Counter(item["state"] for item in items)
-    done = sum(counts[s] for s in (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED))
-    return {"counts": dict(counts), "total": len(items), "done": done, "items": items}
+PAGE = 100
+MAX_PAGE = 500
+WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
+DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
+# The annotator's order: returned first (with the comment), then in progress, then new,
+# then what is done; within each, in the order they were assigned.
+QUEUE_RANK = {workflow.RETURNED: 0, workflow.IN_PROGRESS: 1, workflow.ASSIGNED: 2}
 
 
-def watched_share(telemetry: Any) -> float:
-    """The share of the clip the annotator watched, from 0 to 1; 0 when it is missing or
-    unreadable (telemetry written before saves were validated must not stop the queue)."""
-    value = telemetry.get("watched_share") if isinstance(telemetry, dict) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
+class BadCursor(ServiceError):
+    """A page cursor that this server did not write."""
+
+
+def encode_cursor(values: list[Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *, size: int) -> list[Any]:
     try:
-        share = float(value)
-    except OverflowError:
-        return 0.0
-    return min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.0
+        padded = cursor + "=" * (-len(cursor) % 4)
+        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadCursor(
+            f"The page cursor {cursor[:40]!r} is not one this server gave out."
+        ) from exc
+    if not isinstance(values, list) or len(values) != size:
+        raise BadCursor(f"The page cursor {cursor[:40]!r} is not one this server gave out.")
+    return values
 
 
-def _risk(annotation: Annotation, correction: CorrectionPass | None, *, scale: int, cut: float,
-          disagreement: bool) -> tuple[float, list[str]]:
-    reasons: list[str] = []
-    risk = 0.0
-    if correction is None:
-        return risk, reasons
-    if correction.overview_verdict == CorrectionPass.Verdict.REJECT:
-        size = edits.edit_size(annotation.caption.overview, correction.overview_text, near_total_cut=cut)
-        risk += min(size.words_changed / scale, 2.0)
-        if size.words_changed >= scale:
-            reasons.append(f"large overview edit ({size.words_changed} words)")
-        if size.near_total:
-            risk += 1.0
-            reasons.append("near-total overview repair")
-    near_total_windows = sum(
-        1
-        for row in correction.windows.all()
-        if row.verdict == CorrectionPass.Verdict.REJECT
-        and edits.near_total(
-            edits.char_similarity(f"{row.window.scene} {row.window.shot}", f"{row.scene} {row.shot}"), cut
-        )
+def page_size(limit: Any, default: int = PAGE) -> int:
+    """`limit` from a request, as a page size from 1 to MAX_PAGE."""
+    if limit in (None, ""):
+        return default
+    try:
+        size = int(limit)
+    except (TypeError, ValueError):
+        raise ServiceError(f"limit must be a whole number, not {str(limit)[:20]!r}.") from None
+    if not 1 <= size <= MAX_PAGE:
+        raise ServiceError(f"limit must be from 1 to {MAX_PAGE}, not {size}.")
+    return size
+
+
+def _after(fields: list[tuple[str, bool]], values: list[Any]) -> Q:
+    """Rows after `values` in the order of `fields` ((name, descending) pairs): the keyset
+    condition (a > x) or (a = x and b > y) or ..., which the matching index answers."""
+    condition = Q(pk__in=[])
+    equal = Q()
+    for (name, descending), value in zip(fields, values, strict=True):
+        condition |= equal & Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
+        equal &= Q(**{name: value})
+    return condition
+
+
+def windows_per_caption() -> Subquery:
+    return Subquery(
+        Window.objects.filter(caption_id=OuterRef("caption_id"))
+        .order_by()
+        .values("caption_id")
+        .annotate(n=Count("pk"))
+        .values("n"),
+        output_field=IntegerField(),
     )
-    if near_total_windows:
-        risk += 0.5 * near_total_windows
-        reasons.append(f"{near_total_windows} near-total window repair(s)")
-    watched = watched_share(annotation.telemetry)
-    if (
-        correction.overview_verdict == CorrectionPass.Verdict.ACCEPT
-        and annotation.active_seconds < FAST_ACCEPT_SECONDS
-        and watched < LITTLE_WATCHED_SHARE
+
+
+def annotator_queue(
+    *, study: Study, annotator, after: str | None = None, limit: int = PAGE
+) -> dict[str, Any]:
+    """The annotator's items, returned first (with the comment), then in progress, then new,
+    then done; a page of `limit` from the cursor `after`, with counts over the whole queue."""
+    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    counts: dict[str, int] = {}
+    returned = 0
+    for state, n, commented in (
+        mine.order_by()
+        .values("state")
+        .annotate(n=Count("pk"), commented=Count("pk", filter=~Q(return_comment="")))
+        .values_list("state", "n", "commented")
     ):
-        risk += 1.5
-        reasons.append(f"fast accept ({annotation.active_seconds:.0f} s, {watched:.0%} watched)")
-    if disagreement:
-        risk += 1.0
-        reasons.append("annotators disagree on the overview")
-    return risk, reasons
+        counts[state] = n
+        if state in WAITING:
+            returned += commented
+    rank = Case(
+        *(When(state=state, then=Value(n)) for state, n in QUEUE_RANK.items()),
+        default=Value(len(QUEUE_RANK)),
+        output_field=IntegerField(),
+    )
+    order = [("rank", False), ("assigned_at", False), ("id", False)]
+    rows = mine.annotate(rank=rank, windows=windows_per_caption())
+    if after:
+        rank_value, assigned_at, pk = decode_cursor(after, size=3)
+        rows = rows.filter(_after(order, [rank_value, _instant(assigned_at), pk]))
+    page = list(
+        rows.order_by("rank", "assigned_at", "id").values(
+            "id",
+            "state",
+            "return_comment",
+            "rank",
+            "assigned_at",
+            "windows",
+            "caption__clip__name",
+            "caption__model__alias",
+        )[: limit + 1]
+    )
+    more = len(page) > limit
+    page = page[:limit]
+    items = [
+        {
+            "id": row["id"],
+            "state": row["state"],
+            "clip": row["caption__clip__name"],
+            "model": row["caption__model__alias"],
+            "windows": row["windows"] or 0,
+            "return_comment": row["return_comment"],
+            "url": f"/annotate/{row['id']}/",
+        }
+        for row in page
+    ]
+    last = page[-1] if page else None
+    return {
+        "counts": counts,
+        "total": sum(counts.values()),
+        "done": sum(counts.get(state, 0) for state in DONE),
+        "returned": returned,
+        "items": items,
+        "next": encode_cursor([last["rank"], last["assigned_at"].isoformat(), last["id"]])
+        if more and last
+        else None,
+    }
+
+
+def _instant(value: Any) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError as exc:
+        raise BadCursor("The page cursor is not one this server gave out.") from exc
+
+
+# States an annotation reaches only after a submission (so it has a submission time).
+REVIEWABLE_STATES = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED, workflow.RETURNED)
+REVIEW_ORDERS = {
+    # name: (fields with descending flags) — each matches an index on (state, ...).
+    "risk": [("risk", True), ("submitted_at", False), ("id", False)],
+    "oldest": [("submitted_at", False), ("id", False)],
+}
+
+
+def review_candidates(
+    *,
+    study: Study,
+    reviewer,
+    states: list[str],
+    model_alias: str | None = None,
+    annotator: str | None = None,
+) -> QuerySet[Annotation]:
+    """Annotations of `study` in `states` that `reviewer` may review (not their own)."""
+    rows = Annotation.objects.filter(caption__clip__study=study, state__in=states).exclude(
+        annotator=reviewer
+    )
+    if model_alias:
+        rows = rows.filter(caption__model__alias=model_alias)
+    if annotator:
+        rows = rows.filter(annotator__username=annotator)
+    return rows
 
 
 def review_queue(
@@ -110,50 +197,78 @@ def review_queue(
     model_alias: str | None = None,
     annotator: str | None = None,
     state: str | None = None,
+    after: str | None = None,
+    limit: int = PAGE,
 ) -> dict[str, Any]:
-    """Submitted and in-review annotations (not the reviewer's own), riskiest or oldest first."""
+    """Submitted and in-review annotations (not the reviewer's own), riskiest or oldest first;
+    a page of `limit` from the cursor `after`, with the count of the whole filtered queue."""
+    if order not in REVIEW_ORDERS:
+        raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
+    if state and state not in REVIEWABLE_STATES:
+        raise ServiceError(f"Unknown state {state!r}: use one of {', '.join(REVIEWABLE_STATES)}.")
     states = [state] if state else [workflow.SUBMITTED, workflow.IN_REVIEW]
-    annotations = (
-        Annotation.objects.filter(caption__clip__study=study, state__in=states)
-        .exclude(annotator=reviewer)
-        .select_related("caption__clip", "caption__model", "annotator", "reviewer")
-        .prefetch_related("passes__windows__window")
+    rows = review_candidates(
+        study=study, reviewer=reviewer, states=states, model_alias=model_alias, annotator=annotator
     )
-    if model_alias:
-        annotations = annotations.filter(caption__model__alias=model_alias)
-    if annotator:
-        annotations = annotations.filter(annotator__username=annotator)
-    annotations = list(annotations)
-    verdicts: dict[int, set[str]] = defaultdict(set)
-    for caption_id, verdict in CorrectionPass.objects.filter(
-        annotation__caption__in=[a.caption_id for a in annotations], kind=CorrectionPass.Kind.ANNOTATOR,
-        annotation__state__in=[workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED],
-    ).values_list("annotation__caption_id", "overview_verdict"):
-        verdicts[caption_id].add(verdict)
-    scale = max(study.word_thresholds or [16])
-    items = []
-    for annotation in annotations:
-        correction = next((p for p in annotation.passes.all() if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
-        risk, reasons = _risk(
-            annotation, correction, scale=scale, cut=study.near_total_cut,
-            disagreement=len(verdicts[annotation.caption_id]) > 1,
-        )
-        items.append({
-            "id": annotation.pk,
-            "state": annotation.state,
-            "clip": annotation.caption.clip.name,
-            "model": annotation.caption.model.alias,
-            "annotator": annotation.annotator.username,
-            "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
-            "claim_expires_at": annotation.claim_expires_at.isoformat() if annotation.claim_expires_at else None,
-            "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
-            "overview_verdict": correction.overview_verdict if correction else "",
-            "risk": round(risk, 3),
-            "risk_reasons": reasons,
-            "url": f"/review/{annotation.pk}/",
-        })
-    if order == "oldest":
-        items.sort(key=lambda item: (item["submitted_at"] or "", item["id"]))
-    else:
-        items.sort(key=lambda item: (-item["risk"], item["submitted_at"] or "", item["id"]))
-    return {"order": order, "count": len(items), "items": items}
+    count = rows.count()
+    fields = REVIEW_ORDERS[order]
+    if after:
+        values = decode_cursor(after, size=len(fields))
+        if order == "risk":
+            values[1] = _instant(values[1])
+        else:
+            values[0] = _instant(values[0])
+        rows = rows.filter(_after(fields, values))
+    verdict = Subquery(
+        CorrectionPass.objects.filter(
+            annotation_id=OuterRef("pk"), kind=CorrectionPass.Kind.ANNOTATOR
+        ).values("overview_verdict")[:1]
+    )
+    page = list(
+        rows.annotate(overview_verdict=verdict)
+        .order_by(*(f"-{name}" if descending else name for name, descending in fields))
+        .values(
+            "id",
+            "state",
+            "risk",
+            "risk_reasons",
+            "submitted_at",
+            "claim_expires_at",
+            "overview_verdict",
+            "caption__clip__name",
+            "caption__model__alias",
+            "annotator__username",
+            "reviewer__username",
+        )[: limit + 1]
+    )
+    more = len(page) > limit
+    page = page[:limit]
+    items = [
+        {
+            "id": row["id"],
+            "state": row["state"],
+            "clip": row["caption__clip__name"],
+            "model": row["caption__model__alias"],
+            "annotator": row["annotator__username"],
+            "reviewer": row["reviewer__username"],
+            "claim_expires_at": row["claim_expires_at"].isoformat()
+            if row["claim_expires_at"]
+            else None,
+            "submitted_at": row["submitted_at"].isoformat() if row["submitted_at"] else None,
+            "overview_verdict": row["overview_verdict"] or "",
+            "risk": row["risk"],
+            "risk_reasons": row["risk_reasons"],
+            "url": f"/review/{row['id']}/",
+        }
+        for row in page
+    ]
+    cursor = None
+    if more and page:
+        last = page[-1]
+        key = {
+            "risk": last["risk"],
+            "submitted_at": last["submitted_at"].isoformat(),
+            "id": last["id"],
+        }
+        cursor = encode_cursor([key[name] for name, _ in fields])
+    return {"order": order, "count": count, "items": items, "next": cursor}

@@ -28,6 +28,9 @@ urlpatterns += [
     path("studies/<slug:slug>/my-queue/", flow.MyQueue.as_view(), name="api-my-queue"),
     path("studies/<slug:slug>/my-queue/next/", flow.StartNext.as_view(), name="api-start-next"),
     path("studies/<slug:slug>/review-queue/", flow.ReviewQueue.as_view(), name="api-review-queue"),
+    path(
+        "studies/<slug:slug>/review-queue/next/", flow.ReviewNext.as_view(), name="api-review-next"
+    ),
     path("studies/<slug:slug>/assignments/", flow.Assign.as_view(), name="api-assign"),
     path("annotations/<int:annotation_id>/", flow.AnnotationDetail.as_view(), name="api-annotation"),
     path("annotations/<int:annotation_id>/draft/", flow.AnnotationDraft.as_view(), name="api-annotation-draft"),

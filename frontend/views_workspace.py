@@ -15,6 +15,7 @@ from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
 from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, user_roles
+from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
 from annotation.services.workflow import annotation_open
 
@@ -27,7 +28,11 @@ def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
-    queue = queue_of(study=study, annotator=request.user)
+    try:
+        after = request.GET.get("after") or None
+        queue = queue_of(study=study, annotator=request.user, after=after)
+    except BadCursor:
+        return redirect("annotator-queue", slug=study.slug)
     for item in queue["items"]:
         item["label"] = Annotation.State(item["state"]).label
         item["open"] = item["state"] in WAITING
@@ -41,7 +46,7 @@ def annotator_queue(request, slug: str):
             "queue": queue,
             "is_annotator": Role.ANNOTATOR in user_roles(request.user, study),
             "to_do": sum(counts.get(state, 0) for state in WAITING),
-            "returned": sum(1 for item in queue["items"] if item["return_comment"] and item["state"] in WAITING),
+            "returned": queue["returned"],
             "in_progress": counts.get(workflow.IN_PROGRESS, 0),
             "new": counts.get(workflow.ASSIGNED, 0),
             "with_qc": sum(counts.get(state, 0) for state in (workflow.SUBMITTED, workflow.IN_REVIEW)),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -14,6 +14,7 @@ from annotation.services.errors import ImportRefused
 from annotation.services.studies import candidate_model_get_or_create
 
 META_FIELDS = {"input_tokens_per_second", "retried", "re_encoded"}
+IMPORT_BATCH = 5000  # captions per batch (Django splits each INSERT further for SQLite)
 
 
 @dataclass
@@ -68,7 +69,15 @@ def captions_import_clip_cc(
     return captions_store(study=study, result=result, keep_invalid=keep_invalid)
 
 
-def captions_store(*, study: Study, result: formats.ParseResult, keep_invalid: bool) -> CaptionImportReport:
+def captions_store(
+    *,
+    study: Study,
+    result: formats.ParseResult,
+    keep_invalid: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> CaptionImportReport:
+    """Store parsed captions all-or-nothing, in batches of IMPORT_BATCH; `progress` is called
+    with (stored, total) after each batch."""
     refusing = [e for e in result.errors if not (keep_invalid and e.storable)]
     if refusing:
         raise ImportRefused(result.errors)
@@ -82,7 +91,13 @@ def captions_store(*, study: Study, result: formats.ParseResult, keep_invalid: b
                 models[record.model] = candidate_model_get_or_create(study=study, name=record.model)
                 if not before:
                     report.models_created.append(record.model)
-            _caption_create(record=record, clip=clips[record.clip], model=models[record.model])
+        records = list(result.records)
+        for start in range(0, len(records), IMPORT_BATCH):
+            batch = records[start : start + IMPORT_BATCH]
+            _captions_create(batch, clips=clips, models=models)
+            if progress is not None:
+                progress(start + len(batch), len(records))
+        for record in records:
             report.stored += 1
             if record.schema_errors:
                 report.kept_invalid += 1
@@ -90,25 +105,36 @@ def captions_store(*, study: Study, result: formats.ParseResult, keep_invalid: b
     return report
 
 
-def _caption_create(*, record: formats.CaptionRecord, clip: Clip, model) -> Caption:
-    meta = dict(record.meta)
-    tokens = meta.pop("input_tokens_per_second", None)
-    caption = Caption.objects.create(
-        clip=clip,
-        model=model,
-        overview=record.overview,
-        input_tokens_per_second=float(tokens) if tokens is not None else None,
-        retried=bool(meta.pop("retried", False)),
-        re_encoded=bool(meta.pop("re_encoded", False)),
-        invalid_kept=bool(record.schema_errors),
-        validation_errors=list(record.schema_errors),
-        meta=meta,
-    )
-    Window.objects.bulk_create(
+def _captions_create(
+    records: Sequence[formats.CaptionRecord], *, clips: dict[str, Clip], models: dict
+) -> None:
+    """Store validated records: one INSERT of captions, one of their windows (the window
+    triggers still check every row)."""
+    captions = []
+    for record in records:
+        meta = dict(record.meta)
+        tokens = meta.pop("input_tokens_per_second", None)
+        captions.append(
+            Caption(
+                clip=clips[record.clip],
+                model=models[record.model],
+                overview=record.overview,
+                input_tokens_per_second=float(tokens) if tokens is not None else None,
+                retried=bool(meta.pop("retried", False)),
+                re_encoded=bool(meta.pop("re_encoded", False)),
+                invalid_kept=bool(record.schema_errors),
+                validation_errors=list(record.schema_errors),
+                meta=meta,
+            )
+        )
+    Caption.objects.bulk_create(captions)
+    windows = [
         Window(caption=caption, index=index, start=w.start, end=w.end, scene=w.scene, shot=w.shot)
+        for caption, record in zip(captions, records, strict=True)
         for index, w in enumerate(record.windows)
-    )
-    return caption
+    ]
+    if windows:
+        Window.objects.bulk_create(windows)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation import audit_diff, returns, workflow
+from annotation import audit_diff, returns, risk, workflow
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
@@ -31,6 +31,7 @@ from annotation.models import (
     Study,
     WindowCorrection,
 )
+from annotation.queues import REVIEW_ORDERS, review_candidates
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_freeze
 from scoring import edits
@@ -134,6 +135,9 @@ def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: M
 # --------------------------------------------------------------------------- assignment
 
 
+ASSIGN_BATCH = 2000
+
+
 @dataclass
 class AssignmentReport:
     created: int
@@ -164,8 +168,13 @@ def annotations_assign(
         raise ServiceError("Choose at least one annotator.")
     if not 0 <= overlap_share <= 1:
         raise ServiceError(f"The overlap share must be between 0 and 1, not {overlap_share}.")
+    annotator_ids = set(
+        Membership.objects.filter(
+            study=study, role=Membership.Role.ANNOTATOR, user__in=[p.pk for p in annotators]
+        ).values_list("user_id", flat=True)
+    )
     for person in annotators:
-        if Membership.Role.ANNOTATOR not in _roles(study, person):
+        if person.pk not in annotator_ids:
             raise ServiceError(f"{person} is not an annotator in study {study.slug!r}.")
     if overlap_share and len(annotators) < 2:
         raise ServiceError("Overlap needs at least two annotators.")
@@ -176,12 +185,15 @@ def annotations_assign(
     )
     taxonomy = taxonomy_freeze(taxonomy=study.taxonomy)
     existing: dict[int, set[int]] = {}
-    for caption_id, annotator_id in Annotation.objects.filter(caption__in=captions).values_list(
-        "caption_id", "annotator_id"
-    ):
+    # The study's annotations in one query (not a list of thousands of caption ids as
+    # parameters, past SQLite's limits); those of other captions are simply not looked at.
+    for caption_id, annotator_id in Annotation.objects.filter(
+        caption__clip__study=study
+    ).values_list("caption_id", "annotator_id"):
         existing.setdefault(caption_id, set()).add(annotator_id)
     doubled = set(random.Random(seed).sample(range(len(captions)), round(overlap_share * len(captions))))
     created = skipped = 0
+    new_rows: list[Annotation] = []
     turn = 0
     for position, caption in enumerate(captions):
         wanted = 2 if position in doubled else 1
@@ -190,13 +202,18 @@ def annotations_assign(
             for step in range(len(annotators)):
                 person = annotators[(turn + step) % len(annotators)]
                 if person.pk not in holders:
-                    Annotation.objects.create(caption=caption, annotator=person, taxonomy=taxonomy)
+                    new_rows.append(
+                        Annotation(caption=caption, annotator=person, taxonomy=taxonomy)
+                    )
                     holders.add(person.pk)
                     turn = (turn + step + 1) % len(annotators)
                     created += 1
                     break
             else:
                 skipped += 1
+    # In batches: one INSERT per ASSIGN_BATCH annotations (fewer on SQLite, whose statements
+    # take at most 999 parameters), not one per caption.
+    Annotation.objects.bulk_create(new_rows, batch_size=ASSIGN_BATCH)
     if created:
         AuditEvent.objects.create(
             study=study, actor=actor, action="assign",
@@ -303,6 +320,42 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         _annotator_pass(annotation)
         _audit(annotation, actor, "open", {}, {"state": annotation.state})
     return annotation
+
+
+@transaction.atomic
+def annotation_start_next(*, study: Study, annotator) -> Annotation | None:
+    """Open the annotator's next item: returned ones first, then work in progress, then new
+    ones, each in assignment order; None when nothing is left.
+
+    The item is claimed with one conditional update of a row picked with
+    SELECT ... FOR UPDATE SKIP LOCKED (PostgreSQL), so presses at the same moment never open
+    the same item and never wait for each other; SQLite has one writer at a time, and the
+    conditional update (state still openable) refuses a row another press opened first.
+    Each step reads one index range (Annotation.Meta.indexes "annotation_my_queue").
+    """
+    opening = list(workflow.TRANSITIONS["open"].sources)
+    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    for _attempt in range(3):
+        for state in (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED):
+            rows = mine.filter(state=state).order_by("assigned_at", "id")
+            if state != workflow.IN_PROGRESS:
+                rows = rows.select_for_update(skip_locked=True, of=("self",))
+            chosen = rows.values_list("pk", flat=True).first()
+            if chosen is not None:
+                break
+        else:
+            return None
+        if state == workflow.IN_PROGRESS:
+            return Annotation.objects.select_related("caption__clip").get(pk=chosen)
+        moved = Annotation.objects.filter(pk=chosen, state__in=opening).update(
+            state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now()
+        )
+        if moved:
+            annotation = Annotation.objects.select_related("caption__clip").get(pk=chosen)
+            _annotator_pass(annotation)
+            _audit(annotation, annotator, "open", {}, {"state": annotation.state})
+            return annotation
+    raise Conflict("Other presses took your next items at the same moment; press again.", {})
 
 
 def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: Any) -> None:
@@ -585,6 +638,7 @@ def annotation_submit(
         state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
     )
+    annotation_risk_refresh(caption_id=annotation.caption_id)
     annotation.refresh_from_db()
     after: dict[str, Any] = {"state": annotation.state}
     if thread:
@@ -595,6 +649,60 @@ def annotation_submit(
         ]
     _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
     return annotation
+
+
+SUBMITTED_ONCE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
+
+
+def annotation_risk_refresh(*, caption_id: int) -> None:
+    """Store the review risk (annotation.risk) of the caption's submitted annotations.
+
+    Called when one of them is submitted: its own signals are new, and a second annotator's
+    verdict can make the annotations of the caption disagree. A handful of queries, whatever
+    the size of the study.
+    """
+    annotations = list(
+        Annotation.objects.filter(caption_id=caption_id, state__in=SUBMITTED_ONCE)
+        .select_related("caption__clip__study")
+        .order_by("pk")
+    )
+    if not annotations:
+        return
+    caption = annotations[0].caption
+    study = caption.clip.study
+    passes = {
+        p.annotation_id: p
+        for p in CorrectionPass.objects.filter(
+            annotation__in=annotations, kind=CorrectionPass.Kind.ANNOTATOR
+        )
+    }
+    windows: dict[int, list[risk.WindowJudgement]] = {}
+    rows = WindowCorrection.objects.filter(correction_pass__in=passes.values()).values_list(
+        "correction_pass_id", "verdict", "scene", "shot", "window__scene", "window__shot"
+    )
+    for pass_id, verdict, scene, shot, original_scene, original_shot in rows:
+        windows.setdefault(pass_id, []).append(
+            risk.WindowJudgement(verdict, f"{original_scene} {original_shot}", f"{scene} {shot}")
+        )
+    disagreement = len({p.overview_verdict for p in passes.values()}) > 1
+    scale = max(study.word_thresholds or [16])
+    for annotation in annotations:
+        correction = passes.get(annotation.pk)
+        if correction is None:
+            continue
+        score, reasons = risk.review_risk(
+            original_overview=caption.overview,
+            overview_verdict=correction.overview_verdict,
+            overview_text=correction.overview_text,
+            windows=windows.get(correction.pk, []),
+            active_seconds=annotation.active_seconds,
+            telemetry=annotation.telemetry,
+            disagreement=disagreement,
+            scale=scale,
+            cut=study.near_total_cut,
+        )
+        if (score, reasons) != (annotation.risk, annotation.risk_reasons):
+            Annotation.objects.filter(pk=annotation.pk).update(risk=score, risk_reasons=reasons)
 
 
 # --------------------------------------------------------------------------- QC
@@ -635,6 +743,55 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
         raise Conflict(f"This annotation is {annotation.get_state_display()}{claim}", annotation_snapshot(annotation))
     _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
     return annotation
+
+
+@transaction.atomic
+def review_claim_next(
+    *, study: Study, actor, order: str = "risk", minutes: int = CLAIM_MINUTES
+) -> Annotation | None:
+    """Claim the next item of the review queue for this reviewer (riskiest or oldest first,
+    never their own); None when nothing is waiting.
+
+    Candidates are submitted items and in-review items whose claim expired; the first of
+    each is picked with SELECT ... FOR UPDATE SKIP LOCKED in the order of its index, so fifty
+    reviewers pressing at once get fifty different items without waiting for each other.
+    The claim itself is the conditional update of review_claim.
+    """
+    if Membership.Role.REVIEWER not in _roles(study, actor):
+        raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    if order not in REVIEW_ORDERS:
+        raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
+    fields = REVIEW_ORDERS[order]
+    ordering = [f"-{name}" if descending else name for name, descending in fields]
+    now = timezone.now()
+    for _attempt in range(3):
+        waiting = review_candidates(study=study, reviewer=actor, states=[workflow.SUBMITTED])
+        expired = review_candidates(
+            study=study, reviewer=actor, states=[workflow.IN_REVIEW]
+        ).filter(claim_expires_at__lt=now)
+        picks = []
+        for rows in (waiting, expired):
+            row = (
+                rows.select_for_update(skip_locked=True, of=("self",))
+                .order_by(*ordering)
+                .values("pk", "risk", "submitted_at")
+                .first()
+            )
+            if row is not None:
+                picks.append(row)
+        if not picks:
+            return None
+
+        def key(row: Mapping[str, Any]) -> tuple:
+            values = [-row[n] if desc else row[n] for n, desc in fields if n != "id"]
+            return (*values, row["pk"])
+
+        chosen = min(picks, key=key)["pk"]
+        try:
+            return review_claim(annotation_id=chosen, actor=actor, minutes=minutes)
+        except Conflict:
+            continue  # taken between the pick and the claim (SQLite); pick again
+    raise Conflict("Other reviewers took the next items at the same moment; press again.", {})
 
 
 def _finish_review(annotation_id: int, actor, action: str, **fields: Any) -> Annotation:

@@ -148,7 +148,7 @@ def build_study(
     rows = []
     turn = 0
     for position, caption in enumerate(captions):
-        for copy in range(2 if position in doubled else 1):
+        for copy in range(2 if position in doubled and annotators > 1 else 1):
             person = built.annotators[(turn + copy) % len(built.annotators)]
             submitted = rng.random() < submitted_share
             rows.append(
@@ -230,3 +230,25 @@ def build_study(
         batch_size=BATCH,
     )
     return built
+
+
+def add_unassigned_captions(study: Study, *, models: int, clips: int) -> int:
+    """Captions of `models` new models on the study's first `clips` clips, assigned to nobody."""
+    existing = CandidateModel.objects.filter(study=study).count()
+    CandidateModel.objects.bulk_create(
+        [
+            CandidateModel(study=study, name=f"late-model-{m}", alias=f"Model {m + 1:02d}")
+            for m in range(existing, existing + models)
+        ]
+    )
+    new_models = list(CandidateModel.objects.filter(study=study, name__startswith="late-model-"))
+    clip_rows = list(Clip.objects.filter(study=study).order_by("name")[:clips])
+    Caption.objects.bulk_create(
+        [
+            Caption(clip=clip, model=model, overview="Late caption.")
+            for clip in clip_rows
+            for model in new_models
+        ],
+        batch_size=BATCH,
+    )
+    return len(clip_rows) * len(new_models)

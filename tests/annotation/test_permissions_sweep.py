@@ -108,6 +108,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-my-queue": {"GET": Expect(MEMBERS)},  # the caller's own items only
     "api-start-next": {"POST": api_post(OWNER)},
     "api-review-queue": {"GET": Expect(QC_AND_ADMINS)},
+    "api-review-next": {"POST": api_post(QC)},
     "api-assign": {"POST": api_post(ADMINS, {"annotators": ["annotator"]})},
     "api-annotation": {"GET": Expect(READERS)},
     "api-annotation-draft": {"PATCH": api_post(OWNER, {"base_version": 1, "changes": {}})},

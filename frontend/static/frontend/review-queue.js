@@ -101,16 +101,35 @@ function row(item) {
   return tr;
 }
 
-async function load() {
-  const params = query();
-  const search = params.toString();
-  history.replaceState(null, "", `${window.location.pathname}${search ? `?${search}` : ""}`);
+const more = document.getElementById("more");
+let nextPage = null;
+
+async function fetchPage(params) {
   const response = await fetch(`${config.queue_url}?${params}`, { credentials: "same-origin" });
   const data = await response.json().catch(() => ({ detail: response.statusText }));
   if (!response.ok) {
     tell(data.detail || `The queue could not be loaded (${response.status}).`);
-    return;
+    return null;
   }
+  nextPage = data.next;
+  more.hidden = !nextPage;
+  return data;
+}
+
+async function loadMore() {
+  if (!nextPage) return;
+  const params = query();
+  params.set("after", nextPage);
+  const data = await fetchPage(params);
+  if (data) body.append(...data.items.map(row));
+}
+
+async function load() {
+  const params = query();
+  const search = params.toString();
+  history.replaceState(null, "", `${window.location.pathname}${search ? `?${search}` : ""}`);
+  const data = await fetchPage(params);
+  if (!data) return;
   body.replaceChildren(...data.items.map(row));
   if (!data.items.length) {
     const empty = element("td", "muted", "Nothing to review with these filters.");
@@ -120,7 +139,8 @@ async function load() {
     body.appendChild(tr);
   }
   const order = data.order === "oldest" ? "oldest first" : "risky first";
-  summary.textContent = `${data.count} item${data.count === 1 ? "" : "s"}, ${order}.`;
+  const shown = data.next ? ` (the first ${data.items.length} shown)` : "";
+  summary.textContent = `${data.count} item${data.count === 1 ? "" : "s"}, ${order}${shown}.`;
   document.body.dataset.loaded = "true";
 }
 
@@ -141,6 +161,7 @@ async function claim(id, button) {
 }
 
 restoreFilters();
+more.addEventListener("click", loadMore);
 filters.addEventListener("change", () => { tell(""); load(); });
 filters.addEventListener("submit", (event) => event.preventDefault());
 body.addEventListener("click", (event) => {

@@ -1,0 +1,172 @@
+"""Every list and claim endpoint costs the same number of queries for a queue of 10 and of 1,000.
+
+Two studies are built side by side, one with about 10 items in each person's queue and one
+with about 1,000; each endpoint is called once on each, by the same kind of person in the
+same state, and the SQL statements are counted. A query per item would show as a
+difference of hundreds. Assignment writes in batches, so its INSERTs may grow with the
+batches (not with the items); every other statement must be the same.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Annotation
+from annotation.services.studies import membership_grant, study_create
+from annotation.services.workflow import ASSIGN_BATCH
+from tests.annotation.bulkbuild import build_study, people
+
+pytestmark = pytest.mark.django_db
+
+SMALL, LARGE = 10, 1000
+
+
+@pytest.fixture
+def studies(make_user):
+    """Two studies, each with two annotators, one reviewer and an admin; in `small` each
+    annotator holds about SMALL items, in `large` about LARGE; half of them submitted."""
+    built = {}
+    for name, size in (("small", SMALL), ("large", LARGE)):
+        study = study_create(slug=name, name=name)
+        built[name] = build_study(
+            study,
+            clips=size,
+            models=2,
+            windows=4,
+            annotators=2,
+            reviewers=2,
+            double_share=0.1,
+            submitted_share=0.5,
+        )
+        admin = make_user(f"{name}-admin")
+        membership_grant(study=study, user=admin, role="admin")
+        built[name].admin = admin
+    return built
+
+
+def queries(user, method: str, url: str, data=None) -> tuple[int, list[str], int]:
+    client = Client()
+    client.force_login(user)
+    with CaptureQueriesContext(connection) as captured:
+        response = getattr(client, method)(url, data=data, content_type="application/json")
+    return len(captured), [q["sql"] for q in captured.captured_queries], response.status_code
+
+
+def same_cost(studies, who, method: str, path: str, data=None, ok=(200,)):
+    counts = {}
+    for name, built in studies.items():
+        user = who(built)
+        counts[name], _, status = queries(user, method, path.format(slug=built.study.slug), data)
+        assert status in ok, (name, path, status)
+    assert counts["small"] == counts["large"], counts
+    return counts["small"]
+
+
+def annotator(built):
+    return built.annotators[0]
+
+
+def reviewer(built):
+    return built.reviewers[0]
+
+
+def test_the_studies_differ_in_size_by_a_hundred_times(studies):
+    small = Annotation.objects.filter(annotator=studies["small"].annotators[0]).count()
+    large = Annotation.objects.filter(annotator=studies["large"].annotators[0]).count()
+    assert small >= SMALL and large >= 100 * small / 1.5
+
+
+def test_my_queue_costs_the_same_for_10_and_1000_items(studies):
+    same_cost(studies, annotator, "get", "/api/studies/{slug}/my-queue/")
+
+
+def test_the_next_page_of_my_queue_costs_the_same(studies):
+    cursors = {}
+    for name, built in studies.items():
+        client = Client()
+        client.force_login(annotator(built))
+        page = client.get(f"/api/studies/{built.study.slug}/my-queue/?limit=5").json()
+        cursors[name] = page["next"]
+    counts = {}
+    for name, built in studies.items():
+        url = f"/api/studies/{built.study.slug}/my-queue/?limit=5&after={cursors[name]}"
+        counts[name], _, status = queries(annotator(built), "get", url)
+        assert status == 200
+    assert counts["small"] == counts["large"]
+
+
+def test_the_queue_page_costs_the_same(studies):
+    same_cost(studies, annotator, "get", "/studies/{slug}/queue/")
+
+
+def test_start_next_costs_the_same(studies):
+    same_cost(studies, annotator, "post", "/api/studies/{slug}/my-queue/next/")
+
+
+@pytest.mark.parametrize("order", ["risk", "oldest"])
+def test_review_queue_costs_the_same_in_either_order(studies, order):
+    same_cost(studies, reviewer, "get", f"/api/studies/{{slug}}/review-queue/?order={order}")
+
+
+def test_review_queue_with_filters_and_a_cursor_costs_the_same(studies):
+    counts = {}
+    for name, built in studies.items():
+        client = Client()
+        client.force_login(reviewer(built))
+        base = f"/api/studies/{built.study.slug}/review-queue/?model=Model+01&limit=3"
+        cursor = client.get(base).json()["next"]
+        counts[name], _, status = queries(reviewer(built), "get", f"{base}&after={cursor}")
+        assert status == 200
+    assert counts["small"] == counts["large"]
+
+
+def test_review_next_and_claim_cost_the_same(studies):
+    same_cost(studies, reviewer, "post", "/api/studies/{slug}/review-queue/next/")
+    counts = {}
+    for name, built in studies.items():
+        item = Annotation.objects.filter(
+            caption__clip__study=built.study, state="submitted"
+        ).first()
+        counts[name], _, status = queries(
+            reviewer(built), "post", f"/api/annotations/{item.pk}/claim/"
+        )
+        assert status == 200
+    assert counts["small"] == counts["large"]
+
+
+def test_progress_page_costs_the_same(studies):
+    same_cost(studies, lambda built: built.admin, "get", "/studies/{slug}/progress/")
+
+
+def test_assignment_costs_the_same_but_for_its_batched_inserts(studies):
+    """New captions waiting for assignment: the small study gets SMALL, the large LARGE."""
+    from tests.annotation.bulkbuild import add_unassigned_captions
+
+    statements = {}
+    for name, built in studies.items():
+        size = SMALL if name == "small" else LARGE
+        add_unassigned_captions(built.study, models=1, clips=size)
+        helpers = people(built.study, prefix=f"{name}-extra", count=2, role="annotator")
+        body = {"annotators": [p.username for p in helpers]}
+        _, sql, status = queries(
+            built.admin, "post", f"/api/studies/{built.study.slug}/assignments/", body
+        )
+        assert status == 201, status
+        statements[name] = sql
+    others = {
+        name: [s for s in sql if not s.startswith("INSERT")] for name, sql in statements.items()
+    }
+    assert len(others["small"]) == len(others["large"])
+    inserts = sum(1 for s in statements["large"] if s.startswith("INSERT"))
+    rows_per_insert = min(
+        ASSIGN_BATCH,
+        connection.ops.bulk_batch_size(
+            [f for f in Annotation._meta.concrete_fields if not f.primary_key], [None] * LARGE
+        ),
+    )
+    assert inserts <= math.ceil(LARGE / rows_per_insert) + 1  # + the audit event

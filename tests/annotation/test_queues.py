@@ -1,0 +1,151 @@
+"""The queues read a page at a time: every item once, in order, and the risk stored at submit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.test import Client
+
+from annotation import workflow
+from annotation.models import Annotation
+from annotation.services.studies import membership_grant
+from annotation.services.workflow import annotation_start_next, annotations_assign
+from tests.annotation.bulkbuild import build_study
+from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+
+pytestmark = pytest.mark.django_db
+
+ALL_ACCEPTED = [{"index": i, "verdict": "accept"} for i in range(3)]
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def walk(client, url: str) -> list[dict]:
+    """Every item of a paged list, following `next` to the end."""
+    items, cursor = [], None
+    while True:
+        page = client.get(url + (f"&after={cursor}" if cursor else "")).json()
+        items += page["items"]
+        cursor = page["next"]
+        if not cursor:
+            return items
+
+
+@pytest.fixture
+def big(study):
+    built = build_study(study, clips=30, models=2, windows=2, annotators=2, reviewers=1)
+    rng = random.Random(1)
+    for annotation in Annotation.objects.filter(caption__clip__study=study):
+        # Few distinct values, so ties on risk are broken by submission time, then id.
+        Annotation.objects.filter(pk=annotation.pk).update(risk=rng.choice([0.0, 0.5, 1.5, 2.0]))
+    return built
+
+
+@pytest.mark.parametrize(
+    ("order", "key"),
+    [
+        ("risk", lambda a: (-a.risk, a.submitted_at, a.pk)),
+        ("oldest", lambda a: (a.submitted_at, a.pk)),
+    ],
+)
+def test_review_queue_pages_give_every_item_once_in_order(big, order, key):
+    reviewer = big.reviewers[0]
+    items = walk(client_for(reviewer), f"/api/studies/s1/review-queue/?order={order}&limit=7")
+    expected = sorted(Annotation.objects.filter(state=workflow.SUBMITTED), key=key)
+    assert [item["id"] for item in items] == [a.pk for a in expected]
+
+
+def test_review_queue_filters_before_it_pages(big):
+    reviewer = big.reviewers[0]
+    url = "/api/studies/s1/review-queue/?model=Model+02&limit=4"
+    first = client_for(reviewer).get(url).json()
+    items = walk(client_for(reviewer), url)
+    assert (
+        first["count"]
+        == len(items)
+        == Annotation.objects.filter(
+            state=workflow.SUBMITTED, caption__model__alias="Model 02"
+        ).count()
+    )
+    assert {item["model"] for item in items} == {"Model 02"}
+
+
+def test_a_cursor_the_server_did_not_give_is_refused_with_a_reason(big):
+    response = client_for(big.reviewers[0]).get("/api/studies/s1/review-queue/?after=garbage")
+    assert response.status_code == 400 and "cursor" in response.json()["detail"]
+    response = client_for(big.reviewers[0]).get("/api/studies/s1/review-queue/?limit=0")
+    assert response.status_code == 400 and "limit" in response.json()["detail"]
+
+
+def test_my_queue_pages_put_work_in_progress_first_then_new_then_done(study):
+    built = build_study(study, clips=20, models=1, windows=2, annotators=1, submitted_share=0.5)
+    person = built.annotators[0]
+    opened = [annotation_start_next(study=study, annotator=person).pk]
+    items = walk(client_for(person), "/api/studies/s1/my-queue/?limit=3")
+    mine = Annotation.objects.filter(annotator=person)
+    assert [item["id"] for item in items][:1] == opened
+    states = [item["state"] for item in items]
+    rank = {workflow.IN_PROGRESS: 0, workflow.ASSIGNED: 1, workflow.SUBMITTED: 2}
+    assert states == sorted(states, key=rank.__getitem__)
+    assert sorted(item["id"] for item in items) == sorted(a.pk for a in mine)
+    assert {item["windows"] for item in items} == {2}
+
+
+def test_start_next_resumes_work_in_progress_before_opening_a_new_item(study):
+    built = build_study(study, clips=5, models=1, windows=2, annotators=1, submitted_share=0.0)
+    person = built.annotators[0]
+    first = annotation_start_next(study=study, annotator=person)
+    assert annotation_start_next(study=study, annotator=person).pk == first.pk
+    assert Annotation.objects.filter(state=workflow.IN_PROGRESS).count() == 1
+
+
+def test_start_next_says_when_nothing_is_left(study, personas):
+    response = client_for(personas["annotator"]).post("/api/studies/s1/my-queue/next/")
+    assert response.status_code == 404
+
+
+def test_review_next_claims_the_riskiest_item_that_is_not_the_reviewers_own(big):
+    reviewer = big.reviewers[0]
+    top = Annotation.objects.filter(state=workflow.SUBMITTED).order_by(
+        "-risk", "submitted_at", "id"
+    )
+    expected = top.first()
+    response = client_for(reviewer).post("/api/studies/s1/review-queue/next/")
+    assert response.status_code == 200 and response.json()["id"] == expected.pk
+    claimed = Annotation.objects.get(pk=expected.pk)
+    assert claimed.reviewer_id == reviewer.pk and claimed.state == workflow.IN_REVIEW
+
+
+def test_review_next_is_for_reviewers_only(big):
+    response = client_for(big.annotators[0]).post("/api/studies/s1/review-queue/next/")
+    assert response.status_code == 403
+
+
+def test_risk_is_stored_at_submit_and_a_disagreeing_second_annotator_raises_both(
+    study, personas, make_user
+):
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    fake_clip(study, "b")
+    (caption,) = captions_add(study, [caption_record("b")])
+    first = personas["annotator"]
+    annotations_assign(study=study, annotators=[first, second], overlap_share=1.0)
+    fast = complete(
+        caption.annotations.get(annotator=first),
+        first,
+        overview={"verdict": "accept"},
+        windows=ALL_ACCEPTED,
+        active_seconds=5,
+    )
+    fast.refresh_from_db()
+    assert fast.risk == 1.5 and fast.risk_reasons == ["fast accept (5 s, 0% watched)"]
+    complete(caption.annotations.get(annotator=second), second, active_seconds=300)
+    fast.refresh_from_db()
+    other = caption.annotations.get(annotator=second)
+    assert fast.risk == 2.5 and "annotators disagree on the overview" in fast.risk_reasons
+    assert "annotators disagree on the overview" in other.risk_reasons
