@@ -310,15 +310,22 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         return annotation
-    moved = Annotation.objects.filter(
-        pk=annotation.pk, state__in=list(workflow.TRANSITIONS["open"].sources)
-    ).update(
-        state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now()
-    )
+    _open(annotation.pk, actor)
     annotation.refresh_from_db()
-    if moved:
-        _annotator_pass(annotation)
-        _audit(annotation, actor, "open", {}, {"state": annotation.state})
+    return annotation
+
+
+def _open(annotation_id: int, actor) -> Annotation | None:
+    """Move an assigned or returned annotation to in progress with one conditional update,
+    with its annotator pass and the audit event; None when it was no longer openable."""
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
+    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now())
+    if not moved:
+        return None
+    annotation = Annotation.objects.select_related("caption__clip").get(pk=annotation_id)
+    _annotator_pass(annotation)
+    _audit(annotation, actor, "open", {}, {"state": annotation.state})
     return annotation
 
 
@@ -333,7 +340,6 @@ def annotation_start_next(*, study: Study, annotator) -> Annotation | None:
     conditional update (state still openable) refuses a row another press opened first.
     Each step reads one index range (Annotation.Meta.indexes "annotation_my_queue").
     """
-    opening = list(workflow.TRANSITIONS["open"].sources)
     mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
     for _attempt in range(3):
         for state in (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED):
@@ -347,14 +353,9 @@ def annotation_start_next(*, study: Study, annotator) -> Annotation | None:
             return None
         if state == workflow.IN_PROGRESS:
             return Annotation.objects.select_related("caption__clip").get(pk=chosen)
-        moved = Annotation.objects.filter(pk=chosen, state__in=opening).update(
-            state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now()
-        )
-        if moved:
-            annotation = Annotation.objects.select_related("caption__clip").get(pk=chosen)
-            _annotator_pass(annotation)
-            _audit(annotation, annotator, "open", {}, {"state": annotation.state})
-            return annotation
+        opened = _open(chosen, annotator)
+        if opened is not None:
+            return opened
     raise Conflict("Other presses took your next items at the same moment; press again.", {})
 
 
