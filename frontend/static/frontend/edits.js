@@ -58,47 +58,28 @@ function commonAffix(a, b) {
   return [prefix, suffix];
 }
 
-// Bit masks of where each symbol occurs in `pattern`, 32 positions to a block.
-function patternMasks(pattern, blocks) {
-  const index = new Map();
-  const masks = [];
-  pattern.forEach((symbol, position) => {
-    let row = index.get(symbol);
-    if (row === undefined) {
-      row = masks.length;
-      index.set(symbol, row);
-      masks.push(new Uint32Array(blocks));
-    }
-    masks[row][position >>> 5] |= 1 << (position & 31);
-  });
-  const empty = new Uint32Array(blocks);
-  return (symbol) => {
-    const row = index.get(symbol);
-    return row === undefined ? empty : masks[row];
-  };
-}
-
 // Hyyrö's bit-parallel Levenshtein (2003), block version. s1 is the pattern (bits), s2 the rows.
-// With `record`, keeps every row's VP/VN so that the alignment can be walked back.
+// With `record`, keeps every row's VP/VN so that the alignment can be walked back. Int32Array
+// throughout: the same bits as unsigned words, without the engine boxing values over 2^31.
 function hyrroe(s1, s2, record) {
   const len1 = s1.length;
   const blocks = (len1 + 31) >>> 5;
-  const masksOf = patternMasks(s1, blocks);
-  const VP = new Uint32Array(blocks).fill(0xffffffff);
-  const VN = new Uint32Array(blocks);
+  const { masks, offsets } = flatMasks(s1, s2, blocks);
+  const VP = new Int32Array(blocks).fill(-1);
+  const VN = new Int32Array(blocks);
   const last = 1 << ((len1 - 1) & 31);
-  const matrixVP = record ? new Uint32Array(blocks * s2.length) : null;
-  const matrixVN = record ? new Uint32Array(blocks * s2.length) : null;
+  const matrixVP = record ? new Int32Array(blocks * s2.length) : null;
+  const matrixVN = record ? new Int32Array(blocks * s2.length) : null;
   let dist = len1;
   for (let row = 0; row < s2.length; row += 1) {
-    const PM = masksOf(s2[row]);
+    const offset = offsets[row];
     let hpCarry = 1;
     let hnCarry = 0;
     for (let word = 0; word < blocks; word += 1) {
       const vp = VP[word];
       const vn = VN[word];
-      const X = PM[word] | hnCarry;
-      const D0 = ((((X & vp) + vp) ^ vp) | X | vn);
+      const X = masks[offset + word] | hnCarry;
+      const D0 = (((X & vp) + vp) ^ vp) | X | vn;
       let HP = vn | ~(D0 | vp);
       let HN = D0 & vp;
       const hpIn = hpCarry;
@@ -429,13 +410,24 @@ export function editSize(original, corrected, { nearTotalCut = NEAR_TOTAL_CUT, b
   };
 }
 
-function spacedWords(text) {
-  return Array.from(text.normalize("NFC").matchAll(SPACED_WORD), (m) => [m[1], m[2]]);
+const spacedCache = new Map();
+
+// (preceding whitespace, word) pairs of the NFC text. The originals' are kept (a page has a
+// few, compared again on every keystroke); callers never modify the result.
+function spacedWords(text, keep = false) {
+  const kept = spacedCache.get(text);
+  if (kept) return kept;
+  const pairs = Array.from(text.normalize("NFC").matchAll(SPACED_WORD), (m) => [m[1], m[2]]);
+  if (keep) {
+    if (spacedCache.size >= 16) spacedCache.delete(spacedCache.keys().next().value);
+    spacedCache.set(text, pairs);
+  }
+  return pairs;
 }
 
 // The redline segments and the words changed, from one alignment.
 function redline(original, corrected) {
-  const src = spacedWords(original);
+  const src = spacedWords(original, true);
   const dst = spacedWords(corrected);
   const segments = [];
   let cost = 0;
