@@ -50,7 +50,7 @@ class ClipSerializer(serializers.ModelSerializer):
             "id", "name", "original_filename", "size_bytes", "sha256", "duration", "fps",
             "width", "height", "codec", "pix_fmt", "content_type", "camera_platform",
             "scene_complexity", "shot_scale", "motion_intensity", "manipulated", "media_error",
-            "video_url", "poster_url", "needs_proxy_pending", "created_at",
+            "shot_changes", "video_url", "poster_url", "needs_proxy_pending", "created_at",
         ]
 
     def get_video_url(self, clip):

@@ -128,3 +128,9 @@ def test_admin_imports_a_clip_cc_model_file_through_the_api(personas, clips):
     )
     assert response.status_code == 201, response.content
     assert Caption.objects.get().model.name == "longva"
+
+
+def test_the_clip_list_gives_each_clips_shot_changes(personas, clips):
+    Clip.objects.filter(name="b").update(shot_changes=[1.5, 4.04])
+    listed = client_for(personas["admin"]).get("/api/studies/s1/clips/").json()["results"]
+    assert {clip["name"]: clip["shot_changes"] for clip in listed} == {"a": None, "b": [1.5, 4.04]}
