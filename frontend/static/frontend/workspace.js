@@ -280,7 +280,7 @@ function textField({ id, label, original, value, rows, onInput }) {
     h("label", { htmlFor: id, text: label }),
     area,
     h("div", { class: "ws-diff", "aria-label": `${label}: changes against the original` },
-      h("span", { class: "ws-label", text: "Redline against the original" }), redline, box));
+      h("span", { class: "ws-label", text: "Redline" }), redline, box));
 }
 
 // A time in seconds, with its problem (if any) written right under it by refreshTimeFields.
@@ -348,22 +348,31 @@ function verdictButtons(key, verdict) {
     }, verdict === "reject" ? "Rejected " : `${rejectLabel} `, kbd("R")));
 }
 
+// A unit's title with its verdict beside it: one line, so the decision stays in view.
+function unitHead(title, note, verdict) {
+  return h("div", { class: "ws-unit-head" }, h("h2", null, title, " ", note ? h("span", { class: "muted ws-num", text: note }) : null), verdict);
+}
+
 function modePicker(key) {
   const unit = unitOf(draft, key);
   const box = h("fieldset", { class: "ws-modes", id: "modes" },
-    h("legend", null, "Failure modes ", h("span", { class: "muted", text: "at least one · keys 1–6" })));
+    h("legend", null, "Failure modes ",
+      h("span", { class: "muted", text: "at least one · keys 1–6 · definitions on hover, focus or " }), kbd("?")));
   MODES.forEach((mode, i) => {
     const allowed = key === "segmentation" || mode.level !== "caption";
     const input = h("input", {
       type: "checkbox", id: `mode-${mode.key}`, value: mode.key, checked: unit.modes.includes(mode.key), disabled: !allowed,
     });
     input.addEventListener("change", () => setMode(key, mode.key, input.checked));
-    box.append(h("div", { class: `ws-mode${allowed ? "" : " ws-disabled"}` },
+    // Names only, so that all modes fit beside the editors; the definition shows on hover or
+    // focus (over the page, not pushing it) and in the ? help.
+    const note = allowed ? "" : " (judged once per caption, in the segmentation step)";
+    input.setAttribute("aria-describedby", `mode-${mode.key}-definition`);
+    box.append(h("div", { class: `ws-mode${allowed ? "" : " ws-disabled"}`, title: `${mode.definition} ${mode.decision_test}${note}` },
       input,
-      h("label", { htmlFor: input.id },
-        h("kbd", { text: String(i + 1) }), " ", h("strong", { text: mode.name }),
-        allowed ? null : h("span", { class: "ws-mode-note", text: "judged once per caption, in the segmentation step" })),
-      h("p", { class: "ws-definition" }, mode.definition, " ", h("em", { text: mode.decision_test }))));
+      h("label", { htmlFor: input.id }, h("kbd", { text: String(i + 1) }), " ", mode.name),
+      h("p", { class: "ws-definition", id: `mode-${mode.key}-definition`, role: "tooltip" },
+        mode.definition, " ", h("em", { text: mode.decision_test }), note)));
   });
   box.append(h("p", { class: "ws-precedence", id: "precedence", role: "alert", hidden: true }));
   return box;
@@ -524,16 +533,15 @@ function render() {
 function renderOverview() {
   const o = draft.overview;
   return [
-    h("h2", null, "Overview ", h("span", { class: "muted", text: "step 1 of 3" })),
-    h("p", { class: "muted ws-intro", text: "Watch the clip and read the overview against it. Accept it as written, or reject it and correct the text in place. The windows open after you submit this verdict." }),
+    unitHead("Overview", "step 1 of 3", verdictButtons("overview", o.verdict)),
+    o.verdict ? null : h("p", { class: "muted ws-intro", text: "Watch the clip and read the overview against it. Accept it as written, or reject it and correct the text in place. The windows open after you submit this verdict." }),
     h("div", { class: "ws-original" },
       h("span", { class: "ws-label", text: "Original overview" }),
       h("p", { id: "original-overview", text: caption.overview || "(empty)" })),
-    verdictButtons("overview", o.verdict),
     o.verdict === "reject"
       ? h("div", { class: "ws-editor" },
         textField({
-          id: "overview-text", label: "Corrected overview", original: caption.overview, value: o.text, rows: 6,
+          id: "overview-text", label: "Corrected overview", original: caption.overview, value: o.text, rows: 4,
           onInput: (value) => { draft.overview.text = value; edited("overview"); },
         }),
         modePicker("overview"))
@@ -594,15 +602,16 @@ function renderWindow(position) {
   const w = draft.windows[position];
   const key = `w:${position}`;
   return h("article", { class: "ws-unit", id: "unit", dataset: { unit: position } },
-    h("h2", null, `Window ${position + 1} of ${N} `, h("span", { class: "muted ws-num", text: span(o.start, o.end) })),
-    h("dl", { class: "ws-texts" },
+    unitHead(`Window ${position + 1} of ${N}`, span(o.start, o.end), closedUnit(key) ? null : verdictButtons(key, w.verdict)),
+    // The original texts; while rejected, the editors start from them and the redlines show what changed.
+    h("dl", { class: "ws-texts", hidden: w.verdict === "reject" && !closedUnit(key) },
       h("dt", { text: "Scene" }), h("dd", { class: "ws-scene", text: o.scene || "(empty)" }),
       h("dt", { text: "Shot" }), h("dd", { class: "ws-shot", text: o.shot || "(empty)" })),
-    closedUnit(key) ? closedUnitSummary(w) : verdictButtons(key, w.verdict),
+    closedUnit(key) ? closedUnitSummary(w) : null,
     w.verdict === "reject" && !closedUnit(key)
       ? h("div", { class: "ws-editor" },
         textField({
-          id: "window-scene", label: "Corrected scene", original: o.scene, value: w.scene, rows: 3,
+          id: "window-scene", label: "Corrected scene", original: o.scene, value: w.scene, rows: 2,
           onInput: (value) => { draft.windows[position].scene = value; edited(key); },
         }),
         textField({
@@ -624,19 +633,20 @@ function renderWindow(position) {
 function renderSegmentation() {
   const s = draft.segmentation;
   return h("article", { class: "ws-unit", id: "unit", dataset: { unit: N } },
-    h("h2", null, "Segmentation ", h("span", { class: "muted", text: "judged once for the whole caption" })),
-    h("p", { class: "muted ws-intro" },
+    unitHead("Segmentation", "judged once for the whole caption", closedUnit("segmentation") ? null : verdictButtons("segmentation", s.verdict)),
+    s.verdict === "reject" ? null : h("p", { class: "muted ws-intro" },
       "Are the timestamps where the events are? Reject when windows merge distinct events, miss a shot change, sit on a fixed grid rather than on content, or are timestamped away from the event."),
-    h("ol", { class: "ws-spans" }, draft.windows.map((w, i) => h("li", { class: "ws-num", text: `${i + 1}: ${span(w.start, w.end)}` }))),
-    closedUnit("segmentation") ? closedUnitSummary(s) : verdictButtons("segmentation", s.verdict),
+    s.verdict === "reject" ? null : h("ol", { class: "ws-spans" }, draft.windows.map((w, i) => h("li", { class: "ws-num", text: `${i + 1}: ${span(w.start, w.end)}` }))),
+    closedUnit("segmentation") ? closedUnitSummary(s) : null,
     s.verdict === "reject" && !closedUnit("segmentation") ? h("div", { class: "ws-editor" }, boundaryEditor(), modePicker("segmentation")) : null);
 }
 
 function boundaryEditor() {
   const rows = draft.segmentation.windows.map((w, r) => {
     const edit = (field) => (value) => { draft.segmentation.windows[r][field] = value; edited("segmentation"); };
+    // Multi-line: a scene or shot is a sentence or two, and all of it should be readable.
     const text = (field, label) => {
-      const input = h("input", { type: "text", id: `seg-${field}-${r}`, value: w[field], placeholder: label, "aria-label": `${label} of corrected window ${r + 1}` });
+      const input = h("textarea", { id: `seg-${field}-${r}`, rows: 2, value: w[field], placeholder: label, "aria-label": `${label} of corrected window ${r + 1}` });
       input.addEventListener("input", () => edit(field)(input.value));
       return input;
     };
@@ -647,8 +657,7 @@ function boundaryEditor() {
       h("span", { class: "ws-row-actions" },
         h("button", { type: "button", onclick: () => mergeRow(r), disabled: r === draft.segmentation.windows.length - 1, title: "Merge with the next window (M)" }, "Merge with next"),
         h("button", { type: "button", onclick: () => { selectRow(r); splitAtPlayhead(); }, title: "Split at the playhead (X)" }, "Split at playhead")),
-      text("scene", "Scene"),
-      text("shot", "Shot"));
+      h("span", { class: "ws-row-texts" }, text("scene", "Scene"), text("shot", "Shot")));
     row.addEventListener("focusin", () => selectRow(r));
     row.addEventListener("click", (event) => {
       if (event.target === row || event.target.classList.contains("ws-row-n")) { selectRow(r); player.seek(w.start); }
@@ -656,9 +665,9 @@ function boundaryEditor() {
     return row;
   });
   return h("div", { class: "ws-boundaries" },
-    h("p", { class: "ws-label" }, "Corrected windows. Select one (click it, or play into it); ", kbd("M"), " merges it with the next, ",
-      kbd("X"), " splits the window under the playhead, ", kbd("S"), " / ", kbd("E"), " set its start / end from the playhead; ",
-      "or drag the boundaries on the timeline (they snap to shot changes; hold Shift not to)."),
+    h("p", { class: "ws-label", title: "Select a window by clicking it or playing into it. Boundaries dragged on the timeline snap to shot changes; hold Shift not to." },
+      "Corrected windows: ", kbd("M"), " merge with the next · ", kbd("X"), " split at the playhead · ",
+      kbd("S"), " / ", kbd("E"), " start / end from the playhead · or drag the boundaries on the timeline (Shift: no snapping)."),
     h("ol", { class: "ws-rows", id: "seg-rows" }, rows),
     h("button", { type: "button", class: "link", onclick: resetBoundaries }, "Start again from the window pass's windows"));
 }
@@ -721,7 +730,8 @@ function reject() {
     edited(key);
     render();
   }
-  const field = panel.querySelector(".ws-editor textarea");
+  // Straight into the text; the segmentation's rows are chosen on the timeline first.
+  const field = key === "segmentation" ? null : panel.querySelector(".ws-editor textarea");
   if (field) {
     field.focus();
     field.setSelectionRange(field.value.length, field.value.length);
@@ -1163,6 +1173,10 @@ $("help-button").addEventListener("click", () => toggleHelp(true));
 $("help-close").addEventListener("click", () => toggleHelp(false));
 helpDialog.addEventListener("click", (event) => { if (event.target === helpDialog) toggleHelp(false); });
 renderHelp($("help-table"));
+fill($("help-modes"), h("h3", { text: "Failure modes" }), h("dl", { class: "ws-help-modes" }, MODES.map((mode, i) => [
+  h("dt", null, kbd(String(i + 1)), " ", mode.name),
+  h("dd", null, mode.definition, " ", h("em", { text: mode.decision_test })),
+])));
 
 for (const button of document.querySelectorAll(".ws-controls [data-action]")) {
   button.addEventListener("click", () => ACTIONS[button.dataset.action]());
