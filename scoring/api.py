@@ -35,6 +35,7 @@ class ScoreJobSerializer(serializers.ModelSerializer):
             "annotation",
             "metrics",
             "judges",
+            "splitter",
             "status",
             "progress",
             "errors",
@@ -58,6 +59,8 @@ class ScoreJobSerializer(serializers.ModelSerializer):
 class ScoreJobStartSerializer(serializers.Serializer):
     metrics = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     judges = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
+    splitter = serializers.ChoiceField(choices=["punkt", "redline"], default="punkt",
+                                       help_text="sentence splitter of fine, HM-CF and CosSen")
 
 
 class ScoreResultSerializer(serializers.ModelSerializer):
@@ -106,6 +109,7 @@ class ScoreJobList(generics.ListAPIView):
                 study=study_from_view(self),
                 metrics=start.validated_data.get("metrics") or None,
                 judges=start.validated_data.get("judges") or None,
+                splitter=start.validated_data["splitter"],
                 requested_by=request.user,
             )
         except ServiceError as error:

@@ -48,7 +48,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from scoring.sentences import split_sentences
+from scoring.sentences import DEFAULT_SPLITTER, sentences
 
 Vectors = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
@@ -398,16 +398,19 @@ def _resolve(judge: Judge | str | JudgeSpec) -> Judge:
 
 
 def score_text_pairs(
-    pairs: Sequence[tuple[str, str]], judge: Judge | str | JudgeSpec = DEFAULT_JUDGES[0]
+    pairs: Sequence[tuple[str, str]],
+    judge: Judge | str | JudgeSpec = DEFAULT_JUDGES[0],
+    splitter: str = DEFAULT_SPLITTER,
 ) -> list[EmbeddingScores]:
     """Score (candidate, reference) text pairs with one judge, in order.
 
     Every paragraph and sentence of the batch goes to the judge in a single ``encode`` call, so
-    texts repeated anywhere in the batch are embedded once. Sentences come from
-    :func:`scoring.sentences.split_sentences`; cosines are rescaled by the judge's baseline.
+    texts repeated anywhere in the batch are embedded once. Sentences come from the named
+    splitter (:func:`scoring.sentences.sentences`: NLTK's Punkt by default, as the benchmarks
+    split); cosines are rescaled by the judge's baseline.
     """
     resolved = _resolve(judge)
-    split = [(split_sentences(c), split_sentences(r)) for c, r in pairs]
+    split = [(sentences(c, splitter), sentences(r, splitter)) for c, r in pairs]
     texts: list[str] = []
     for (candidate, reference), (c_sentences, r_sentences) in zip(pairs, split, strict=True):
         texts.append(candidate)
@@ -442,7 +445,10 @@ def score_text_pairs(
 
 
 def score_texts(
-    candidate: str, reference: str, judge: Judge | str | JudgeSpec = DEFAULT_JUDGES[0]
+    candidate: str,
+    reference: str,
+    judge: Judge | str | JudgeSpec = DEFAULT_JUDGES[0],
+    splitter: str = DEFAULT_SPLITTER,
 ) -> EmbeddingScores:
     """Score one candidate text against one reference text with one judge."""
-    return score_text_pairs([(candidate, reference)], judge)[0]
+    return score_text_pairs([(candidate, reference)], judge, splitter)[0]

@@ -25,6 +25,7 @@ from scoring.llmfacts import (
 )
 from scoring.llmfacts.pipeline import method_version
 from scoring.registry import METRICS, Metric, Pair, ScoringOptions, compute_metrics, register_family
+from scoring.sentences import DEFAULT_SPLITTER
 
 LLMFACTS = "llmfacts"
 LLMFACTS_METRIC = Metric(
@@ -38,7 +39,8 @@ FAMILY_VERSIONS: dict[str, str] = {
     "edit": "edit-1",
     # CIDEr-D's idf from the study's captions (one document per clip), not from each run.
     "reference": "coco-caption-1.2-study-idf",
-    "embedding": "embedding-1",
+    # 2: sentences by NLTK's Punkt by default (the splitter is appended to the version).
+    "embedding": "embedding-2",
 }
 
 #: Families whose per-item values depend on the whole batch: scored in one run per corpus.
@@ -55,13 +57,20 @@ def family_of(metric: str) -> str:
     return METRICS[metric].family
 
 
-def metric_version(metric: str) -> str:
+#: Families whose values depend on the sentence splitter: their version names it.
+SPLIT_FAMILIES = frozenset({"embedding"})
+
+
+def metric_version(metric: str, splitter: str = DEFAULT_SPLITTER) -> str:
     """The version results of ``metric`` are stored under. For LLMFactsF1 this asks the
-    configured server (once per process) whether it constrains answers to a schema."""
+    configured server (once per process) whether it constrains answers to a schema; embedding
+    metrics name their sentence splitter (``embedding-2+punkt``), so that scores split two ways
+    never mix."""
     family = family_of(metric)
     if family == LLMFACTS:
         return method_version(llmfacts_backend())
-    return FAMILY_VERSIONS.get(family, "1")
+    version = FAMILY_VERSIONS.get(family, "1")
+    return f"{version}+{splitter}" if family in SPLIT_FAMILIES else version
 
 
 _caches_lock = threading.Lock()

@@ -37,6 +37,9 @@ class ScoreJob(models.Model):
     )
     metrics = models.JSONField(default=list, help_text="metric names, in the order asked")
     judges = models.JSONField(default=list, blank=True, help_text="judges of embedding metrics")
+    splitter = models.CharField(
+        max_length=20, default="punkt",
+        help_text="sentence splitter of the sentence-level embedding metrics (punkt or redline)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)

@@ -22,6 +22,7 @@ from typing import Any
 
 from scoring.edits import NEAR_TOTAL_CUT, char_similarity, near_total, words_changed
 from scoring.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
+from scoring.sentences import DEFAULT_SPLITTER
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,12 @@ class Pair:
 class ScoringOptions:
     """Settings shared by the family scorers; ``extra`` carries settings of added families.
 
-    ``judge`` is a judge name, spec or object for the embedding metrics.
+    ``judge`` is a judge name, spec or object for the embedding metrics; ``splitter`` names the
+    sentence splitter of the sentence-level ones (:data:`scoring.sentences.SPLITTERS`).
     """
 
     judge: str | JudgeSpec | Judge = DEFAULT_JUDGES[0]
+    splitter: str = DEFAULT_SPLITTER
     near_total_cut: float = NEAR_TOTAL_CUT
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -96,7 +99,8 @@ def _score_embeddings(
     """Embedding metrics of each candidate against its first reference, with one judge."""
     from scoring.embeddings import score_text_pairs
 
-    results = score_text_pairs([(p.candidate, p.references[0]) for p in pairs], options.judge)
+    results = score_text_pairs([(p.candidate, p.references[0]) for p in pairs], options.judge,
+                               options.splitter)
     return {
         pair.id: {name: float(getattr(result, name)) for name in names}
         for pair, result in zip(pairs, results, strict=True)

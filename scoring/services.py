@@ -82,6 +82,7 @@ from annotation.services.workflow import final_pass
 from scoring import families
 from scoring.models import ScoreJob, ScoreResult
 from scoring.registry import METRICS, Pair, ScoringOptions, metric_names
+from scoring.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 logger = logging.getLogger(__name__)
 
@@ -102,16 +103,22 @@ def score_job_create(
     annotation: Annotation | None = None,
     metrics: Sequence[str] | None = None,
     judges: Sequence[str] | None = None,
+    splitter: str = DEFAULT_SPLITTER,
     requested_by=None,
     enqueue: bool = True,
 ) -> ScoreJob:
     """Create a scoring job and, once the transaction commits, send it to a worker.
 
     ``metrics`` defaults to the verdict or study defaults (:mod:`scoring.families`), ``judges``
-    to ``SCORING_JUDGES`` (kept only when an embedding metric is asked for). Refuses unknown
+    to ``SCORING_JUDGES`` (kept only when an embedding metric is asked for); ``splitter`` names
+    the sentence splitter of the sentence-level embedding metrics (``punkt``, the benchmarks',
+    or ``redline``) and is recorded in their metric version. Refuses unknown
     metrics, and corpus-relative metrics in a verdict job. Asking for llmfacts_f1 without its
     settings is allowed: the job records that metric as failed, the others run.
     """
+    if splitter not in SPLITTERS:
+        raise ServiceError(
+            f"Unknown sentence splitter {splitter!r}; choose from {', '.join(SPLITTERS)}.")
     if kind not in ScoreJob.Kind.values:
         raise ServiceError(f"Unknown job kind {kind!r}: use verdict or study.")
     if (kind == ScoreJob.Kind.VERDICT) != (annotation is not None):
@@ -148,6 +155,7 @@ def score_job_create(
             annotation=annotation,
             metrics=names,
             judges=judge_list,
+            splitter=splitter,
             requested_by=requested_by,
             task_id=uuid.uuid4().hex,
         )
@@ -624,7 +632,7 @@ class _Run:
         failed: dict[str, str] = {}
         try:
             label = families.judge_or_backend(unit.family, unit.judge)
-            version = families.metric_version(unit.metrics[0])
+            version = families.metric_version(unit.metrics[0], self.job.splitter)
             if not unit.corpus:
                 stored = self._stored_by_this_job(unit, label, version)
                 skipped = [item for item in remaining if item.key in stored]
@@ -690,6 +698,7 @@ class _Run:
             pair_ids[item.key] = ids
         options = ScoringOptions(
             judge=unit.judge or families.default_judges()[0],
+            splitter=self.job.splitter,
             near_total_cut=self.job.study.near_total_cut,
             extra={"idf_documents": self.idf_documents()} if unit.corpus else {},
         )

@@ -336,3 +336,21 @@ def test_a_packaged_judge_scores_a_caption_pair_in_range(name: str) -> None:
     assert scores.coarse == scores.cospar
     assert 0.3 < scores.hm_cf <= 1.0
     assert 0.3 < scores.cossen <= 1.0
+
+
+def test_sentence_metrics_split_with_punkt_by_default_and_redline_on_request() -> None:
+    glued = "He looks at him.The camera pans left."
+    encoder = HashingEncoder()
+    score_text_pairs([(glued, "A man walks.")], CachingJudge("toy", encoder))
+    assert "He looks at him." not in encoder.encoded  # Punkt keeps the glued pair together
+    encoder = HashingEncoder()
+    score_text_pairs([(glued, "A man walks.")], CachingJudge("toy", encoder), "redline")
+    assert {"He looks at him.", "The camera pans left."} <= set(encoder.encoded)
+
+
+def test_the_splitter_is_recorded_in_the_embedding_metric_version() -> None:
+    from scoring.families import metric_version
+
+    assert metric_version("hm_cf") == "embedding-2+punkt"
+    assert metric_version("cossen", "redline") == "embedding-2+redline"
+    assert metric_version("bleu4", "redline") == "coco-caption-1.2-study-idf"

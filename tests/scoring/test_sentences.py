@@ -64,3 +64,41 @@ def test_split_sentences_handles_a_long_repetition_loop_quickly() -> None:
     sentences = split_sentences(text)
     assert len(sentences) == 5000
     assert set(sentences) == {"The man looks at the woman."}
+
+
+PUNKT_CASES = [
+    # NLTK's Punkt (English), as CLIP-CC-Bench splits: abbreviations and initialisms learned.
+    ("Mr. Smith enters the room. He sits.", ["Mr. Smith enters the room.", "He sits."]),
+    ("A U.S. Army truck passes. It stops.", ["A U.S. Army truck passes.", "It stops."]),
+    ("The sign shows 3.5 km. It is raining.", ["The sign shows 3.5 km.", "It is raining."]),
+    # Where it differs from ours: glued sentences stay together...
+    ("He looks at him.The camera pans left.", ["He looks at him.The camera pans left."]),
+    # ... and so does an ellipsis before a capital.
+    ("He waits... Then he leaves.", ["He waits... Then he leaves."]),
+    # Stripped, empties dropped.
+    ("  A man walks.   ", ["A man walks."]),
+    ("   ", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PUNKT_CASES)
+def test_punkt_splits_as_nltks_english_model(text: str, expected: list[str]) -> None:
+    from scoring.sentences import punkt_sentences
+
+    assert punkt_sentences(text) == expected
+
+
+def test_punkt_is_the_default_splitter_and_redline_is_ours() -> None:
+    from scoring.sentences import DEFAULT_SPLITTER, sentences
+
+    text = "He looks at him.The camera pans left."
+    assert DEFAULT_SPLITTER == "punkt"
+    assert sentences(text) == [text]
+    assert sentences(text, "redline") == split_sentences(text)
+
+
+def test_an_unknown_splitter_is_refused_naming_the_choices() -> None:
+    from scoring.sentences import sentences
+
+    with pytest.raises(ValueError, match="unknown sentence splitter 'spacy'; choose from punkt"):
+        sentences("A man walks.", "spacy")

@@ -129,3 +129,26 @@ def test_a_study_job_stores_every_table1_set_and_the_profile_reads_them(four_mod
     # The circular "own final text" score is gone: no score column is 1.0 for every accept.
     assert "score_gold_cider" in table.index and table.loc["score_length", "reference_set"] == (
         "control")
+
+
+def test_a_job_records_its_splitter_and_refuses_an_unknown_one(four_models):
+    from annotation.services.errors import ServiceError
+
+    job = score_job_create(study=four_models, metrics=["hm_cf"], judges=["minilm"],
+                           splitter="redline", enqueue=False)
+    assert job.splitter == "redline"
+    assert score_job_create(study=four_models, metrics=["hm_cf"], enqueue=False).splitter == (
+        "punkt")
+    with pytest.raises(ServiceError, match="Unknown sentence splitter 'spacy'"):
+        score_job_create(study=four_models, metrics=["hm_cf"], splitter="spacy", enqueue=False)
+
+
+@pytest.mark.slow
+def test_stored_embedding_scores_name_their_splitter_in_the_metric_version(four_models):
+    for splitter in ("punkt", "redline"):
+        job = score_job_create(study=four_models, metrics=["hm_cf"], judges=["minilm"],
+                               splitter=splitter, enqueue=False)
+        assert score_job_run(job_id=job.pk) == "ran"
+    versions = set(ScoreResult.objects.filter(subject="caption_vs_approved", metric="hm_cf")
+                   .values_list("metric_version", flat=True))
+    assert versions == {"embedding-2+punkt", "embedding-2+redline"}

@@ -19,12 +19,16 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True)
         parser.add_argument("--metrics", help="comma-separated metric names (default: all)")
         parser.add_argument("--judges", help="comma-separated judges for embedding metrics")
+        parser.add_argument(
+            "--splitter", default="punkt", choices=["punkt", "redline"],
+            help="sentence splitter of fine, HM-CF and CosSen: punkt (NLTK's, the benchmarks', "
+            "default) or redline (ours: also splits at line breaks and glued sentences)")
         parser.add_argument("--wait", action="store_true", help="follow a queued job to its end")
         parser.add_argument(
             "--poll", type=float, default=1.0, help="seconds between progress checks with --wait"
         )
 
-    def handle(self, *args, study, metrics, judges, wait, poll, **options):
+    def handle(self, *args, study, metrics, judges, splitter, wait, poll, **options):
         from scoring.tasks import run_score_job
 
         study = get_study(study)
@@ -35,6 +39,7 @@ class Command(BaseCommand):
                 study=study,
                 metrics=split(metrics) or None,
                 judges=split(judges) or None,
+                splitter=splitter,
                 enqueue=not eager,
             )
         except ServiceError as error:

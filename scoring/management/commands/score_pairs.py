@@ -25,12 +25,16 @@ class Command(BaseCommand):
             "--metrics", required=True, help="comma-separated metric names, or `list`"
         )
         parser.add_argument("--judges", help="comma-separated judges for embedding metrics")
+        parser.add_argument(
+            "--splitter", default="punkt", choices=["punkt", "redline"],
+            help="sentence splitter of fine, HM-CF and CosSen: punkt (NLTK's, the benchmarks', "
+            "default) or redline (ours: also splits at line breaks and glued sentences)")
         parser.add_argument("--out", type=Path, help="output file (default: standard output)")
         parser.add_argument(
             "--skip-bad", action="store_true", help="skip bad lines (reported) instead of stopping"
         )
 
-    def handle(self, *args, pairs, metrics, judges, out, skip_bad, **options):
+    def handle(self, *args, pairs, metrics, judges, splitter, out, skip_bad, **options):
         if metrics.strip() == "list":
             self.list_metrics()
             return
@@ -62,14 +66,14 @@ class Command(BaseCommand):
 
         batch = [Pair(str(n), p.candidate, p.references) for n, p in enumerate(good)]
         records = [{"id": p.id} for p in good]
-        failures = self.score(batch, names, judge_list, records)
+        failures = self.score(batch, names, judge_list, records, splitter)
         self.write(records, out)
         if failures:
             raise CommandError(
                 "Failed: " + "; ".join(f"{key}: {message}" for key, message in failures.items())
             )
 
-    def score(self, batch, names, judge_list, records) -> dict[str, str]:
+    def score(self, batch, names, judge_list, records, splitter) -> dict[str, str]:
         """Fill ``records`` family by family; returns {metric[@judge]: error} of what failed."""
         by_family: dict[str, list[str]] = {}
         for name in names:
@@ -81,7 +85,7 @@ class Command(BaseCommand):
                 label = f"{family}{f' ({judge})' if judge else ''}"
                 self.stderr.write(f"Scoring {len(batch)} pair(s): {label}...")
                 started = time.monotonic()
-                options = ScoringOptions(judge=judge or judge_list[0])
+                options = ScoringOptions(judge=judge or judge_list[0], splitter=splitter)
                 try:
                     outcome = families.score_batch(family, batch, family_names, options)
                 except Exception as error:  # noqa: BLE001 - one family failing spares the others
