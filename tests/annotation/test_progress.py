@@ -220,7 +220,9 @@ def test_kappa_is_the_same_after_an_export_and_import_of_the_study(study, make_u
     assert by_assignment != pytest.approx(by_name)  # the order matters for this study
     assert overview.kappa == pytest.approx(by_assignment)
 
-    copy = bundle_import(data=bundle_export_bytes(study=study), slug="s1-copy").study
+    copy = bundle_import(
+        data=bundle_export_bytes(study=study), slug="s1-copy", grant_existing=True
+    ).study
     assert numbers(copy) == numbers(study)
     admin = make_user("copy-admin")
     membership_grant(study=copy, user=admin, role="admin")
