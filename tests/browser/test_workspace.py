@@ -196,8 +196,10 @@ def test_two_tabs_on_one_annotation_show_the_conflict_and_let_the_person_choose(
     wait_saved(second)
     wait_for(lambda: annotator_pass(annotation).overview_text == "Written in the second tab.", message="mine kept")
 
-    # The first tab now edits a stale version: it takes theirs.
-    first.keyboard.type(" More.")
+    # The first tab now rewrites the same words on a stale version (a true overlap): it takes theirs.
+    # (Edits that do not overlap are merged instead: tests/browser/test_workspace_merge.py.)
+    first.keyboard.press("Control+a")
+    first.keyboard.type("Written in the third tab.")
     first.wait_for_selector("#conflict:not([hidden])")
     first.locator("#take-theirs").click()
     first.wait_for_selector("#conflict", state="hidden")

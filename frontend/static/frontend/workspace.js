@@ -8,6 +8,7 @@
 import { Player } from "./player.js";
 import { resizableSplit } from "./workspace-split.js";
 import { liveEditSize, wordDiff } from "./edits.js";
+import { mergeUnit } from "./merge.js";
 import { csrfToken, renderRedline } from "./redline.js";
 import { Activity } from "./workspace-activity.js";
 import { duration, fill, h, kbd, same, seconds, span } from "./workspace-dom.js";
@@ -1026,7 +1027,11 @@ function conflict(current, detail, base) {
     say(`This annotation is now ${current.state.replace("_", " ")} (changed in another tab or by QC); it cannot be edited here.`, "error", { sticky: true });
     return;
   }
+  // Three-way: against `base`, what only one side changed is taken from it, and what both
+  // changed is merged (merge.js); only true overlaps are left for the person to pick.
   const rows = [];
+  const merged = new Map();
+  const both = [];
   for (const key of sync.keys()) {
     const mine = unitOf(draft, key);
     const other = unitOf(theirs, key);
@@ -1035,10 +1040,20 @@ function conflict(current, detail, base) {
       continue;
     }
     const lost = key === "overview" && current.overview_locked;
-    if (!lost && base && same(unitOf(base, key), other)) continue; // only this tab changed it
-    rows.push({ key, mine, other, lost });
+    if (lost || !base) {
+      rows.push({ key, mine, other, lost });
+      continue;
+    }
+    if (same(unitOf(base, key), other)) continue; // only this tab changed it
+    const result = mergeUnit(mergeBase(base, key), mine, other, { modeOrder: MODES.map((mode) => mode.key) });
+    if (result.conflict) rows.push({ key, mine, other, lost: false });
+    else {
+      merged.set(key, result.value);
+      both.push(key);
+    }
   }
-  pending = { current, theirs };
+  const elsewhere = base ? allKeys().filter((key) => !sync.has(key) && !same(unitOf(base, key), unitOf(theirs, key))) : [];
+  pending = { current, theirs, merged, told: [...both, ...elsewhere] };
   if (!rows.length) {
     keepMine({ quiet: true });
     return;
@@ -1046,8 +1061,17 @@ function conflict(current, detail, base) {
   showConflict(rows, detail);
 }
 
+// A unit as both sides started from it. An overview not yet rejected is edited from the original
+// text (that is what the editor starts from), so that is the text both sides' edits are against.
+function mergeBase(base, key) {
+  const unit = unitOf(base, key);
+  return key === "overview" && unit.verdict !== "reject" ? { ...unit, text: caption.overview } : unit;
+}
+
+const allKeys = () => ["overview", ...originals.map((w, position) => `w:${position}`), "segmentation"];
+
 function showConflict(rows, detail) {
-  $("conflict-detail").textContent = `${detail} Someone (perhaps you, in another tab) saved changes to the parts below while this tab had unsaved changes to them.`;
+  $("conflict-detail").textContent = `${detail} Someone (perhaps you, in another tab) changed the same things as this tab in the parts below: choose, for each, which version to keep. Changes that did not overlap are merged.`;
   const diffs = [];
   fill($("conflict-changes"), ...rows.map(({ key, mine, other, lost }) => {
     const section = h("section", { class: "ws-change", dataset: { key } },
@@ -1055,7 +1079,10 @@ function showConflict(rows, detail) {
       h("div", { class: "ws-two" },
         h("div", null, h("h4", { text: "Saved elsewhere (theirs)" }), describe(key, other)),
         h("div", null, h("h4", { text: "This tab (yours, unsaved)" }), describe(key, mine))),
-      lost ? h("p", { class: "ws-near-total", text: "The overview verdict was submitted and locked in the other tab, so your overview changes cannot be kept." }) : null);
+      lost ? h("p", { class: "ws-near-total", text: "The overview verdict was submitted and locked in the other tab, so your overview changes cannot be kept." })
+        : h("div", { class: "ws-pick", role: "radiogroup", "aria-label": `${unitLabel(key)}: which version to keep` },
+          h("label", { class: "inline" }, h("input", { type: "radio", name: `pick-${key}`, value: "mine", checked: true }), " Keep mine"),
+          h("label", { class: "inline" }, h("input", { type: "radio", name: `pick-${key}`, value: "theirs" }), " Take theirs")));
     const fields = key === "overview" ? ["text"] : key === "segmentation" ? [] : ["scene", "shot"];
     for (const field of fields) {
       if (mine.verdict === "reject" && other.verdict === "reject" && mine[field] !== other[field]) {
@@ -1076,15 +1103,22 @@ function adopt(current) {
   sync.setVersion(current.version);
 }
 
+// Save the merge: theirs, with what was merged and, per conflicting unit, the version picked.
 function keepMine({ quiet = false } = {}) {
   if (!pending) return;
-  const { current, theirs } = pending;
+  const { current, theirs, merged: mergedUnits = new Map(), told = [] } = pending;
   pending = null;
   const merged = structuredClone(theirs);
+  const picked = (key) => conflictDialog.querySelector(`input[name="pick-${key}"]:checked`)?.value || "mine";
   for (const key of sync.keys()) {
     if (key === "overview" && current.overview_locked) sync.drop(key);
-    else setUnit(merged, key, unitOf(draft, key));
+    else if (mergedUnits.has(key)) setUnit(merged, key, mergedUnits.get(key));
+    else if (!conflictDialog.hidden && picked(key) === "theirs") {
+      sync.drop(key);
+      stash.delete(key);
+    } else setUnit(merged, key, unitOf(draft, key));
   }
+  if (told.length) say(`Merged with changes saved elsewhere: ${told.map(unitLabel).join(", ")}. Your own changes are kept.`, "ok");
   const changedView = !same(merged, draft) || current.overview_locked !== server.overview_locked;
   draft = merged;
   adopt(current);
@@ -1094,18 +1128,10 @@ function keepMine({ quiet = false } = {}) {
   sync.save();
 }
 
+// Theirs for every part listed in the dialog; the merged parts stay merged.
 function takeTheirs() {
-  if (!pending) return;
-  const { current, theirs } = pending;
-  pending = null;
-  draft = structuredClone(theirs);
-  stash.clear();
-  sync.dropAll();
-  adopt(current);
-  conflictDialog.hidden = true;
-  sync.unblock();
-  render();
-  sync.save();
+  for (const radio of conflictDialog.querySelectorAll("input[type=radio][value=theirs]")) radio.checked = true;
+  keepMine();
 }
 
 $("keep-mine").addEventListener("click", () => keepMine());
