@@ -67,3 +67,5 @@ def test_the_decision_area_fits_1280_by_720_in_every_step(sign_in, live_server, 
 
     page.keyboard.press("?")
     assert "Factual error" in page.locator("#help-modes").inner_text()
+    saving = page.locator("#help-saving").inner_text()
+    assert "merged word by word" in saving and "end before its start" in saving
