@@ -9,10 +9,14 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv system lint test test-fast bench serve serve-with-worker
+.PHONY: demo venv venv-dev system lint test test-fast bench serve serve-with-worker
 
+# What runs the product (requirements.txt); venv-dev adds the tests and linters (requirements-dev.txt).
 venv:
 	@scripts/venv.sh
+
+venv-dev:
+	@scripts/venv.sh dev
 
 system:
 	@scripts/system-packages.sh demo
@@ -37,8 +41,8 @@ serve-with-worker:
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Static checks: ruff over the Python, ESLint over the browser code (and its tests), and the
-# pure JavaScript modules under Node's test runner (tests/js). Tools: requirements.txt, package-lock.json.
-lint: venv
+# pure JavaScript modules under Node's test runner (tests/js). Tools: requirements-dev.txt, package-lock.json.
+lint: venv-dev
 	@scripts/js-tools.sh
 	$(PY) -m ruff check .
 	node_modules/.bin/eslint frontend/static tests eslint.config.js
@@ -46,15 +50,15 @@ lint: venv
 
 # The whole suite: the checks above, then PostgreSQL, Redis, a real Celery worker, headless Chromium.
 # Tasks run eagerly except in the worker tests, which send them through Redis.
-test: venv lint
+test: venv-dev lint
 	@scripts/system-packages.sh test
 	@scripts/services.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \
 		$(PYTEST) -p no:cacheprovider
 
 # The inner loop: SQLite, no browser, no worker, no model loading.
-test-fast: venv
+test-fast: venv-dev
 	$(PYTEST) -p no:cacheprovider -m "not browser and not postgres and not worker and not slow"
 
-bench: venv
+bench: venv-dev
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv with Python 3.11 and installs requirements*.txt into it (idempotent).
+# Creates .venv with Python 3.11 and installs what runs Redline into it (idempotent).
+#   scripts/venv.sh       -> requirements.txt, requirements-nodeps.txt (make demo, make serve)
+#   scripts/venv.sh dev   -> the same, then requirements-dev.txt: tests and linters (make test, make lint)
 set -euo pipefail
 python=${PYTHON:-}
 if [ -z "$python" ]; then
@@ -27,4 +29,15 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$current" ]; then
   .venv/bin/pip install -q -r requirements.txt
   .venv/bin/pip install -q --no-deps -r requirements-nodeps.txt
   echo "$current" > "$stamp"
+fi
+# A second stamp: the demo's installs never pull the tests' packages, and the tests' never
+# reinstall the product's when only the dev list changed.
+if [ "${1:-}" = "dev" ]; then
+  dev_stamp=.venv/.requirements-dev.sha256
+  dev_current=$(sha256sum requirements-dev.txt | cut -d' ' -f1)
+  if [ "$(cat "$dev_stamp" 2>/dev/null)" != "$dev_current" ]; then
+    echo "Installing the tests' and linters' Python packages"
+    .venv/bin/pip install -q -r requirements-dev.txt
+    echo "$dev_current" > "$dev_stamp"
+  fi
 fi
