@@ -35,9 +35,9 @@ def run(url: str) -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from scalebuild import analyze, build
 
     from annotation.progress import study_progress
-    from scalebuild import analyze, build
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

@@ -185,7 +185,7 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
                 telemetry={"watched_share": 0.9},
             )
         passes, corrections, risks, events = [], [], [], []
-        for number, (pk, caption_id, annotator_id) in enumerate(chosen):
+        for pk, caption_id, annotator_id in chosen:
             reject = rng.random() < 0.4
             text = "A person crosses a road; the camera stays on the pavement." if reject else ""
             passes.append(
