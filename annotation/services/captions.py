@@ -35,7 +35,13 @@ def study_caption_pairs(study: Study) -> set[tuple[str, str]]:
     )
 
 
-def captions_import_jsonl(*, study: Study, data: bytes, keep_invalid: bool = False) -> CaptionImportReport:
+def captions_import_jsonl(
+    *,
+    study: Study,
+    data: bytes,
+    keep_invalid: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> CaptionImportReport:
     """Validate every line, then store all captions in one transaction, or none.
 
     Without keep_invalid any error refuses the whole file. With keep_invalid,
@@ -49,7 +55,9 @@ def captions_import_jsonl(*, study: Study, data: bytes, keep_invalid: bool = Fal
         existing_pairs=study_caption_pairs(study),
         keep_invalid=keep_invalid,
     )
-    return captions_store(study=study, result=result, keep_invalid=keep_invalid)
+    return captions_store(
+        study=study, result=result, keep_invalid=keep_invalid, progress=progress
+    )
 
 
 def captions_import_clip_cc(

@@ -118,3 +118,32 @@ def test_clip_cc_model_file_becomes_overview_only_captions(clips, tmp_path):
     call_command("import_captions", "--study", "s1", "--format", "clip-cc", str(path), stdout=StringIO())
     assert set(Caption.objects.values_list("model__name", flat=True)) == {"longva"}
     assert Window.objects.count() == 0
+
+
+def test_a_large_import_draws_a_progress_bar_batch_by_batch(clips, tmp_path, monkeypatch):
+    from annotation.services import captions
+
+    monkeypatch.setattr(captions, "IMPORT_BATCH", 2)
+    records = [{**GOOD, "model": f"m{n}"} for n in range(5)]
+    out, err = run_import(tmp_path, jsonl(*records))
+    assert "Stored 5 caption(s)" in out
+    assert [line.rsplit("]", 1)[1].strip() for line in err.split("\r") if "]" in line] == [
+        "2/5 captions stored", "4/5 captions stored", "5/5 captions stored",
+    ]
+    assert state() == (5, 10, 5)
+
+
+def test_captions_of_many_batches_keep_their_own_windows(clips, tmp_path, monkeypatch):
+    from annotation.services import captions
+
+    monkeypatch.setattr(captions, "IMPORT_BATCH", 3)
+    records = [
+        {**GOOD, "model": f"m{n}", "overview": f"Caption {n}.",
+         "windows": GOOD["windows"][: 1 + n % 2]}
+        for n in range(7)
+    ]
+    run_import(tmp_path, jsonl(*records))
+    for caption in Caption.objects.select_related("model"):
+        n = int(caption.model.name[1:])
+        assert caption.overview == f"Caption {n}."
+        assert caption.windows.count() == 1 + n % 2

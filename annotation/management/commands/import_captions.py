@@ -26,6 +26,17 @@ class Command(BaseCommand):
             help="store schema-invalid captions flagged invalid_kept, with their errors",
         )
 
+    def progress(self, stored: int, total: int) -> None:
+        """A progress bar on stderr, redrawn after each stored batch (imports are all-or-nothing:
+        nothing is committed until the last batch)."""
+        width = 30
+        done = round(width * stored / total) if total else width
+        self.stderr.write(
+            f"\r[{'#' * done}{'.' * (width - done)}] {stored:,}/{total:,} captions stored",
+            ending="\n" if stored >= total else "",
+        )
+        self.stderr.flush()
+
     def handle(self, *args, file, study, format, model, keep_invalid, **options):
         study = get_study(study)
         try:
@@ -34,7 +45,9 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: cannot be read ({exc.strerror})") from exc
         try:
             if format == "jsonl":
-                report = captions_import_jsonl(study=study, data=data, keep_invalid=keep_invalid)
+                report = captions_import_jsonl(
+                    study=study, data=data, keep_invalid=keep_invalid, progress=self.progress
+                )
             else:
                 report = captions_import_clip_cc(
                     study=study, data=data, model=model or file.stem, keep_invalid=keep_invalid

@@ -1,0 +1,408 @@
+"""Scale: the requests people make all day, on a lab-size study, at 1, 5, 20 and 50 clients.
+
+Standalone (`make bench` runs it): ``.venv/bin/python bench/bench_scale.py [--full]``.
+The lab-size study of issue 12 is 20 models x 5,000 clips x 8 windows, 50 annotators, 10%
+double annotation. Building it (800,000 windows, each checked by the timeline trigger) takes
+far too long on a shared 2-core machine, so by default the bench builds 20 models x 500
+clips x 8 windows (a tenth) and says so; ``--full`` builds the whole study. The study is
+built with bench/scalebuild.py (imports and assignment through the services, half of the
+annotations submitted in bulk), then ANALYZEd.
+
+Then gunicorn (2 workers x 4 threads, gthread, DEBUG off) serves a scratch PostgreSQL
+database (redline_bench_scale on 127.0.0.1) and N client threads each work like a person:
+annotators press start next, load the workspace payload, autosave three times (overview,
+windows, view state), lock the overview and submit; reviewers load the first page of the
+review queue (50), press review next (the claim) and approve. Latencies p50/p95/p99 per
+request and N, the progress page, assignment, import and bundle export times, and SQL
+queries per request (counted in-process) are printed beside the issue's targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import http.client
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+
+from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, wait_for_server
+
+DATABASE = "redline_bench_scale"
+LAB = {"clips": 5000, "models": 20, "windows": 8}
+DEFAULT = {"clips": 500, "models": 20, "windows": 8}
+ANNOTATORS, REVIEWERS = 50, 50
+LEVELS = (1, 5, 20, 50)
+TARGETS_MS = {
+    "start next": 100,
+    "workspace payload": None,
+    "autosave": 100,
+    "lock overview": None,
+    "submit": None,
+    "review queue (first 50)": 200,
+    "review claim (next)": None,
+    "approve": None,
+}
+
+
+def pg(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+
+
+class Session:
+    def __init__(self, port: int, cookie: str, csrf: str):
+        self.port, self.cookie, self.csrf = port, cookie, csrf
+        self.connection = http.client.HTTPConnection(HOST, port, timeout=60)
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, dict, float]:
+        headers = {
+            "Cookie": self.cookie,
+            "X-CSRFToken": self.csrf,
+            "Host": f"{HOST}:{self.port}",
+            "Content-Type": "application/json",
+        }
+        data = json.dumps(body) if body is not None else None
+        started = time.perf_counter()
+        try:
+            self.connection.request(method, path, data, headers)
+            response = self.connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            self.connection = http.client.HTTPConnection(HOST, self.port, timeout=60)
+            return 599, {}, (time.perf_counter() - started) * 1000
+        elapsed = (time.perf_counter() - started) * 1000
+        try:
+            answer = json.loads(raw) if raw[:1] in (b"{", b"[") else {}
+        except ValueError:
+            answer = {}
+        return response.status, answer, elapsed
+
+
+def annotator_cycle(s: Session, slug: str, record) -> None:
+    status, answer, ms = s.call("POST", f"/api/studies/{slug}/my-queue/next/")
+    record("start next", status, ms)
+    if status != 200:
+        return
+    pk = answer["id"]
+    status, payload, ms = s.call("GET", f"/api/annotations/{pk}/")
+    record("workspace payload", status, ms)
+    if status != 200:
+        return
+    version = payload["version"]
+    windows = len(payload["caption"]["windows"])
+    steps = [
+        {"overview": {"verdict": "accept"}, "active_seconds": 30, "telemetry": {"watched_share": 0.9}},
+        None,  # lock the overview
+        {"windows": [{"index": i, "verdict": "accept"} for i in range(windows)], "segmentation": {"verdict": "accept"}},
+        {"ui_state": {"unit": windows, "time": 12.5}, "active_seconds": 5},
+    ]
+    for change in steps:
+        if change is None:
+            status, answer, ms = s.call("POST", f"/api/annotations/{pk}/lock-overview/", {"base_version": version})
+            record("lock overview", status, ms)
+        else:
+            status, answer, ms = s.call(
+                "PATCH", f"/api/annotations/{pk}/draft/", {"base_version": version, "changes": change}
+            )
+            record("autosave", status, ms)
+        if status != 200:
+            return
+        version = answer["version"]
+    status, answer, ms = s.call("POST", f"/api/annotations/{pk}/submit/", {"base_version": version})
+    record("submit", status, ms)
+
+
+def reviewer_cycle(s: Session, slug: str, record) -> None:
+    status, _, ms = s.call("GET", f"/api/studies/{slug}/review-queue/?limit=50")
+    record("review queue (first 50)", status, ms)
+    status, answer, ms = s.call("POST", f"/api/studies/{slug}/review-queue/next/")
+    record("review claim (next)", status, ms)
+    if status != 200:
+        return
+    status, _, ms = s.call("POST", f"/api/annotations/{answer['id']}/approve/")
+    record("approve", status, ms)
+
+
+def drive(sessions: list[Session], cycle, slug: str, cycles: int) -> tuple[dict, dict]:
+    latencies: dict[str, list[float]] = defaultdict(list)
+    failures: dict[str, list[int]] = defaultdict(list)
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(sessions))
+
+    def record(name: str, status: int, ms: float) -> None:
+        with lock:
+            (latencies[name].append(ms) if status < 400 else failures[name].append(status))
+
+    def run(session: Session) -> None:
+        barrier.wait()
+        for _ in range(cycles):
+            cycle(session, slug, record)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=900)
+    return latencies, failures
+
+
+def queries_per_request(built) -> dict[str, int]:
+    """SQL statements per request, counted in-process with Django's test client."""
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Annotation
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    slug = built.study.slug
+    counts = {}
+
+    def count(name, user, method, path, body=None):
+        client = Client()
+        client.force_login(user)
+        with CaptureQueriesContext(connection) as captured:
+            response = getattr(client, method)(path, data=body, content_type="application/json")
+        counts[name] = (len(captured), response.status_code)
+        return response
+
+    annotator, reviewer = built.annotators[-1], built.reviewers[-1]
+    answer = count("start next", annotator, "post", f"/api/studies/{slug}/my-queue/next/").json()
+    pk = answer["id"]
+    payload = count("workspace payload", annotator, "get", f"/api/annotations/{pk}/").json()
+    count(
+        "autosave",
+        annotator,
+        "patch",
+        f"/api/annotations/{pk}/draft/",
+        {"base_version": payload["version"], "changes": {"overview": {"verdict": "accept"}}},
+    )
+    count("my queue (first 100)", annotator, "get", f"/api/studies/{slug}/my-queue/")
+    count("review queue (first 50)", reviewer, "get", f"/api/studies/{slug}/review-queue/?limit=50")
+    answer = count("review claim (next)", reviewer, "post", f"/api/studies/{slug}/review-queue/next/").json()
+    count("approve", reviewer, "post", f"/api/annotations/{answer['id']}/approve/")
+    count("progress page", built.admin, "get", f"/studies/{slug}/progress/")
+    assert Annotation.objects.filter(pk=pk).exists()
+    return counts
+
+
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="build the whole lab-size study (slow)")
+    parser.add_argument("--cycles", type=int, default=2, help="work cycles per client and level (2)")
+    parser.add_argument("--clips", type=int, help="clips per model instead (a quick try)")
+    args = parser.parse_args(argv)
+    size = dict(LAB if args.full else DEFAULT)
+    if args.clips:
+        size["clips"] = args.clips
+    user = getpass.getuser()
+    if not shutil.which("createdb") or pg("pg_isready", "-h", HOST, "-q").returncode != 0:
+        print(f"scale bench: skipped, no PostgreSQL on {HOST} (or no createdb)")
+        return 0
+    pg("dropdb", "--if-exists", "-h", HOST, DATABASE)
+    created = pg("createdb", "-h", HOST, DATABASE)
+    if created.returncode != 0:
+        print(f"scale bench: skipped, cannot create {DATABASE}: {created.stderr.strip()}")
+        return 0
+    scratch = tempfile.mkdtemp(prefix="redline-bench-scale-")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{user}@{HOST}:5432/{DATABASE}",
+        "MEDIA_ROOT": scratch,
+        "STATIC_ROOT": scratch,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "ALLOWED_HOSTS": HOST,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "ERROR",
+        # Scoring a final verdict is a Celery job; its own bench measures it.
+        "SCORING_ON_FINAL_VERDICT": "0",
+    }
+    env.pop("CELERY_BROKER_URL", None)
+    os.environ.update(
+        {
+            k: env[k]
+            for k in (
+                "DATABASE_URL",
+                "MEDIA_ROOT",
+                "DJANGO_SETTINGS_MODULE",
+                "SECRET_KEY",
+                "DEBUG",
+                "SCORING_ON_FINAL_VERDICT",
+            )
+        }
+    )
+    server = None
+    try:
+        import django
+
+        django.setup()
+        from django.conf import settings
+        from django.core.management import call_command
+        from django.db import connections
+        from django.utils.crypto import get_random_string
+
+        from annotation.progress import study_progress
+        from annotation.services.bundles import bundle_export_bytes
+        from scalebuild import analyze, build
+
+        call_command("migrate", verbosity=0)
+        scope = (
+            "the lab-size study"
+            if size == LAB
+            else f"{size['clips'] / LAB['clips']:.0%} of the lab-size study (--full builds all of it)"
+        )
+        print(
+            f"building {size['models']} models x {size['clips']:,} clips x {size['windows']} windows, "
+            f"{ANNOTATORS} annotators, 10% double annotation: {scope}"
+        )
+        started = time.perf_counter()
+        built = build(
+            slug="scale", annotators=ANNOTATORS, reviewers=REVIEWERS, overlap=0.1, submitted_share=0.5, **size
+        )
+        paper = build(
+            slug="paper",
+            clips=200,
+            models=13,
+            windows=4,
+            annotators=5,
+            reviewers=1,
+            overlap=0.0,
+            submitted_share=1.0,
+            say=lambda *a, **k: None,
+        )
+        analyze()
+        print(
+            f"  {built.captions:,} captions, {built.windows:,} windows, {built.annotations:,} annotations, "
+            f"{built.submitted:,} submitted; built in {time.perf_counter() - started:.0f} s "
+            f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+        )
+        for step, seconds in built.timings.items():
+            print(f"    {step}: {seconds:.1f} s")
+
+        progress_s = min(timed(lambda: study_progress(study=built.study)) for _ in range(3))
+        export_s = min(timed(lambda: bundle_export_bytes(study=paper.study)) for _ in range(2))
+        counts = queries_per_request(built)
+
+        sessions_of = {}
+        for person in built.annotators + built.reviewers:
+            token = get_random_string(32)  # CSRF tokens are 32 letters and digits
+            sessions_of[person.pk] = (
+                f"{settings.SESSION_COOKIE_NAME}={signed_in_session(person)}; {settings.CSRF_COOKIE_NAME}={token}",
+                token,
+            )
+        connections.close_all()
+        port = free_port()
+        server = subprocess.Popen(
+            [
+                gunicorn_binary(),
+                "config.wsgi:application",
+                "--bind",
+                f"{HOST}:{port}",
+                "--workers",
+                "2",
+                "--worker-class",
+                "gthread",
+                "--threads",
+                "4",
+                "--log-level",
+                "warning",
+                "--chdir",
+                str(REPO),
+            ],
+            env=env,
+            cwd=REPO,
+        )
+        wait_for_server(port, server)
+        print(f"gunicorn 2 workers x 4 threads on {HOST}:{port}; {args.cycles} cycles per client and level")
+
+        def sessions(people):
+            return [Session(port, *sessions_of[p.pk]) for p in people]
+
+        drive(sessions(built.annotators[:2]), annotator_cycle, "scale", 1)  # warm up
+        results: dict[int, dict[str, list[float]]] = {}
+        failed: dict[int, dict[str, list[int]]] = {}
+        for level in LEVELS:
+            a, fa = drive(sessions(built.annotators[:level]), annotator_cycle, "scale", args.cycles)
+            r, fr = drive(sessions(built.reviewers[:level]), reviewer_cycle, "scale", args.cycles)
+            results[level], failed[level] = {**a, **r}, {**fa, **fr}
+
+        print()
+        print(
+            f"{'request':<26}{'clients':>8}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
+            f"{'target':>10}{'p95/target':>12}{'queries':>9}"
+        )
+        for name, target in TARGETS_MS.items():
+            for level in LEVELS:
+                values = results[level].get(name, [])
+                errors = len(failed[level].get(name, []))
+                if not values:
+                    print(f"{name:<26}{level:>8}{0:>6}  (no successful requests, {errors} failed)")
+                    continue
+                p50, p95, p99 = (percentile(values, q) for q in (0.5, 0.95, 0.99))
+                ratio = f"{p95 / target:.2f}x" if target else ""
+                goal = f"< {target} ms" if target else ""
+                queries = counts.get(name, ("", 0))[0]
+                note = f"  ({errors} failed)" if errors else ""
+                print(
+                    f"{name:<26}{level:>8}{len(values):>6}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}"
+                    f"{goal:>10}{ratio:>12}{queries:>9}{note}"
+                )
+        print()
+        print(f"{'whole job':<48}{'seconds':>9}{'target':>10}{'ratio':>8}")
+        rows = [
+            (f"progress page data ({built.annotations:,} annotations)", progress_s, 1.0),
+            (
+                f"assignment of {built.captions:,} captions to {ANNOTATORS} annotators",
+                built.timings["assignment"],
+                10.0 * built.captions / 100_000,
+            ),
+            (
+                f"caption import ({built.captions:,} captions, {built.windows:,} windows)",
+                built.timings["caption import"],
+                30.0 * built.captions / 100_000,
+            ),
+            (f"bundle export ({paper.annotations:,} annotations)", export_s, 1.0),
+        ]
+        for name, seconds, target in rows:
+            print(f"{name:<48}{seconds:>9.2f}{target:>10.2f}{seconds / target:>7.2f}x")
+        print("  (assignment and import targets are scaled to the size built: 10 s and 30 s per 100,000 captions)")
+        print()
+        print("SQL queries per request (in-process, the same for any queue size; tests assert it):")
+        for name, (number, status) in counts.items():
+            print(f"  {name:<28}{number:>4}  (HTTP {status})")
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001 - Django may not be set up when building failed
+            pass
+        pg("dropdb", "--if-exists", "-h", HOST, DATABASE)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
