@@ -256,10 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         from django.core.management import call_command
         from django.db import connections
         from django.utils.crypto import get_random_string
+        from scalebuild import analyze, build
 
         from annotation.progress import study_progress
         from annotation.services.bundles import bundle_export_bytes
-        from scalebuild import analyze, build
 
         call_command("migrate", verbosity=0)
         scope = (

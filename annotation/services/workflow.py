@@ -17,7 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
 from annotation import audit_diff, returns, risk, workflow
@@ -226,18 +227,33 @@ def annotations_assign(
 
 
 def _claim_version(
-    annotation_id: int, base_version: int, states: Iterable[str], *, annotator=None
+    annotation_id: int,
+    base_version: int,
+    states: Iterable[str],
+    *,
+    annotator=None,
+    also: Callable[[Annotation], dict[str, Any]] | None = None,
 ) -> Annotation:
     """Bump the version if it is still `base_version` in one of `states` (and, with
-    `annotator`, belongs to them); else NotAllowed or Conflict."""
-    rows = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=list(states))
-    if annotator is not None:
-        rows = rows.filter(annotator=annotator)
-    moved = rows.update(version=F("version") + 1)
+    `annotator`, belongs to them); else NotAllowed or Conflict.
+
+    One read and one conditional UPDATE: the fields `also(annotation)` returns (computed from
+    the row as read) are written by the same UPDATE, which is safe because it applies only
+    while the version is still the one read. The returned annotation carries the new values.
+    """
     annotation = Annotation.objects.select_related("caption__clip", "taxonomy").get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    states = list(states)
+    moved, updates = 0, {}
+    if annotation.version == base_version and annotation.state in states:
+        updates = also(annotation) if also else {}
+        rows = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=states)
+        if annotator is not None:
+            rows = rows.filter(annotator=annotator)
+        moved = rows.update(version=F("version") + 1, **updates)
     if not moved:
+        annotation.refresh_from_db()  # someone may have acted since the read
         if annotation.version != base_version:
             message = (
                 f"This annotation changed since you loaded it (your version {base_version}, "
@@ -246,7 +262,21 @@ def _claim_version(
         else:
             message = f"This annotation is {annotation.get_state_display()} and cannot be changed now."
         raise Conflict(message, annotation_snapshot(annotation))
+    annotation.version = base_version + 1
+    for name, value in updates.items():
+        if isinstance(value, Added):
+            setattr(annotation, name, getattr(annotation, name) + value.amount)
+        else:
+            setattr(annotation, name, value)
     return annotation
+
+
+class Added(CombinedExpression):
+    """`field + amount` in an UPDATE, remembering the amount for the in-memory copy."""
+
+    def __init__(self, name: str, amount: float):
+        super().__init__(F(name), "+", Value(amount))
+        self.amount = amount
 
 
 def _annotator_pass(annotation: Annotation) -> CorrectionPass:
@@ -476,29 +506,35 @@ def annotation_save(
     telemetry {...}. Refused with Conflict when `base_version` is not the current version.
     """
     changes = _mapping(changes, "changes")
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
-    # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
-    touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
-    if touches_pass:
-        _save_pass_changes(annotation, actor, changes)
-    updates: dict[str, Any] = {}
+    # Checked before anything is written; written by the versioned UPDATE itself, so a save
+    # is one read, one UPDATE and, when the pass changed, its rows and one audit event.
+    fields: dict[str, Any] = {}
     if "ui_state" in changes:
         ui_state = dict(_mapping(changes["ui_state"], "ui_state"))
         if len(json.dumps(ui_state)) > MAX_UI_STATE_CHARS:
             raise ServiceError(
                 f"ui_state is longer than {MAX_UI_STATE_CHARS:,} characters of JSON."
             )
-        updates["ui_state"] = ui_state
-    if "telemetry" in changes:
-        updates["telemetry"] = {**annotation.telemetry, **_checked_telemetry(changes["telemetry"])}
+        fields["ui_state"] = ui_state
+    telemetry = _checked_telemetry(changes["telemetry"]) if "telemetry" in changes else None
     if "active_seconds" in changes:
         seconds = _seconds(changes["active_seconds"], "active_seconds")
-        added = min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
-        updates["active_seconds"] = F("active_seconds") + added
-    if updates:
-        Annotation.objects.filter(pk=annotation.pk).update(**updates)
-        # Only what changed: a full refresh would drop the cached caption and clip.
-        annotation.refresh_from_db(fields=["version", "ui_state", "telemetry", "active_seconds"])
+        fields["active_seconds"] = Added(
+            "active_seconds", min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+        )
+
+    def also(current: Annotation) -> dict[str, Any]:
+        if telemetry is None:
+            return fields
+        return {**fields, "telemetry": {**current.telemetry, **telemetry}}
+
+    annotation = _claim_version(
+        annotation_id, base_version, workflow.EDITABLE, annotator=actor, also=also
+    )
+    # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
+    touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
+    if touches_pass:
+        _save_pass_changes(annotation, actor, changes)
     return annotation
 
 
