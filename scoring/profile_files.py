@@ -7,7 +7,8 @@ tables); the analysis benchmark calls it on a synthetic study, so both time and 
 Files, relative to the export directory: ``tidy/captions.csv`` and ``tidy/windows.csv`` (the
 analysis inputs), ``tables/<name>.csv`` and ``.json`` per table, ``figures/<name>.png`` and
 ``.svg`` per figure, and ``report.html``; ``tidy/matched.csv`` (Table 1's leave-both-out pair
-scores) when given. The caller writes ``manifest.json`` from what :func:`write_profile_files`
+scores) and ``tidy/judged.csv`` (the leaderboard's per-clip judge scores) when given. The
+caller writes ``manifest.json`` from what :func:`write_profile_files`
 returns.
 """
 
@@ -60,6 +61,7 @@ def write_profile_files(
     notes: Sequence[str] = (),
     step: Callable[[str], None] | None = None,
     matched: pd.DataFrame | None = None,
+    judged: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Write the tidy inputs, every table, every figure and the report into ``out_dir``.
 
@@ -78,6 +80,8 @@ def write_profile_files(
     write_frame(out / "tidy" / "windows.csv", windows)
     if matched is not None:
         write_frame(out / "tidy" / "matched.csv", matched)
+    if judged is not None:
+        write_frame(out / "tidy" / "judged.csv", judged)
 
     table_entries = []
     for name, table in tables.items():

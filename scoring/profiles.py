@@ -389,6 +389,55 @@ def generated_captions(study: Study) -> pd.DataFrame:
     return frame
 
 
+#: Leaderboard reference choice -> the stored subject whose scores it ranks.
+LEADERBOARD_REFERENCES: dict[str, str] = {
+    "corrected": "overview",
+    "approved": "caption_vs_approved",
+    "imported": "caption_vs_reference",
+}
+
+
+def judged_scores(
+    study: Study,
+    *,
+    metric: str = "hm_cf",
+    judges: Sequence[str] | None = None,
+    references: str = "corrected",
+) -> pd.DataFrame:
+    """Return the stored per-clip scores the leaderboard ranks: columns clip, model, judge, value.
+
+    ``references``: ``corrected`` (default), each model's overview against its own final
+    corrected overview (the profile's chosen verdict); ``approved``, against the approved finals
+    of the clip's other captions; ``imported``, against the clip's imported references. Only
+    judged metrics (one value per judge) make sense here; ``judges`` keeps only those judges.
+    The newest stored value per caption and judge wins.
+    """
+    if references not in LEADERBOARD_REFERENCES:
+        raise ProfileError(f"Unknown references {references!r}; choose from "
+                           f"{', '.join(LEADERBOARD_REFERENCES)}.")
+    if metric not in METRICS:
+        raise ProfileError(f"Unknown metric {metric!r}.")
+    from scoring.models import ScoreResult
+
+    subject = LEADERBOARD_REFERENCES[references]
+    rows = ScoreResult.objects.filter(study=study, subject=subject, metric=metric).exclude(
+        judge_or_backend="")
+    if judges:
+        rows = rows.filter(judge_or_backend__in=list(judges))
+    if subject == "overview":
+        chosen = [a.pk for a in final_annotations(study)]
+        rows = rows.filter(annotation_id__in=chosen)
+    values: dict[tuple[str, str, str], float] = {}
+    for clip, model, judge, value in rows.order_by("computed_at", "pk").values_list(
+            "caption__clip__name", "caption__model__name", "judge_or_backend", "value"):
+        values[(clip, model, judge)] = float("nan") if value is None else value
+    frame = pd.DataFrame([{"clip": c, "model": m, "judge": j, "value": v}
+                          for (c, m, j), v in values.items()],
+                         columns=["clip", "model", "judge", "value"])
+    frame["value"] = frame["value"].astype(float)
+    return frame
+
+
 def matched_table(study: Study) -> pd.DataFrame:
     """Return the study's Table 1 leave-both-out pairs (:func:`matched_pairs`)."""
     verdicts = {}
@@ -500,13 +549,14 @@ def profile_export(
     step("building the tidy tables from the final verdicts")
     captions, windows = tidy_tables(study, allow_empty=True)
     matched = matched_table(study)
+    judged = judged_scores(study)
     per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
-        generated=generated_captions(study),
+        generated=generated_captions(study), judged=judged,
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",
@@ -522,11 +572,13 @@ def profile_export(
         "word thresholds": ", ".join(str(t) for t in study.word_thresholds),
         "near-total cut": study.near_total_cut,
         "windows per caption in Figure 4 (the most common count)": per_caption,
+        "leaderboard score": "hm_cf of each model's overview against its final corrected "
+                             "overview, per embedding judge",
     }
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
         tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE], step=step,
-        matched=matched)
+        matched=matched, judged=judged)
 
     manifest = {
         "study": study.slug,
@@ -538,7 +590,8 @@ def profile_export(
         "figures_failed": written["figures_failed"],
         "figures_not_computable": written["figures_not_computable"],
         "report": "report.html",
-        "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv"],
+        "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv",
+                 "tidy/judged.csv"],
         "notes": written["notes"],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -796,7 +849,12 @@ def profile_job_file(*, study: Study, job_id: str, name: str) -> Path | None:
 
 def main_table(*, study: Study, job_id: str) -> dict[str, Any] | None:
     """Return the per-model profile table (Table 10) of a finished job, as its JSON document."""
-    path = profile_job_file(study=study, job_id=job_id, name=f"tables/{MAIN_TABLE}.json")
+    return profile_table(study=study, job_id=job_id, name=MAIN_TABLE)
+
+
+def profile_table(*, study: Study, job_id: str, name: str) -> dict[str, Any] | None:
+    """Return one table of a finished job as its JSON document (None when there is none)."""
+    path = profile_job_file(study=study, job_id=job_id, name=f"tables/{name}.json")
     return _read_json(path) if path else None
 
 

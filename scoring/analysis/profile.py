@@ -9,6 +9,7 @@ import pandas as pd
 
 from scoring.analysis.gaps import pairwise_gaps
 from scoring.analysis.generation import generation_details
+from scoring.analysis.leaderboard import leaderboard
 from scoring.analysis.metrics import metric_auc
 from scoring.analysis.modes import (
     mode_incidence,
@@ -145,6 +146,19 @@ TABLE_CAPTIONS: dict[str, str] = {
         "on the paired subset. Raw: paired bootstrap over clips. Adjusted: additive model with "
         "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
         "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero."),
+    "leaderboard": (
+        "Leaderboard of the judge ensemble (CLIP-CC-Bench's Borda): each embedding judge ranks "
+        "the models by their mean per-clip score (by default HM-CF of the model's overview "
+        "against its final corrected overview; the export's parameters name the score and "
+        "references); a model gets V - rank points from each judge (the top one V - 1, equal "
+        "means share the better rank); the final rank is by total points, ties broken by the "
+        "mean across judges, then by model name. Only clips scored for every model under every "
+        "judge count (clips). Stability: share of clip-bootstrap resamples in which the model "
+        "keeps its rank, and the central 95% of its ranks (at most 2,000 resamples)."),
+    "judge_agreement": (
+        "Inter-judge agreement on the leaderboard's per-judge means: Kendall's tau-b for each "
+        "pair of judges (1 = same order, -1 = reversed) and Kendall's W across all judges "
+        "(1 = full concordance, 0 = none; tie-corrected)."),
     "generation": (
         "Table 14. Generation details per model over all generated captions (every clip sent, "
         "whether or not it has a final verdict): identifier, route, distinct serving "
@@ -168,6 +182,7 @@ def failure_profile(
     windows_per_caption: int = 4,
     matched: pd.DataFrame | None = None,
     generated: pd.DataFrame | None = None,
+    judged: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -181,7 +196,8 @@ def failure_profile(
     table is marked. ``matched`` holds the leave-both-out pair
     scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`); ``generated`` holds
     every generated caption for Table 14 (columns: model and the generation columns of the
-    captions table; default: ``captions``, i.e. only captions with a final verdict). Models
+    captions table; default: ``captions``, i.e. only captions with a final verdict); ``judged``
+    the per-clip judge scores of the leaderboard (:mod:`scoring.analysis.leaderboard`). Models
     appear in
     the same order in every per-model table (highest paired correct-overview rate first),
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
@@ -239,6 +255,8 @@ def failure_profile(
         "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
                                                adjusted_resamples=adjusted_resamples, seed=seed,
                                                models=models),
+        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out),
+        "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
     }
     assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
@@ -251,6 +269,10 @@ def failure_profile(
         else:
             out[name] = compute()
     needs |= _needs_after(out, min_verdicts)
+    if out["leaderboard"].empty or len(out["leaderboard"]) < 2:
+        needs["leaderboard"] = needs["judge_agreement"] = (
+            "needs stored per-clip judge scores (a study scoring job with embedding metrics) for "
+            "at least 2 models on the same clips")
     for name, reason in needs.items():
         out[name] = mark_not_computable(out[name], reason)
     return out
@@ -325,6 +347,16 @@ def _needs_after(out: Mapping[str, pd.DataFrame], min_verdicts: int) -> dict[str
     if "repairs" in repairs and not repairs.empty and repairs["repairs"].sum() == 0:
         needs["repair_direction"] = "needs window repairs (changed fields of rejected windows)"
     return needs
+
+
+def _leaderboard(judged: pd.DataFrame | None, resamples: int, seed: int,
+                 out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The leaderboard; its agreement table is kept aside for the next step."""
+    if judged is None:
+        judged = pd.DataFrame(columns=["clip", "model", "judge", "value"])
+    table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed)
+    out["_agreement"] = agreement
+    return table
 
 
 def _generation(captions: pd.DataFrame, generated: pd.DataFrame | None, models: list[str]

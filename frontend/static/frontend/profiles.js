@@ -36,10 +36,10 @@ function display(value) {
   return String(value);
 }
 
-function renderTable(table) {
-  const head = document.querySelector("#profile-main-table thead");
-  const body = document.querySelector("#profile-main-table tbody");
-  document.getElementById("profile-main-caption").textContent = table ? table.caption : "";
+function renderTable(table, tableId = "profile-main-table", captionId = "profile-main-caption") {
+  const head = document.querySelector(`#${tableId} thead`);
+  const body = document.querySelector(`#${tableId} tbody`);
+  document.getElementById(captionId).textContent = table ? table.caption : "";
   head.replaceChildren();
   body.replaceChildren();
   if (!table) return;
@@ -122,6 +122,8 @@ function render(job) {
   if (job.state === "done") {
     renderFiles(job);
     renderTable(job.main_table);
+    renderTable(job.leaderboard, "profile-leaderboard", "profile-leaderboard-caption");
+    renderTable(job.judge_agreement, "profile-agreement", "profile-agreement-caption");
     renderFigures(job.figures, job.figures_failed, job.not_computable);
     results.hidden = false;
   }

@@ -1,0 +1,76 @@
+"""The judge ensemble as a study leaderboard: per-judge means, Borda, agreement and stability.
+
+Input: one long table of per-item scores, ``scores`` with columns clip, model, judge, value (one
+automatic score, e.g. HM-CF, of each model's caption of each clip, by each embedding judge).
+Only clips that every model has a score for under every judge take part, so each judge ranks the
+models on the same items (:func:`scoring.ranking.scores_array`). The ranking rules are
+:mod:`scoring.ranking`'s (CLIP-CC-Bench's Borda).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.ranking import bootstrap_ranks, borda, kendall_tau, kendalls_w
+
+SCORE_COLUMNS = ("clip", "model", "judge", "value")
+
+
+def common_items(scores: pd.DataFrame) -> pd.DataFrame:
+    """Return the rows of clips scored for every model under every judge (missing values out)."""
+    scores = scores.dropna(subset=["value"])
+    if scores.empty:
+        return scores
+    cells = scores["model"].nunique() * scores["judge"].nunique()
+    per_clip = scores.groupby("clip")[["model", "judge"]].apply(
+        lambda rows: len(rows.drop_duplicates()))
+    return scores[scores["clip"].isin(per_clip.index[per_clip == cells])]
+
+
+def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (leaderboard, agreement) from per-item judge scores (see the module docstring).
+
+    Leaderboard, best first: rank (Borda, ties broken by the mean across judges, then by model
+    name), model, points, mean_score (mean of the per-judge means), ``mean_<judge>`` and
+    ``rank_<judge>`` for each judge (rank 1 = highest mean; equal means share the better rank),
+    clips (items used), and stability over ``resamples`` bootstrap resamples of the clips:
+    share_at_rank (how often the model keeps its rank) and rank_ci_low / rank_ci_high (central
+    95% of its ranks). Agreement: Kendall's tau-b for each pair of judges, then one row "all
+    judges" with Kendall's W (NaN with fewer than two models). Both empty without a common clip.
+    """
+    used = common_items(scores)
+    judges = sorted(used["judge"].unique())
+    models = sorted(used["model"].unique())
+    if used.empty or not models:
+        return pd.DataFrame(), pd.DataFrame(columns=["judge_a", "judge_b", "kendall_tau",
+                                                     "kendalls_w"])
+    per_item = (used.drop_duplicates(["clip", "model", "judge"], keep="last")
+                .pivot_table(index=["judge", "model"], columns="clip", values="value"))
+    array = np.stack([per_item.loc[judge].loc[models].to_numpy(float) for judge in judges])
+    means = {judge: dict(zip(models, array[j].mean(axis=1).tolist(), strict=True))
+             for j, judge in enumerate(judges)}
+    rows = {row.model: row for row in borda(means)}
+    stability = bootstrap_ranks(array, models, n_boot=resamples, seed=seed)
+    interval = stability.interval()
+    kept = stability.share_at_observed_rank()
+    table = pd.DataFrame({
+        "rank": [rows[m].rank for m in models], "model": models,
+        "points": [rows[m].points for m in models],
+        "mean_score": [rows[m].mean_score for m in models]})
+    for judge in judges:
+        table[f"mean_{judge}"] = [means[judge][m] for m in models]
+        ranked = pd.Series(means[judge]).rank(ascending=False, method="min").astype(int)
+        table[f"rank_{judge}"] = [int(ranked[m]) for m in models]
+    table["clips"] = array.shape[2]
+    table["share_at_rank"] = [kept[m] for m in models]
+    table["rank_ci_low"] = [interval[m][0] for m in models]
+    table["rank_ci_high"] = [interval[m][1] for m in models]
+    table = table.sort_values("rank", ignore_index=True)
+    agreement = [{"judge_a": a, "judge_b": b, "kendall_tau": tau, "kendalls_w": np.nan}
+                 for (a, b), tau in kendall_tau(means).items()]
+    agreement.append({"judge_a": "all judges", "judge_b": "",
+                      "kendall_tau": np.nan,
+                      "kendalls_w": kendalls_w(means) if len(models) >= 2 else np.nan})
+    return table, pd.DataFrame(agreement)
