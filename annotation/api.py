@@ -38,6 +38,30 @@ from annotation.services.errors import ImportRefused, ServiceError
 UploadSerializer = inline_serializer("Upload", {"file": serializers.FileField()})
 
 
+class ImportRefusal(serializers.Serializer):
+    """A refused import lists every error; a refused request (a bad parameter) only says why."""
+
+    detail = serializers.CharField()
+    errors = serializers.ListField(child=serializers.CharField(), required=False,
+                                   help_text="line, field, reason")
+
+
+class PropertiesImported(serializers.Serializer):
+    stored = serializers.IntegerField()
+    detail = serializers.CharField()
+
+
+class CaptionsImported(PropertiesImported):
+    kept_invalid = serializers.IntegerField()
+    models_created = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField(),
+                                   help_text="schema errors of the captions kept invalid")
+
+
+class ReferencesImported(PropertiesImported):
+    already_present = serializers.IntegerField()
+
+
 def refused(exc: ImportRefused) -> Response:
     return Response(
         {"detail": f"{len(exc.errors)} error(s); nothing was stored.", "errors": exc.errors},
@@ -110,7 +134,9 @@ class ClipPropertiesImport(APIView):
     permission_classes = [IsStudyAdmin]
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=UploadSerializer, responses=None)
+    @extend_schema(
+        request=UploadSerializer, responses={200: PropertiesImported, 400: ImportRefusal}
+    )
     def post(self, request, slug):
         study = study_from_view(self)
         try:
@@ -158,6 +184,7 @@ class CaptionImport(APIView):
             OpenApiParameter("model", str, description="model name for clip-cc files"),
             OpenApiParameter("keep_invalid", bool),
         ],
+        responses={201: CaptionsImported, 400: ImportRefusal},
     )
     def post(self, request, slug):
         study = study_from_view(self)
@@ -195,6 +222,7 @@ class ReferenceImport(APIView):
             OpenApiParameter("format", str, enum=list(REFERENCE_FORMATS)),
             OpenApiParameter("language", str),
         ],
+        responses={201: ReferencesImported, 400: ImportRefusal},
     )
     def post(self, request, slug):
         study = study_from_view(self)

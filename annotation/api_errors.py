@@ -47,3 +47,13 @@ def exception_handler(exc, context):
         elif isinstance(data, list):
             response.data = {"detail": " ".join(error_lines(data)), "errors": data}
     return response
+
+
+def not_found(request, exception):
+    """404 for a URL no route matches: JSON under /api/, as every API answer is; else the page."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
@@ -17,6 +18,7 @@ from annotation import serializers_workflow as bodies
 from annotation.models import Annotation, AuditEvent, Study
 from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
 from annotation.queues import annotator_queue, page_size, review_queue
+from annotation.schema import PerActionSchema
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     Conflict,
@@ -38,6 +40,15 @@ from annotation.services.workflow import (
 from scoring import edits
 
 REVIEW_PAGE = 50
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("after", str, description="the previous page's `next`"),
+    OpenApiParameter("limit", int, description="items per page"),
+]
+CONFLICT = OpenApiResponse(
+    bodies.ConflictAnswer, description="Someone acted first; `current` is the annotation now."
+)
 
 
 def workspace_payload(annotation: Annotation, user) -> dict:
@@ -114,6 +125,7 @@ class MyQueue(APIView):
 
     permission_classes = [IsStudyMember]
 
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=bodies.AnnotatorQueue)
     def get(self, request, slug):
         params = request.query_params
         try:
@@ -130,6 +142,7 @@ class StartNext(APIView):
 
     permission_classes = [IsStudyMember]
 
+    @extend_schema(request=None, responses={200: bodies.Opened, 409: bodies.Error})
     def post(self, request, slug):
         try:
             annotation = annotation_start_next(study=study_from_view(self), annotator=request.user)
@@ -141,6 +154,7 @@ class StartNext(APIView):
 
 
 class AnnotationDetail(APIView):
+    @extend_schema(responses=bodies.Workspace)
     def get(self, request, annotation_id):
         annotation = get_annotation_for(request.user, annotation_id)
         if annotation.annotator_id == request.user.pk:
@@ -149,6 +163,7 @@ class AnnotationDetail(APIView):
 
 
 class AnnotationDraft(APIView):
+    @extend_schema(request=bodies.Draft, responses={200: bodies.Snapshot, 409: CONFLICT})
     def patch(self, request, annotation_id):
         data = bodies.Draft(data=request.data)
         data.is_valid(raise_exception=True)
@@ -165,6 +180,7 @@ class VersionedAction(APIView):
 
     service = None
 
+    @extend_schema(request=bodies.BaseVersion, responses={200: bodies.Workspace, 409: CONFLICT})
     def post(self, request, annotation_id):
         data = bodies.BaseVersion(data=request.data)
         data.is_valid(raise_exception=True)
@@ -182,6 +198,7 @@ class OverviewLock(VersionedAction):
 class AnnotationSubmit(APIView):
     """Send to QC; after a return, with replies to the reviewer's comments ({unit: text})."""
 
+    @extend_schema(request=bodies.Submit, responses={200: bodies.Workspace, 409: CONFLICT})
     def post(self, request, annotation_id):
         data = bodies.Submit(data=request.data)
         data.is_valid(raise_exception=True)
@@ -200,6 +217,7 @@ class EditSize(APIView):
     be: the work grows with the square of the length.
     """
 
+    @extend_schema(request=bodies.EditSize, responses=bodies.EditSizeAnswer)
     def post(self, request):
         data = bodies.EditSize(data=request.data)
         data.is_valid(raise_exception=True)
@@ -228,6 +246,17 @@ class ReviewQueue(APIView):
 
     permission_classes = [IsStudyMember]
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("order", str, enum=["risk", "oldest"]),
+            OpenApiParameter("model", str, description="only this model (its alias)"),
+            OpenApiParameter("annotator", str, description="only this annotator (username)"),
+            OpenApiParameter("state", str, description="only this state (default: submitted "
+                             "and in review)"),
+            *PAGE_PARAMETERS,
+        ],
+        responses=bodies.ReviewQueue,
+    )
     def get(self, request, slug):
         study = study_from_view(self)
         if not user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN}:
@@ -270,6 +299,12 @@ class ReviewNext(APIView):
 
 class ReviewAction(APIView):
     action = ""
+    schema = PerActionSchema()
+    schema_by_action = {
+        action: (body, {200: bodies.Workspace, 409: CONFLICT})
+        for action, body in [("claim", None), ("release", None), ("approve", None),
+                             ("amend", bodies.Amend), ("return", bodies.Return)]
+    }
 
     def post(self, request, annotation_id):
         annotation = get_annotation_for(request.user, annotation_id)
@@ -299,6 +334,7 @@ class ReviewAction(APIView):
 
 
 class AuditTrail(APIView):
+    @extend_schema(responses=bodies.AuditEntry(many=True))
     def get(self, request, annotation_id):
         annotation = get_annotation_for(request.user, annotation_id)
         events = AuditEvent.objects.filter(annotation=annotation).select_related("actor")
@@ -315,6 +351,7 @@ class AuditTrail(APIView):
 class Assign(APIView):
     permission_classes = [IsStudyAdmin]
 
+    @extend_schema(request=bodies.Assign, responses={201: bodies.Assigned})
     def post(self, request, slug):
         study = study_from_view(self)
         data = bodies.Assign(data=request.data)

@@ -1,5 +1,6 @@
 """API representations. Model identity is shown only to admins and researchers."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import CandidateModel, Caption, Clip, FailureMode, Study, Window
@@ -9,6 +10,15 @@ class FailureModeSerializer(serializers.ModelSerializer):
     class Meta:
         model = FailureMode
         fields = ["key", "name", "definition", "decision_test", "level"]
+
+
+class TaxonomySummarySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    content_hash = serializers.CharField(allow_blank=True)
+    frozen = serializers.BooleanField()
+    precedence_rules = serializers.JSONField()
+    modes = FailureModeSerializer(many=True)
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -22,6 +32,7 @@ class StudySerializer(serializers.ModelSerializer):
             "taxonomy", "roles", "created_at",
         ]
 
+    @extend_schema_field(TaxonomySummarySerializer)
     def get_taxonomy(self, study):
         taxonomy = study.taxonomy
         return {
@@ -33,6 +44,7 @@ class StudySerializer(serializers.ModelSerializer):
             "modes": FailureModeSerializer(taxonomy.modes.all(), many=True).data,
         }
 
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_roles(self, study):
         from annotation.permissions import user_roles
 
@@ -53,13 +65,14 @@ class ClipSerializer(serializers.ModelSerializer):
             "shot_changes", "video_url", "poster_url", "needs_proxy_pending", "created_at",
         ]
 
-    def get_video_url(self, clip):
+    def get_video_url(self, clip) -> str:
         return f"/clips/{clip.pk}/video"
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_poster_url(self, clip):
         return f"/clips/{clip.pk}/poster" if clip.poster else None
 
-    def get_needs_proxy_pending(self, clip):
+    def get_needs_proxy_pending(self, clip) -> bool:
         return not clip.poster and not clip.media_error
 
 
@@ -93,6 +106,9 @@ class CaptionSerializer(serializers.ModelSerializer):
             "re_encoded", "invalid_kept", "validation_errors",
         ]
 
+    @extend_schema_field(
+        serializers.CharField(help_text="the alias, or the name for those who see it")
+    )
     def get_model(self, caption):
         if self.context.get("sees_identity"):
             return caption.model.name

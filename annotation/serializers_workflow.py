@@ -178,3 +178,200 @@ class Assign(serializers.Serializer):
     annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
     overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
     seed = serializers.IntegerField(default=0, min_value=0, max_value=MAX_VERSION)
+
+
+# --------------------------------------------------------------------------- answers
+# What the workflow API answers, declared for the API schema (/api/schema/). Views build these
+# answers as plain dicts; the schema test (tests/test_api_schema.py) checks they match.
+
+
+def optional(field):
+    field.required = False
+    return field
+
+
+class Error(serializers.Serializer):
+    """A refusal: `detail` says why in words; a 400 also keys each message by its field."""
+
+    detail = serializers.CharField()
+
+
+class OverviewVersion(serializers.Serializer):
+    verdict = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+    modes = serializers.ListField(child=serializers.CharField())
+
+
+class WindowVersion(serializers.Serializer):
+    index = serializers.IntegerField()
+    verdict = serializers.CharField(allow_blank=True)
+    scene = serializers.CharField(allow_blank=True)
+    shot = serializers.CharField(allow_blank=True)
+    start = serializers.FloatField()
+    end = serializers.FloatField()
+    modes = serializers.ListField(child=serializers.CharField())
+
+
+class SegmentationVersion(serializers.Serializer):
+    verdict = serializers.CharField(allow_blank=True)
+    modes = serializers.ListField(child=serializers.CharField())
+    windows = serializers.ListField(child=serializers.DictField())
+
+
+class PassVersion(serializers.Serializer):
+    """A correction pass; empty until the pass exists (the QC pass exists once QC amends)."""
+
+    overview = optional(OverviewVersion())
+    windows = optional(serializers.ListField(child=WindowVersion()))
+    segmentation = optional(SegmentationVersion())
+
+
+class ReturnedUnitThread(serializers.Serializer):
+    unit = serializers.CharField()
+    comment = serializers.CharField(allow_blank=True)
+    reply = serializers.CharField(allow_blank=True)
+
+
+class Snapshot(serializers.Serializer):
+    """An annotation's state: what an autosave answers, and `current` in a 409."""
+
+    id = serializers.IntegerField()
+    state = serializers.CharField()
+    version = serializers.IntegerField()
+    overview_locked = serializers.BooleanField()
+    return_comment = serializers.CharField(allow_blank=True)
+    returned_units = optional(serializers.ListField(child=ReturnedUnitThread()))
+    reviewer = serializers.CharField(allow_null=True)
+    claim_expires_at = serializers.DateTimeField(allow_null=True)
+    active_seconds = serializers.FloatField()
+    telemetry = serializers.DictField()
+    ui_state = serializers.DictField()
+    annotator_pass = PassVersion()
+    qc_pass = PassVersion()
+
+
+class ConflictAnswer(Error):
+    current = Snapshot(help_text="the annotation as it is now")
+
+
+class ClipFacts(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    duration = serializers.FloatField()
+    fps = serializers.FloatField()
+    video_url = serializers.CharField()
+    poster_url = serializers.CharField(allow_null=True)
+    shot_changes = optional(serializers.ListField(child=serializers.FloatField()))
+
+
+class CaptionWindow(serializers.Serializer):
+    index = serializers.IntegerField()
+    start = serializers.FloatField()
+    end = serializers.FloatField()
+    scene = serializers.CharField(allow_blank=True)
+    shot = serializers.CharField(allow_blank=True)
+
+
+class CaptionFacts(serializers.Serializer):
+    model = serializers.CharField(help_text="the neutral alias, or the name for those who see it")
+    overview = serializers.CharField(allow_blank=True)
+    windows = serializers.ListField(child=CaptionWindow())
+
+
+class ModeFacts(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    definition = serializers.CharField(allow_blank=True)
+    decision_test = serializers.CharField(allow_blank=True)
+    level = serializers.CharField()
+
+
+class TaxonomyFacts(serializers.Serializer):
+    name = serializers.CharField()
+    precedence_rules = serializers.JSONField()
+    modes = serializers.ListField(child=ModeFacts())
+
+
+class Workspace(Snapshot):
+    """Everything the workspace and the review page need about one annotation."""
+
+    study = serializers.CharField()
+    near_total_cut = serializers.FloatField()
+    annotator = serializers.CharField()
+    clip = ClipFacts()
+    caption = CaptionFacts()
+    taxonomy = TaxonomyFacts()
+
+
+class Opened(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class QueueItem(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.CharField()
+    clip = serializers.CharField()
+    model = serializers.CharField(help_text="the neutral alias")
+    url = serializers.CharField()
+    windows = optional(serializers.IntegerField())
+    return_comment = optional(serializers.CharField(allow_blank=True))
+
+
+class AnnotatorQueue(serializers.Serializer):
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="items per state")
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    returned = optional(serializers.IntegerField())
+    items = serializers.ListField(child=QueueItem())
+    next = serializers.CharField(allow_null=True, help_text="`after` for the next page")
+
+
+class ReviewItem(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.CharField()
+    clip = serializers.CharField()
+    model = serializers.CharField(help_text="the neutral alias")
+    annotator = serializers.CharField()
+    reviewer = serializers.CharField(allow_null=True)
+    claim_expires_at = serializers.DateTimeField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    overview_verdict = serializers.CharField(allow_blank=True)
+    risk = serializers.FloatField()
+    risk_reasons = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField()
+
+
+class ReviewQueue(serializers.Serializer):
+    order = serializers.CharField()
+    count = serializers.IntegerField()
+    items = serializers.ListField(child=ReviewItem())
+    next = serializers.CharField(allow_null=True, help_text="`after` for the next page")
+
+
+class DiffSegment(serializers.Serializer):
+    op = serializers.ChoiceField(choices=["equal", "insert", "delete"])
+    text = serializers.CharField(allow_blank=True)
+
+
+class EditSizeAnswer(serializers.Serializer):
+    words_changed = serializers.IntegerField()
+    char_similarity = serializers.FloatField()
+    near_total = serializers.BooleanField()
+    length_change = serializers.FloatField()
+    direction = serializers.CharField()
+    diff = serializers.ListField(child=DiffSegment())
+
+
+class AuditEntry(serializers.Serializer):
+    at = serializers.DateTimeField()
+    actor = serializers.CharField(allow_null=True)
+    action = serializers.CharField()
+    before = serializers.DictField()
+    after = serializers.DictField()
+
+
+class Assigned(serializers.Serializer):
+    created = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    detail = serializers.CharField()

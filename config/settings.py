@@ -197,7 +197,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "annotation.schema.RedlineAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     # `?format=` names an import's file format (jsonl, clip-cc, fm-v2t), not a renderer.
@@ -220,6 +220,11 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files come from the drf-spectacular-sidecar package: no CDN needed.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Clips rate scene complexity and motion intensity on the same scale: one enum, one name.
+    "ENUM_NAME_OVERRIDES": {
+        "ClipLevelEnum": [("low", "Low"), ("medium", "Medium"), ("high", "High"),
+                          ("unclear", "Unclear")],
+    },
 }
 
 # Largest upload accepted through the API (clips), in bytes.

@@ -14,3 +14,5 @@ urlpatterns = [
     path("clips/<int:clip_id>/poster", annotation_views.clip_poster, name="clip-poster"),
     path("", include("frontend.urls")),
 ]
+
+handler404 = "annotation.api_errors.not_found"
