@@ -278,11 +278,18 @@ class ReviewNext(APIView):
 
     permission_classes = [IsStudyMember]
 
+    @extend_schema(
+        request=bodies.ReviewNext,
+        parameters=[OpenApiParameter("order", str, enum=["risk", "oldest"])],
+        responses={200: bodies.Opened, 409: bodies.Error},
+    )
     def post(self, request, slug):
+        data = bodies.ReviewNext(data=request.data)
+        data.is_valid(raise_exception=True)
+        order = data.validated_data.get("order") or request.query_params.get("order") or "risk"
         try:
             annotation = review_claim_next(
-                study=study_from_view(self), actor=request.user,
-                order=request.data.get("order") or request.query_params.get("order") or "risk",
+                study=study_from_view(self), actor=request.user, order=order,
             )
         except Conflict as conflict:
             return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)

@@ -165,6 +165,10 @@ class Return(serializers.Serializer):
     comment = Text(allow_blank=True, max_length=MAX_RETURN_COMMENT_CHARS, default="")
 
 
+class ReviewNext(serializers.Serializer):
+    order = serializers.ChoiceField(choices=["risk", "oldest"], required=False)
+
+
 class EditSize(serializers.Serializer):
     study = serializers.SlugField(max_length=60, help_text="the study whose texts these are")
     original = Text(allow_blank=True, max_length=MAX_OVERVIEW_CHARS)
