@@ -217,7 +217,14 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     queryset = (
         Annotation.objects.filter(caption__clip__study=study)
         .select_related("caption__clip", "caption__model", "annotator", "reviewer", "taxonomy")
-        .prefetch_related("passes__author", "passes__windows__window")
+        # Window rows come joined to their window: a separate prefetch of windows by id
+        # would put one OR per window in SQLite's SQL, past its limits on large studies.
+        .prefetch_related(
+            models.Prefetch("passes", queryset=CorrectionPass.objects.select_related("author")),
+            models.Prefetch(
+                "passes__windows", queryset=WindowCorrection.objects.select_related("window")
+            ),
+        )
         .order_by("caption__clip__name", "caption__model__name", "annotator__username")
     )
     for annotation in queryset:
