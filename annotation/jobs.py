@@ -1,7 +1,9 @@
 """Where background jobs run: never inside a web request.
 
 Every job (a scoring job, a profile export, a clip's proxy and poster) is sent with
-:func:`job_send`. ``JOB_RUNNER`` (settings) decides where it runs:
+:func:`job_send`, which takes the task by its dotted path: a service names the task it starts
+and never imports it, so the imports run one way (a task module imports its services, a
+service imports no task module). ``JOB_RUNNER`` (settings) decides where it runs:
 
 - ``celery``: to the broker's workers (``CELERY_BROKER_URL``; the demo runs one beside the web
   server). With ``CELERY_TASK_ALWAYS_EAGER`` on, Celery itself runs the task in the calling
@@ -24,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +57,16 @@ def _run_here(task: Any, args: Sequence[Any], task_id: str | None) -> None:
         connections.close_all()
 
 
-def job_send(task: Any, *, args: Sequence[Any], task_id: str | None = None) -> Future | None:
+def job_send(task: str | Any, *, args: Sequence[Any], task_id: str | None = None) -> Future | None:
     """Start ``task(*args)`` away from the current request (see the module's docstring).
 
+    ``task`` is a Celery task's dotted path (``"scoring.tasks.run_score_job"``), or the task.
     Returns the thread pool's future with the ``threads`` runner (tests wait on it), else None.
-    Raises what the broker raises when it refuses the job (callers record that on the job).
+    Raises what the broker raises when it refuses the job (callers record that on the job), and
+    ImportError when no task has that path.
     """
+    if isinstance(task, str):
+        task = import_string(task)
     if settings.JOB_RUNNER == "threads":
         return _thread_pool().submit(_run_here, task, tuple(args), task_id)
     task.apply_async(args=list(args), task_id=task_id)

@@ -709,9 +709,7 @@ def profile_job_create(
 
 
 def _send(study_id: int, job_id: str) -> None:
-    from scoring.profile_tasks import export_profile
-
-    job_send(export_profile, args=[study_id, job_id])
+    job_send("scoring.profile_tasks.export_profile", args=[study_id, job_id])
 
 
 def profile_jobs_recover(*, study: Study) -> dict[str, list[str]]:

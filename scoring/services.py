@@ -170,11 +170,9 @@ def score_job_enqueue(*, job_id: int) -> None:
     Never raises: this runs after a commit (an approval, say) that must not look failed because
     scoring could not start; the job records why instead.
     """
-    from scoring.tasks import run_score_job
-
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        job_send(run_score_job, args=[job.pk], task_id=job.task_id)
+        job_send("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("scoring job %s could not be run", job_id)
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")

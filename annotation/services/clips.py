@@ -116,9 +116,7 @@ def clip_import_file(
 
 
 def _enqueue_media(clip_id: int) -> None:
-    from annotation.tasks import prepare_clip_media
-
-    job_send(prepare_clip_media, args=[clip_id])
+    job_send("annotation.tasks.prepare_clip_media", args=[clip_id])
 
 
 def clips_media_recover(*, older_than_seconds: int) -> list[int]:

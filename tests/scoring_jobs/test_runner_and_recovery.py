@@ -91,6 +91,12 @@ def test_a_job_failing_in_a_job_thread_is_marked_failed(approved, fast_scoring, 
     assert job.errors["job"] == "the scorer exploded"
 
 
+def test_a_job_sent_to_a_task_path_that_does_not_exist_is_refused():
+    # Services name their tasks by dotted path (they never import a task module): a typo fails loudly.
+    with pytest.raises(ImportError):
+        job_send("scoring.tasks.no_such_task", args=[1])
+
+
 @pytest.mark.django_db
 def test_a_running_job_whose_process_died_is_sent_again_and_finishes(approved, fast_scoring):
     job = stalled_job(approved, attempts=1)
