@@ -218,8 +218,11 @@ function fault(message) {
   sync.broken(`this page hit a fault (${message})`);
   say("Something went wrong in this page. Your changes are kept on this device: reload the page to go on.", "error", { sticky: true });
 }
-window.addEventListener("error", (event) => fault(event.message));
-window.addEventListener("unhandledrejection", (event) => fault(event.reason?.message || String(event.reason)));
+// Faults are errors of this code (a ReferenceError, say), not the browser's DOMExceptions such
+// as a play() cut short by a pause, which say nothing about what is saved.
+const isFault = (error) => error instanceof Error && !(error instanceof DOMException);
+window.addEventListener("error", (event) => { if (isFault(event.error)) fault(event.message); });
+window.addEventListener("unhandledrejection", (event) => { if (isFault(event.reason)) fault(event.reason.message); });
 
 function say(message, kind = "info", { sticky = false } = {}) {
   clearTimeout(noticeTimer);
