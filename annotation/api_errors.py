@@ -19,8 +19,8 @@ def error_lines(errors: Any, place: str = "") -> list[str]:
     if isinstance(errors, dict):
         lines = []
         for key, value in errors.items():
-            if key == "non_field_errors":
-                inner = place
+            if key == "non_field_errors":  # about the object itself: the body, at the top
+                inner = place or "body"
             elif isinstance(key, int):  # ListField keys its children's errors by position
                 inner = f"{place}[{key}]"
             else:
