@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
-from annotation.models import Annotation, AuditEvent, Study
+from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study
 from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
@@ -371,10 +371,13 @@ class Assign(APIView):
         try:
             report = annotations_assign(
                 study=study, annotators=[users[n] for n in names],
-                overlap_share=data.validated_data["overlap_share"], seed=data.validated_data["seed"],
+                overlap_share=data.validated_data["overlap_share"], seed=data.validated_data.get("seed"),
+                design=data.validated_data.get("design"), gap=data.validated_data.get("gap"),
                 actor=request.user,
             )
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=400)
-        return Response({"created": report.created, "skipped": report.skipped,
-                         "detail": f"Assigned {report.created} caption(s)."}, status=201)
+        design = AssignmentDesign(report.design).label
+        return Response({"created": report.created, "skipped": report.skipped, "design": report.design,
+                         "reasons": report.reasons,
+                         "detail": f"Assigned {report.created} caption(s), {design}."}, status=201)

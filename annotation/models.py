@@ -8,6 +8,8 @@ migration 0002, so that no code path can store an impossible timeline.
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -70,6 +72,19 @@ class FailureMode(models.Model):
         return f"{self.name} ({self.key})"
 
 
+class AssignmentDesign(models.TextChoices):
+    ONE_MODEL_PER_CLIP = "one_model_per_clip", "one model per clip"
+    SPREAD = "spread", "spread (models of a clip kept apart)"
+    CLIP_BLOCKS = "clip_blocks", "clip blocks (pilots only: anchors)"
+
+
+DEFAULT_SPREAD_GAP = 5
+
+
+def new_assignment_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
 class Study(models.Model):
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=200)
@@ -78,6 +93,14 @@ class Study(models.Model):
     word_thresholds = models.JSONField(default=default_word_thresholds)
     near_total_cut = models.FloatField(default=DEFAULT_NEAR_TOTAL_CUT)
     length_band = models.FloatField(default=DEFAULT_LENGTH_BAND)
+    # How captions reach annotators (annotation.assignment): chosen when assigning, kept here.
+    assignment_design = models.CharField(
+        max_length=30, choices=AssignmentDesign.choices, default=AssignmentDesign.ONE_MODEL_PER_CLIP
+    )
+    spread_gap = models.PositiveSmallIntegerField(
+        default=DEFAULT_SPREAD_GAP, help_text="spread design: items at least between two captions of a clip"
+    )
+    assignment_seed = models.BigIntegerField(default=new_assignment_seed, help_text="draws the random order")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -333,6 +356,11 @@ class Annotation(models.Model):
     # Where the annotator was (pass, window), so a reload restores the page exactly.
     ui_state = models.JSONField(default=dict, blank=True)
     assigned_at = models.DateTimeField(auto_now_add=True)
+    # Where the caption sits in the annotator's queue (1 = first), and its exposure: 1 when it
+    # is the first caption of its clip this annotator sees, 2 the second... Empty for
+    # annotations assigned before designs existed.
+    queue_position = models.PositiveIntegerField(null=True, blank=True)
+    exposure = models.PositiveSmallIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)

@@ -13,7 +13,7 @@ import json
 from rest_framework import serializers
 
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
-from annotation.models import CorrectionPass
+from annotation.models import AssignmentDesign, CorrectionPass
 from annotation.services.workflow import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
     MAX_RETURN_COMMENT_CHARS,
@@ -181,7 +181,10 @@ class EditSize(serializers.Serializer):
 class Assign(serializers.Serializer):
     annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
     overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
-    seed = serializers.IntegerField(default=0, min_value=0, max_value=MAX_VERSION)
+    # Left out: the study's own seed, design and spacing (annotation.assignment).
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+    design = serializers.ChoiceField(choices=AssignmentDesign.values, required=False)
+    gap = serializers.IntegerField(min_value=0, max_value=1000, required=False)
 
 
 # --------------------------------------------------------------------------- answers
@@ -378,4 +381,8 @@ class AuditEntry(serializers.Serializer):
 class Assigned(serializers.Serializer):
     created = serializers.IntegerField()
     skipped = serializers.IntegerField()
+    design = serializers.ChoiceField(choices=AssignmentDesign.values)
+    reasons = serializers.DictField(
+        child=serializers.IntegerField(), help_text="why captions were left unassigned: how many"
+    )
     detail = serializers.CharField()

@@ -7,7 +7,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import Caption, Clip, Study
+from annotation.models import AssignmentDesign, Caption, Clip, Study
 from annotation.permissions import Role, is_member, sees_model_identity, studies_of, user_roles
 from annotation.serializers import CaptionSerializer
 
@@ -45,6 +45,7 @@ def study_detail(request, slug: str):
             "modes": study.taxonomy.modes.all(),
             "roles": sorted(user_roles(request.user, study)),
             "is_admin": Role.ADMIN in user_roles(request.user, study),
+            "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),
             "reference_count": sum(clip.references.count() for clip in clips),
         },

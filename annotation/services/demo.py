@@ -16,17 +16,28 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation import demo_content, formats, media
-from annotation.models import Membership, Study
-from annotation.services.captions import captions_import_jsonl, references_store, study_caption_pairs
+from annotation.models import AssignmentDesign, Membership, Study
+from annotation.services.captions import (
+    captions_import_jsonl,
+    references_store,
+    study_caption_pairs,
+)
 from annotation.services.clips import clip_import_file
-from annotation.services.studies import candidate_model_get_or_create, membership_grant, study_create
+from annotation.services.studies import (
+    candidate_model_get_or_create,
+    membership_grant,
+    study_create,
+)
 from annotation.services.workflow import annotations_assign
 
 DEMO_PASSWORD = "redline-demo"
+DEMO_ANNOTATORS = ("annotator", "annotator2", "annotator3")
 # username -> roles in the demo study; "admin" is also a site superuser.
 DEMO_ACCOUNTS: dict[str, tuple[str, ...]] = {
     "admin": (Membership.Role.ADMIN, Membership.Role.RESEARCHER),
     "annotator": (Membership.Role.ANNOTATOR,),
+    "annotator2": (Membership.Role.ANNOTATOR,),
+    "annotator3": (Membership.Role.ANNOTATOR,),
     "reviewer": (Membership.Role.REVIEWER,),
     "researcher": (Membership.Role.RESEARCHER,),
 }
@@ -67,7 +78,8 @@ def demo_build(*, progress: Callable[[str], None] = lambda message: None) -> Dem
         name="Demo study",
         description=(
             "Six synthetic clips captioned by three fictional models, with planted errors of "
-            "every failure mode. Try it as annotator, reviewer or researcher."
+            "every failure mode. Assigned one model per clip: each of the three annotators sees "
+            "one caption of every clip. Try it as annotator, reviewer or researcher."
         ),
     )
     report = DemoReport(study=study)
@@ -121,7 +133,10 @@ def demo_build(*, progress: Callable[[str], None] = lambda message: None) -> Dem
     ]
     with transaction.atomic():
         report.references_added = references_store(study=study, records=records).stored
-    # Every caption goes to the demo annotator, so "Start next" has work to offer.
-    annotator = get_user_model().objects.get(username="annotator")
-    report.assigned = annotations_assign(study=study, annotators=[annotator]).created
+    # One model per clip: three models need three annotators for every caption to be
+    # annotated once, and no annotator sees two models' captions of one clip.
+    people = get_user_model().objects.filter(username__in=DEMO_ANNOTATORS).order_by("username")
+    report.assigned = annotations_assign(
+        study=study, annotators=list(people), design=AssignmentDesign.ONE_MODEL_PER_CLIP
+    ).created
     return report

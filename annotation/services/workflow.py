@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import math
-import random
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from django.db.models import F, Q, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
-from annotation import audit_diff, returns, risk, workflow
+from annotation import assignment, audit_diff, returns, risk, workflow
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
@@ -143,6 +143,9 @@ ASSIGN_BATCH = 2000
 class AssignmentReport:
     created: int
     skipped: int
+    design: str = assignment.ONE_MODEL_PER_CLIP
+    # Why captions were left unassigned, with how many: {reason: count}.
+    reasons: dict[str, int] = field(default_factory=dict)
 
 
 def _roles(study: Study, user) -> set[str]:
@@ -156,14 +159,19 @@ def annotations_assign(
     annotators: Sequence,
     captions: Iterable[Caption] | None = None,
     overlap_share: float = 0.0,
-    seed: int = 0,
+    seed: int | None = None,
+    design: str | None = None,
+    gap: int | None = None,
     actor=None,
 ) -> AssignmentReport:
-    """Give each caption to one annotator, round-robin over `annotators` (in the order given).
+    """Give the captions to `annotators` under the study's assignment design.
 
-    A share `overlap_share` of the captions (chosen with `seed`) also goes to a
-    second annotator, for agreement. Captions a person already has are skipped
-    and go to the next annotator; nobody gets the same caption twice.
+    `design` and `gap` (the spread design's spacing), when given, become the study's; the
+    order is drawn from `seed`, by default the study's own, so assigning again with the
+    same inputs gives the same queues. A share `overlap_share` of the captions also goes
+    to a second annotator, for agreement, under the same rules. Nobody gets a caption
+    twice; what the design cannot place is counted in `skipped`, with the reasons.
+    Each annotation stores its queue position and exposure (see annotation.assignment).
     """
     if not annotators:
         raise ServiceError("Choose at least one annotator.")
@@ -179,48 +187,64 @@ def annotations_assign(
             raise ServiceError(f"{person} is not an annotator in study {study.slug!r}.")
     if overlap_share and len(annotators) < 2:
         raise ServiceError("Overlap needs at least two annotators.")
-    captions = list(
-        captions
-        if captions is not None
-        else Caption.objects.filter(clip__study=study).order_by("clip__name", "model__alias")
-    )
+    changed = {}
+    if design is not None and design != study.assignment_design:
+        changed["assignment_design"] = design
+    if gap is not None and gap != study.spread_gap:
+        changed["spread_gap"] = gap
+    design = study.assignment_design if design is None else design
+    gap = study.spread_gap if gap is None else gap
+    seed = study.assignment_seed if seed is None else seed
+    # The study's captions in one query, by clip name and model alias (the plan depends on
+    # this order, not on ids); the chosen ones are picked here, not sent as parameters.
+    wanted = None if captions is None else {c.pk for c in captions}
+    items = [
+        assignment.Item(pk, clip_id, model_id)
+        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study)
+        .order_by("clip__name", "model__alias")
+        .values_list("pk", "clip_id", "model_id")
+        if wanted is None or pk in wanted
+    ]
+    held: dict[int, list[assignment.Item]] = {person.pk: [] for person in annotators}
+    for annotator_id, caption_id, clip_id, model_id in (
+        Annotation.objects.filter(caption__clip__study=study, annotator__in=[a.pk for a in annotators])
+        .order_by("assigned_at", "pk")  # the queue's order (annotation.queues)
+        .values_list("annotator_id", "caption_id", "caption__clip_id", "caption__model_id")
+    ):
+        held[annotator_id].append(assignment.Item(caption_id, clip_id, model_id))
+    try:
+        plan = assignment.plan_assignment(
+            items=items,
+            annotators=[person.pk for person in annotators],
+            design=design, seed=seed, overlap_share=overlap_share, gap=gap, held=held,
+        )
+    except assignment.DesignError as exc:
+        raise ServiceError(str(exc)) from None
+    if changed:
+        Study.objects.filter(pk=study.pk).update(**changed)
+        for name, value in changed.items():
+            setattr(study, name, value)
     taxonomy = taxonomy_freeze(taxonomy=study.taxonomy)
-    existing: dict[int, set[int]] = {}
-    # The study's annotations in one query (not a list of thousands of caption ids as
-    # parameters, past SQLite's limits); those of other captions are simply not looked at.
-    for caption_id, annotator_id in Annotation.objects.filter(
-        caption__clip__study=study
-    ).values_list("caption_id", "annotator_id"):
-        existing.setdefault(caption_id, set()).add(annotator_id)
-    doubled = set(random.Random(seed).sample(range(len(captions)), round(overlap_share * len(captions))))
-    created = skipped = 0
-    new_rows: list[Annotation] = []
-    turn = 0
-    for position, caption in enumerate(captions):
-        wanted = 2 if position in doubled else 1
-        holders = existing.setdefault(caption.pk, set())
-        for _ in range(max(0, wanted - len(holders))):
-            for step in range(len(annotators)):
-                person = annotators[(turn + step) % len(annotators)]
-                if person.pk not in holders:
-                    new_rows.append(
-                        Annotation(caption=caption, annotator=person, taxonomy=taxonomy)
-                    )
-                    holders.add(person.pk)
-                    turn = (turn + step + 1) % len(annotators)
-                    created += 1
-                    break
-            else:
-                skipped += 1
-    # In batches: one INSERT per ASSIGN_BATCH annotations (fewer on SQLite, whose statements
-    # take at most 999 parameters), not one per caption.
-    Annotation.objects.bulk_create(new_rows, batch_size=ASSIGN_BATCH)
-    if created:
+    # Queues are read in assigned_at order: rows are built in queue-position order, each
+    # taking its assigned_at as it is built, so every annotator's queue follows the plan. In
+    # batches: one INSERT per ASSIGN_BATCH annotations, not one per caption.
+    placed = sorted(plan.placed, key=lambda p: p.position)
+    Annotation.objects.bulk_create([
+        Annotation(caption_id=p.caption, annotator_id=p.annotator, taxonomy=taxonomy,
+                   queue_position=p.position, exposure=p.exposure)
+        for p in placed
+    ], batch_size=ASSIGN_BATCH)
+    reasons = dict(Counter(reason for _, reason in plan.unplaced))
+    report = AssignmentReport(created=len(plan.placed), skipped=len(plan.unplaced), design=design,
+                              reasons=reasons)
+    if report.created or changed:
         AuditEvent.objects.create(
             study=study, actor=actor, action="assign",
-            after={"created": created, "overlap_share": overlap_share, "annotators": [a.username for a in annotators]},
+            after={"created": report.created, "skipped": report.skipped, "overlap_share": overlap_share,
+                   "design": design, "gap": gap, "seed": seed,
+                   "annotators": [a.username for a in annotators]},
         )
-    return AssignmentReport(created=created, skipped=skipped)
+    return report
 
 
 # --------------------------------------------------------------------------- annotator

@@ -100,6 +100,7 @@ def worked(study, personas, make_user):
         study=study,
         annotators=[personas["annotator"], second],
         overlap_share=0.5,
+        design="clip_blocks",
         actor=personas["admin"],
     )
     reviewer = personas["reviewer"]
@@ -307,7 +308,9 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
 
     study = demo_build().study
     users = get_user_model().objects
-    second = make_user("annotator2")
+    # The demo gives every caption to one of its three annotators, one model per clip; a
+    # fourth annotator takes second annotations, one caption per clip at most.
+    second = make_user("annotator4")
     membership_grant(study=study, user=second, role="annotator")
     annotations_assign(
         study=study, annotators=[users.get(username="annotator"), second], overlap_share=0.5, seed=3

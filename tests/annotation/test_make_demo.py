@@ -37,4 +37,10 @@ def test_demo_captions_wait_in_the_annotators_queue(db):
     from annotation.models import Annotation
 
     call_command("make_demo", stdout=StringIO())
-    assert Annotation.objects.filter(annotator__username="annotator").count() == len(demo_content.DEMO_CAPTIONS)
+    # One model per clip: three annotators, each with one caption of every clip.
+    rows = list(Annotation.objects.values_list("annotator__username", "caption__clip__name"))
+    assert len(rows) == len(demo_content.DEMO_CAPTIONS)
+    clips = {clip["name"] for clip in demo_content.DEMO_CLIPS}
+    for username in ("annotator", "annotator2", "annotator3"):
+        mine = [clip for person, clip in rows if person == username]
+        assert sorted(mine) == sorted(clips)

@@ -266,7 +266,7 @@ def world(study, other_study, personas):
         ],
     )
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
-    annotations_assign(study=study, annotators=[personas["annotator"]])
+    annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
     mine = Annotation.objects.filter(
         annotator=personas["annotator"], caption__model__name=SECRET_MODEL
     )

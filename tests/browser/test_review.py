@@ -75,7 +75,7 @@ def submitted(personas, clips, study):
         for name, text in overviews.items()
     ).encode())
     annotator = personas["annotator"]
-    annotations_assign(study=study, annotators=[annotator])
+    annotations_assign(study=study, annotators=[annotator], design="clip_blocks")
     item = {
         alias: Annotation.objects.get(caption__model__alias=alias) for alias in ("Model A", "Model B", "Model C")
     }

@@ -48,6 +48,7 @@ def scripted(study, personas):
         captions=Caption.objects.filter(clip__study=study)
         .exclude(clip__name="c3", model__name="Bravo")
         .order_by("clip__name", "model__name"),
+        design="clip_blocks",  # one annotator sees both models of a clip: a scripted pilot
     )
 
     def item(clip, model):

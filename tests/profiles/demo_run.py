@@ -57,13 +57,13 @@ def _annotator_pass(caption, planted):
 
 
 def annotate_and_review_demo(study: Study, *, amend_every: int = 4) -> int:
-    """Annotate and review every demo caption assigned to 'annotator'; return how many."""
+    """Annotate (each by its annotator) and review every assigned demo caption; return how many."""
     users = get_user_model().objects
-    annotator, reviewer = users.get(username="annotator"), users.get(username="reviewer")
+    reviewer = users.get(username="reviewer")
     identifiers = dict(study.candidate_models.values_list("name", "identifier"))
     annotations = (
-        Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
-        .select_related("caption__clip", "caption__model")
+        Annotation.objects.filter(caption__clip__study=study)
+        .select_related("caption__clip", "caption__model", "annotator")
         .order_by("caption__clip__name", "caption__model__name")
     )
     count = 0
@@ -72,7 +72,8 @@ def annotate_and_review_demo(study: Study, *, amend_every: int = 4) -> int:
         planted = PLANTED[(caption.clip.name, identifiers[caption.model.name])]
         overview, windows, segmentation = _annotator_pass(caption, planted)
         complete(
-            annotation, annotator, overview=overview, windows=windows, segmentation=segmentation
+            annotation, annotation.annotator, overview=overview, windows=windows,
+            segmentation=segmentation,
         )
         review_claim(annotation_id=annotation.pk, actor=reviewer)
         if number % amend_every:

@@ -32,7 +32,7 @@ def four_models(study, personas):
                for model in "ABCD"] + [caption_record("solo", "A")]
     captions_add(study, records)
     annotator, reviewer = personas["annotator"], personas["reviewer"]
-    annotations_assign(study=study, annotators=[annotator],
+    annotations_assign(study=study, annotators=[annotator], design="clip_blocks",
                        captions=Caption.objects.filter(clip__study=study).order_by("pk"))
     for annotation in Annotation.objects.filter(caption__clip__study=study):
         model = annotation.caption.model.name

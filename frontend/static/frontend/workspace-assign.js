@@ -1,5 +1,5 @@
-// The study page's assignment form (study admins): round-robin assignment of the
-// study's captions to the chosen annotators, through the assignments API.
+// The study page's assignment form (study admins): assigns the study's captions to the
+// chosen annotators under the chosen design, through the assignments API.
 
 import { csrfToken } from "./redline.js";
 
@@ -19,11 +19,17 @@ form?.addEventListener("submit", async (event) => {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
     credentials: "same-origin",
-    body: JSON.stringify({ annotators, overlap_share: percent / 100 }),
+    body: JSON.stringify({
+      annotators, overlap_share: percent / 100, design: form.elements.design.value,
+      gap: Number(form.elements.gap.value || 0),
+    }),
   });
   const answer = await response.json().catch(() => ({ detail: response.statusText }));
   let message = answer.detail || JSON.stringify(answer);
-  if (response.ok && answer.skipped) message += ` ${answer.skipped} could not go to a second annotator.`;
+  if (response.ok && answer.skipped) {
+    const why = Object.entries(answer.reasons || {}).map(([reason, n]) => `${n}: ${reason}`).join("; ");
+    message += ` ${answer.skipped} left unassigned (${why}).`;
+  }
   result.textContent = message;
   result.classList.toggle("error", !response.ok);
 });
