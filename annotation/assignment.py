@@ -76,12 +76,15 @@ def plan_assignment(
     overlap_share: float = 0.0,
     gap: int = DEFAULT_GAP,
     held: Mapping[Hashable, Sequence[Item]] | None = None,
+    taken: Mapping[Hashable, int] | None = None,
 ) -> Plan:
     """Place `items` with `annotators` under `design`; the same arguments give the same plan.
 
     `held` is what each annotator already has, in queue order: nobody gets a caption
     twice, the design's rules count those items too, and new positions follow them.
-    A share `overlap_share` of the items (drawn with the seed) goes to two annotators.
+    `taken` counts the annotations each caption already has, by anyone (default: those in
+    `held`); a caption is placed only as often as it still needs to be. A share
+    `overlap_share` of the items (drawn with the seed) goes to two annotators.
     """
     if design not in DESIGNS:
         raise DesignError(f"Unknown assignment design {design!r}: use one of {', '.join(DESIGNS)}.")
@@ -100,6 +103,10 @@ def plan_assignment(
     items = list(items)
     doubled = set(rng.sample(range(len(items)), round(overlap_share * len(items))))
     wanted = {item.caption: 2 if n in doubled else 1 for n, item in enumerate(items)}
+    if taken is None:
+        taken = Counter(item.caption for queue in held.values() for item in queue)
+    # What each caption still needs; the loops below place it at most that often.
+    wanted = {caption: max(0, n - taken.get(caption, 0)) for caption, n in wanted.items()}
 
     if design == CLIP_BLOCKS:
         given = _round_robin(items, annotators, wanted, held)
@@ -139,7 +146,7 @@ def _round_robin(items, annotators, wanted, held) -> _Given:
     turn = 0
     for item in items:
         mine = holders[item.caption]
-        for _ in range(max(0, wanted[item.caption] - len(mine))):
+        for _ in range(wanted[item.caption]):
             for step in range(len(annotators)):
                 person = annotators[(turn + step) % len(annotators)]
                 if person not in mine:
@@ -179,7 +186,7 @@ def _latin_square(items, annotators, wanted, held, rng, *, exclusive: bool) -> _
         for item in sorted(by_clip[clip], key=lambda i: rank[i.model]):
             mine = holders[item.caption]
             start = (j + rank[item.model]) % k
-            for _ in range(max(0, wanted[item.caption] - len(mine))):
+            for _ in range(wanted[item.caption]):
                 for step in range(k):
                     person = people[(start + step) % k]
                     if person in mine or (exclusive and person in clips_held[clip]):

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import Count, F, Q, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
@@ -205,6 +205,13 @@ def annotations_assign(
         .values_list("pk", "clip_id", "model_id")
         if wanted is None or pk in wanted
     ]
+    taken = dict(
+        Annotation.objects.filter(caption__clip__study=study)
+        .order_by()
+        .values("caption_id")
+        .annotate(n=Count("pk"))
+        .values_list("caption_id", "n")
+    )
     held: dict[int, list[assignment.Item]] = {person.pk: [] for person in annotators}
     for annotator_id, caption_id, clip_id, model_id in (
         Annotation.objects.filter(caption__clip__study=study, annotator__in=[a.pk for a in annotators])
@@ -217,6 +224,7 @@ def annotations_assign(
             items=items,
             annotators=[person.pk for person in annotators],
             design=design, seed=seed, overlap_share=overlap_share, gap=gap, held=held,
+            taken=taken,
         )
     except assignment.DesignError as exc:
         raise ServiceError(str(exc)) from None

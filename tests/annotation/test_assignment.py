@@ -125,3 +125,9 @@ def test_unknown_designs_and_bad_settings_are_refused():
         plan_assignment(items=items(1), annotators=["ann"], design="by-vibes")
     with pytest.raises(assignment.DesignError, match="at least one annotator"):
         plan_assignment(items=items(1), annotators=[])
+
+
+def test_captions_others_already_annotate_are_placed_only_as_often_as_still_needed():
+    taken = {"c0-A": 1, "c0-B": 2}
+    plan = plan_assignment(items=items(1), annotators=["ann", "bob", "cy"], taken=taken, overlap_share=1.0)
+    assert Counter(p.caption for p in plan.placed) == {"c0-A": 1, "c0-C": 2}
