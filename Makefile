@@ -40,11 +40,15 @@ serve-with-worker:
 		trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Static checks: ruff over the Python, ESLint over the browser code (and its tests), and the
-# pure JavaScript modules under Node's test runner (tests/js). Tools: requirements-dev.txt, package-lock.json.
+# Static checks: ruff over the Python, strict mypy over the pure scoring modules, the layers'
+# import contracts (import-linter; both configured in pyproject.toml), ESLint over the browser
+# code (and its tests), and the pure JavaScript modules under Node's test runner (tests/js).
+# Tools: requirements-dev.txt, package-lock.json.
 lint: venv-dev
 	@scripts/js-tools.sh
 	$(PY) -m ruff check .
+	$(PY) -m mypy
+	.venv/bin/lint-imports
 	node_modules/.bin/eslint frontend/static tests eslint.config.js
 	node --test tests/js/
 
