@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv venv-dev system lint test test-fast bench serve serve-with-worker
+.PHONY: demo venv venv-dev system lint test test-fast bench serve serve-with-worker llm-server
 
 # What runs the product (requirements.txt); venv-dev adds the tests and linters (requirements-dev.txt).
 venv:
@@ -23,21 +23,36 @@ system:
 
 # The demo runs one Celery worker beside the web server, through a folder in var/
 # (no Redis needed); Ctrl-C stops both. `make serve` does the same without building the demo.
+# LLM=1 also starts a local LLM server (SmolLM2-135M, llama-cpp-python; the first run compiles
+# it, see README) and scores LLMFactsF1 of every final verdict with it.
 DEMO_ENV := CELERY_BROKER_URL=filesystem://
+LLM ?= 0
+LLM_PORT ?= 8089
+ifeq ($(LLM),1)
+DEMO_ENV += LLMFACTS_BASE_URL=http://127.0.0.1:$(LLM_PORT)/v1 LLMFACTS_MODEL=smollm2-135m
+LLM_SETUP := llm-server
+endif
 
-demo: system venv
+llm-server: venv
+	@scripts/llm-server.sh
+
+demo: system venv $(LLM_SETUP)
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py make_demo
 	@$(MAKE) --no-print-directory serve-with-worker
 
-serve: system venv
+serve: system venv $(LLM_SETUP)
 	$(PY) manage.py migrate --no-input -v0
 	@$(MAKE) --no-print-directory serve-with-worker
 
 serve-with-worker:
 	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
-	@$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
-		trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	@llm=; if [ "$(LLM)" = 1 ]; then \
+		echo "LLM server (SmolLM2-135M) at http://127.0.0.1:$(LLM_PORT)/v1, log in var/llm-server.log"; \
+		mkdir -p var; $(PY) -m scoring.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \
+	fi; \
+		$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
+		trap "kill $$worker $$llm 2>/dev/null" EXIT INT TERM; \
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Static checks: ruff over the Python, strict mypy over the pure scoring modules, the layers'

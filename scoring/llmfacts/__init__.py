@@ -8,9 +8,10 @@ Typical use::
     result.llmfacts_f1, result.a_to_b.checks, result.to_dict()
 """
 
-from .backend import ChatBackend
+from .backend import UNCONSTRAINED, ChatBackend
 from .cache import ResultCache, cache_key, sha256_text
 from .errors import AnswerError, BackendError, LLMFactsError
+from .llamacpp_backend import LlamaCppBackend
 from .openai_backend import OpenAIChatBackend
 from .parsing import LABELS, Label, parse_facts, parse_json_answer, parse_labels
 from .pipeline import (
@@ -21,6 +22,7 @@ from .pipeline import (
     extract_facts,
     llmfacts_f1,
     llmfacts_f1_many,
+    method_version,
 )
 from .prompts import (
     PROMPT_VERSION,
@@ -29,6 +31,7 @@ from .prompts import (
     extraction_messages,
     repair_messages,
 )
+from .schemas import checking_schema, extraction_schema
 from .scores import DirectionCounts, Scores, combine, compute_scores, count_labels, harmonic_mean
 from .transformers_backend import TransformersBackend, locate_smollm2_gguf
 
@@ -49,18 +52,23 @@ __all__ = [
     "ResultCache",
     "Scores",
     "TransformersBackend",
+    "UNCONSTRAINED",
+    "LlamaCppBackend",
     "cache_key",
     "check_facts",
+    "checking_schema",
     "checking_messages",
     "combine",
     "compute_scores",
     "count_labels",
     "extract_facts",
     "extraction_messages",
+    "extraction_schema",
     "harmonic_mean",
     "llmfacts_f1",
     "llmfacts_f1_many",
     "locate_smollm2_gguf",
+    "method_version",
     "parse_facts",
     "parse_json_answer",
     "parse_labels",

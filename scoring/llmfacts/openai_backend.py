@@ -48,7 +48,13 @@ class _Refused(BackendError):
 
 
 class _Retryable(Exception):
-    """A failure that may pass: timeout, lost connection, rate limit or server error."""
+    """A failure that may pass: timeout, lost connection, rate limit or server error.
+
+    ``status`` is the HTTP status of an error answer, ``None`` when no answer came."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -104,18 +110,30 @@ class OpenAIChatBackend:
             return self._mode["mode"]
 
     def _probe(self) -> str:
+        """Which response_format the server follows. A style it answers with an HTTP error is
+        taken as refused: some servers (llama-cpp-python's) answer an unknown style with HTTP
+        500 rather than 400. So that a broken server is not mistaken for one without
+        constrained output, the fallback is only chosen once a plain request has succeeded."""
         for response_format in RESPONSE_FORMATS:
             body = self._body(_PROBE_MESSAGES, _PROBE_SCHEMA, response_format)
             body["max_tokens"] = 32
+            payload = json.dumps(body).encode("utf-8")
             try:
-                answer, _ = self._send(json.dumps(body).encode("utf-8"))
+                answer, _ = self._post(payload)
             except _Refused:
                 continue
+            except _Retryable as problem:
+                if problem.status is not None and problem.status not in (429, 503):
+                    continue
+                answer, _ = self._send(payload)  # down or busy: the usual retries
             try:
                 if json.loads(answer) == {"ok": "yes"}:
                     return response_format
             except ValueError:
                 pass  # the server accepted the schema and ignored it
+        plain = self._body(_PROBE_MESSAGES, None, UNCONSTRAINED)
+        plain["max_tokens"] = 8
+        self._send(json.dumps(plain).encode("utf-8"))  # raises BackendError when it is broken
         return UNCONSTRAINED
 
     @property
@@ -190,7 +208,7 @@ class OpenAIChatBackend:
         except urllib.error.HTTPError as error:
             detail = _snippet(error.read().decode("utf-8", "replace"))
             if error.code == 429 or error.code >= 500:
-                raise _Retryable(f"HTTP {error.code} {detail}") from error
+                raise _Retryable(f"HTTP {error.code} {detail}", error.code) from error
             raise _Refused(f"{self.url} refused the request: HTTP {error.code} {detail}") from error
         except urllib.error.URLError as error:
             raise _Retryable(_describe(error.reason)) from error

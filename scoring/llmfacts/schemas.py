@@ -17,8 +17,8 @@ from .parsing import LABELS
 
 MAX_FACTS = 64
 """The most facts one extraction may list (the paper's longest references give about 40)."""
-MAX_FACT_CHARS = 300
-MAX_REASON_CHARS = 300
+MAX_FACT_CHARS = 200
+MAX_REASON_CHARS = 150
 
 
 def extraction_schema() -> dict[str, Any]:

@@ -21,7 +21,8 @@ request that matches no rule gets HTTP 400, which the client does not retry, so 
 as if it were absent), or a list of the types it follows (``"json_schema"``, ``"json_object"``;
 others are refused). A server that follows a type answers the backend's probe schema (whose
 only valid answer is ``{"ok": "yes"}``) with that answer, and every other request from the
-script; one that ignores it answers the probe with a greeting.
+script; one that ignores it answers the probe with a greeting. The probe's plain question
+(without ``response_format``, asked before falling back) always gets a greeting.
 
 :class:`FakeChatServer` starts and stops the process and talks to those endpoints.
 """
@@ -43,6 +44,7 @@ _rules: list[dict[str, Any]] = []
 _requests: list[dict[str, Any]] = []
 _in_flight = {"now": 0, "max": 0}
 _settings: dict[str, Any] = {"response_format": "refuse"}
+_PROBE_QUESTION = "Say hello to the reader."  # the OpenAI backend's probe
 
 
 def _next_response(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -129,7 +131,11 @@ class _Handler(BaseHTTPRequestHandler):
                 content = "Hello, reader!" if policy == "ignore" else '{"ok": "yes"}'
                 self._send_content(body, content)
                 return
-        response = _next_response(body.get("messages", []))
+        messages = body.get("messages", [])
+        if requested is None and messages == [{"role": "user", "content": _PROBE_QUESTION}]:
+            self._send_content(body, "Hello, reader!")
+            return
+        response = _next_response(messages)
         if response is None:
             self._send_json(400, {"error": {"message": "no scripted answer for this request"}})
             return
