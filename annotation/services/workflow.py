@@ -12,7 +12,8 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import timedelta
 from typing import Any
 
@@ -145,7 +146,7 @@ class AssignmentReport:
     skipped: int
     design: str = assignment.ONE_MODEL_PER_CLIP
     # Why captions were left unassigned, with how many: {reason: count}.
-    reasons: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = dataclass_field(default_factory=dict)
 
 
 def _roles(study: Study, user) -> set[str]:
