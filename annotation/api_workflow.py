@@ -16,7 +16,14 @@ from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
 from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study
-from annotation.permissions import IsStudyAdmin, IsStudyMember, Role, study_from_view, user_roles
+from annotation.permissions import (
+    IsStudyAdmin,
+    IsStudyMember,
+    Role,
+    sees_model_identity,
+    study_from_view,
+    user_roles,
+)
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
 from annotation.services.errors import ServiceError
@@ -56,9 +63,9 @@ def workspace_payload(annotation: Annotation, user) -> dict:
     caption = annotation.caption
     clip = caption.clip
     study = clip.study
-    roles = user_roles(user, study)
-    # The annotator works blind, even one who is also an admin or researcher of the study.
-    sees_identity = bool(roles & {Role.ADMIN, Role.RESEARCHER}) and annotation.annotator_id != user.pk
+    # The annotator works blind, even one who is also an admin of the study; and an annotator of
+    # the study never sees names, not even on others' annotations (sees_model_identity).
+    sees_identity = sees_model_identity(user, study) and annotation.annotator_id != user.pk
     return {
         **annotation_snapshot(annotation),
         "study": study.slug,
@@ -97,6 +104,8 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
     roles = user_roles(user, annotation.caption.clip.study)
     if annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
         return annotation
+    if not roles:  # as the pages: outsiders learn nothing about other studies' annotations
+        raise NotFound("No such annotation.")
     raise PermissionDenied("This annotation is not yours to see.")
 
 
@@ -108,6 +117,7 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
     except Conflict as conflict:
         return Response({"detail": str(conflict), "current": conflict.current}, status=status.HTTP_409_CONFLICT)
     except NotAllowed as exc:
+        get_annotation_for(user, annotation_id)  # 404 for outsiders, as everywhere
         return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     except ServiceError as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -154,12 +164,24 @@ class StartNext(APIView):
 
 
 class AnnotationDetail(APIView):
+    """The annotation as the workspace sees it. Reading never changes it (see AnnotationOpen)."""
+
     @extend_schema(responses=bodies.Workspace)
     def get(self, request, annotation_id):
         annotation = get_annotation_for(request.user, annotation_id)
-        if annotation.annotator_id == request.user.pk:
-            annotation = annotation_open(annotation=annotation, actor=request.user)
         return Response(workspace_payload(annotation, request.user))
+
+
+class AnnotationOpen(APIView):
+    """The annotator starts work on a new or returned annotation (a no-op once started)."""
+
+    @extend_schema(request=None, responses={200: bodies.Workspace})
+    def post(self, request, annotation_id):
+        annotation = get_annotation_for(request.user, annotation_id)
+        return service_response(
+            lambda: annotation_open(annotation=annotation, actor=request.user),
+            request.user, annotation_id,
+        )
 
 
 class AnnotationDraft(APIView):

@@ -359,6 +359,17 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 errors.append(f"{where}: unknown role {member['role']!r}")
             stamp(member, where, "created_at")
 
+    roles_of: dict[str, set[str]] = {}
+    for member in bundle["members"]:
+        if isinstance(member, dict) and isinstance(member.get("user"), str):
+            roles_of.setdefault(member["user"], set()).add(member.get("role"))
+    for username, roles in sorted(roles_of.items()):
+        if {"annotator", "researcher"} <= roles:
+            errors.append(
+                f"members: {username!r} is both annotator and researcher; annotators work blind "
+                "to the models, so nobody holds both roles in one study"
+            )
+
     clips = set()
     for n, clip in enumerate(bundle["clips"]):
         where = f"clips[{n}]"

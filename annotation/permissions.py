@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
+from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
 from annotation.models import Membership, Study
@@ -30,7 +30,10 @@ def is_member(user, study: Study) -> bool:
 
 
 def sees_model_identity(user, study: Study) -> bool:
-    return bool(user_roles(user, study) & SEES_MODEL_IDENTITY)
+    """Whether the person sees which model wrote a caption. Never an annotator of the study,
+    whatever other roles they hold there: names seen on one page would unblind the workspace."""
+    roles = user_roles(user, study)
+    return bool(roles & SEES_MODEL_IDENTITY) and Role.ANNOTATOR not in roles
 
 
 def studies_of(user):
@@ -42,7 +45,21 @@ def studies_of(user):
 def study_from_view(view) -> Study:
     study = getattr(view, "_study", None)
     if study is None:
-        study = view._study = get_object_or_404(Study, slug=view.kwargs["slug"])
+        study = Study.objects.filter(slug=view.kwargs["slug"]).first()
+        if study is None:
+            raise NotFound("No such study.")
+        view._study = study
+    return study
+
+
+def member_study_from_view(view, user) -> Study:
+    """The view's study, for a member; 404 for everyone else, as the pages answer, so that the
+    API does not tell outsiders which studies exist (403 would)."""
+    if not user.is_authenticated:
+        raise NotAuthenticated()
+    study = study_from_view(view)
+    if not is_member(user, study):
+        raise NotFound("No such study.")
     return study
 
 
@@ -50,11 +67,11 @@ class IsStudyMember(BasePermission):
     message = "You are not a member of this study."
 
     def has_permission(self, request, view):
-        return is_member(request.user, study_from_view(view))
+        return is_member(request.user, member_study_from_view(view, request.user))
 
 
 class IsStudyAdmin(BasePermission):
     message = "Only the study's admins may do this."
 
     def has_permission(self, request, view):
-        return Role.ADMIN in user_roles(request.user, study_from_view(view))
+        return Role.ADMIN in user_roles(request.user, member_study_from_view(view, request.user))

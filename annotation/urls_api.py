@@ -33,6 +33,7 @@ urlpatterns += [
     ),
     path("studies/<slug:slug>/assignments/", flow.Assign.as_view(), name="api-assign"),
     path("annotations/<int:annotation_id>/", flow.AnnotationDetail.as_view(), name="api-annotation"),
+    path("annotations/<int:annotation_id>/open/", flow.AnnotationOpen.as_view(), name="api-open"),
     path("annotations/<int:annotation_id>/draft/", flow.AnnotationDraft.as_view(), name="api-annotation-draft"),
     path("annotations/<int:annotation_id>/lock-overview/", flow.OverviewLock.as_view(), name="api-lock-overview"),
     path("annotations/<int:annotation_id>/submit/", flow.AnnotationSubmit.as_view(), name="api-submit"),

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_safe
 
 from annotation.models import Clip
 from annotation.permissions import is_member
@@ -31,12 +32,14 @@ def _serve(request, field_file):
 
 
 @login_required
+@require_safe
 def clip_video(request, clip_id: int):
     clip = _member_clip(request, clip_id)
     return _serve(request, clip.playable)
 
 
 @login_required
+@require_safe
 def clip_poster(request, clip_id: int):
     clip = _member_clip(request, clip_id)
     if not clip.poster:

@@ -38,7 +38,15 @@ if not DEBUG and (SECRET_KEY == DEV_SECRET_KEY or len(SECRET_KEY) < 32):
         "DEBUG is off but SECRET_KEY is the development secret or shorter than 32 characters: "
         "set SECRET_KEY to a long random value."
     )
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", LOCAL_HOSTS if DEBUG else [])
+if DEBUG and not set(ALLOWED_HOSTS) <= {*LOCAL_HOSTS, "testserver"}:
+    # DEBUG pages show settings and tracebacks to whoever asks: never on a reachable host.
+    raise ImproperlyConfigured(
+        f"DEBUG is on (the default when it is unset) but ALLOWED_HOSTS names hosts that are not "
+        f"local ({', '.join(sorted(set(ALLOWED_HOSTS) - set(LOCAL_HOSTS)))}): set DEBUG=0 for "
+        "a server others reach (see README, 'Running it for real')."
+    )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 VAR_DIR = Path(os.environ.get("REDLINE_VAR_DIR", BASE_DIR / "var"))
@@ -51,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation",
@@ -68,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -193,8 +203,10 @@ LLMFACTS_CACHE_DIR = Path(os.environ.get("LLMFACTS_CACHE_DIR", VAR_DIR / "llmfac
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Session (the pages) and token (scripts: `manage.py drf_create_token USER`). No HTTP
+        # Basic: it would send passwords with every request and bypass sign-in throttling.
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "annotation.schema.RedlineAutoSchema",
@@ -234,7 +246,45 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    # The proxy in front (nginx, see README) says whether the browser used HTTPS.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+
+# Content-Security-Policy of every response (config/middleware.py): scripts and styles only from
+# Redline's own files (no inline script, no event handler attributes; json_script data blocks are
+# data, not scripts), clips and posters from the site itself (blob: for the player's frames).
+CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY") or "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+# Sign-in throttling (frontend/throttle.py): after this many failed sign-ins within
+# LOGIN_FAILURE_WINDOW_SECONDS, the account, or the address, must wait until the window passes.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("LOGIN_FAILURE_WINDOW_SECONDS", "900"))
+# Behind a proxy every connection comes from the proxy: name the header carrying the browser's
+# address (HTTP_X_REAL_IP with the README's nginx lines). Unset: the connection's address.
+CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
+# The failure counts live in Django's cache: shared by every web process through Redis when
+# CACHE_URL is set (production), in the process's memory otherwise (one development server).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": os.environ["CACHE_URL"]}
+    if os.environ.get("CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 LOGGING = {
     "version": 1,

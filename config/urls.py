@@ -1,15 +1,20 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation import views as annotation_views
+from frontend.throttle import AdminSignInForm
+
+# The admin's sign-in is throttled like the pages' (frontend/throttle.py).
+admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("annotation.urls_api")),
     path("api/", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("clips/<int:clip_id>/video", annotation_views.clip_video, name="clip-video"),
     path("clips/<int:clip_id>/poster", annotation_views.clip_poster, name="clip-poster"),
     path("", include("frontend.urls")),

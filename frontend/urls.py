@@ -2,10 +2,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from frontend import views, views_profiles, views_progress, views_review, views_workspace
+from frontend.throttle import SignInForm
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/<slug:slug>/", views.study_detail, name="study"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from annotation.models import AssignmentDesign, Caption, Clip, Study
 from annotation.permissions import Role, is_member, sees_model_identity, studies_of, user_roles
@@ -20,6 +21,7 @@ def _member_study(request, slug: str) -> Study:
 
 
 @login_required
+@require_safe
 def home(request):
     studies = studies_of(request.user).annotate(
         clip_count=Count("clips", distinct=True),
@@ -32,6 +34,7 @@ def home(request):
 
 
 @login_required
+@require_safe
 def study_detail(request, slug: str):
     study = _member_study(request, slug)
     clips = study.clips.annotate(caption_count=Count("captions"))
@@ -53,6 +56,7 @@ def study_detail(request, slug: str):
 
 
 @login_required
+@require_safe
 def clip_detail(request, slug: str, name: str):
     study = _member_study(request, slug)
     clip = get_object_or_404(Clip, study=study, name=name)

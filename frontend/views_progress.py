@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from annotation.models import Study
 from annotation.permissions import Role, user_roles
@@ -12,6 +13,7 @@ from annotation.progress import study_progress
 
 
 @login_required
+@require_safe
 def progress(request, slug: str):
     study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
     if Role.ADMIN not in user_roles(request.user, study):

@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_safe
 
 from annotation.api_workflow import workspace_payload
 from annotation.models import Annotation, Membership
@@ -23,6 +24,7 @@ REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}
 
 @login_required
 @ensure_csrf_cookie
+@require_safe
 def review_queue(request, slug: str):
     study = _member_study(request, slug)
     roles = user_roles(request.user, study)
@@ -46,6 +48,7 @@ def review_queue(request, slug: str):
 
 @login_required
 @ensure_csrf_cookie
+@require_safe
 def review(request, annotation_id: int):
     annotation = get_object_or_404(
         Annotation.objects.select_related("caption__clip__study", "caption__model", "taxonomy", "annotator"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
@@ -24,6 +25,7 @@ DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 
 
 @login_required
+@require_safe
 def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
@@ -57,19 +59,25 @@ def annotator_queue(request, slug: str):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def workspace(request, annotation_id: int):
-    """The annotator's workspace; anyone else who may see the annotation is sent to its review page."""
+    """The annotator's workspace; anyone else who may see the annotation is sent to its review page.
+
+    Looking (GET) never changes the annotation: a new or returned one shows a "Start" button,
+    whose POST starts the work and comes back here.
+    """
     annotation = get_object_or_404(Annotation, pk=annotation_id)
     if annotation.annotator_id != request.user.pk:
         study = Study.objects.get(clips__captions__annotations=annotation)
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
             return redirect("review", annotation_id=annotation.pk)
         raise Http404("No such annotation.")
-    annotation_open(annotation=annotation, actor=request.user)
+    if request.method == "POST":
+        annotation_open(annotation=annotation, actor=request.user)
+        return redirect("workspace", annotation_id=annotation.pk)
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
-    return render(
-        request,
-        "frontend/workspace.html",
-        {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload},
-    )
+    context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
+    if annotation.state in workflow.TRANSITIONS["open"].sources:
+        return render(request, "frontend/workspace_start.html", context)
+    return render(request, "frontend/workspace.html", context)

@@ -8,7 +8,13 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.permissions import IsStudyAdmin, Role, study_from_view, user_roles
+from annotation.permissions import (
+    IsStudyAdmin,
+    Role,
+    member_study_from_view,
+    study_from_view,
+    user_roles,
+)
 from annotation.services.errors import ServiceError
 from scoring.models import ScoreJob, ScoreResult
 from scoring.services import score_job_create, score_jobs_recover, score_summary
@@ -20,7 +26,8 @@ class SeesScores(BasePermission):
     message = "Only the study's admins and researchers see its scores."
 
     def has_permission(self, request, view):
-        return bool(user_roles(request.user, study_from_view(view)) & {Role.ADMIN, Role.RESEARCHER})
+        study = member_study_from_view(view, request.user)
+        return bool(user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER})
 
 
 class ScoreJobSerializer(serializers.ModelSerializer):

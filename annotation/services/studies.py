@@ -43,6 +43,15 @@ def membership_grant(*, study: Study, user: AbstractBaseUser, role: str) -> Memb
     """Give `user` the role in `study` (idempotent)."""
     if role not in Membership.Role.values:
         raise ServiceError(f"Unknown role {role!r}; roles are {', '.join(Membership.Role.values)}.")
+    held = set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
+    clash = {Membership.Role.ANNOTATOR: Membership.Role.RESEARCHER,
+             Membership.Role.RESEARCHER: Membership.Role.ANNOTATOR}.get(role)
+    if clash in held:
+        # A researcher sees which model wrote each caption; an annotator must not.
+        raise ServiceError(
+            f"{user.get_username()} is a {clash} of study {study.slug}; nobody is both annotator "
+            "and researcher of one study (annotators work blind to the models)."
+        )
     membership, _ = Membership.objects.get_or_create(study=study, user=user, role=role)
     return membership
 

@@ -784,6 +784,11 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
         raise NotAllowed("Only the study's QC reviewers may review annotations.")
     if annotation.annotator_id == actor.pk:
         raise NotAllowed("Nobody reviews their own annotation.")
+    # Their own verdict on the same caption would weigh in: reviews must be independent.
+    if Annotation.objects.filter(caption_id=annotation.caption_id, annotator=actor).exists():
+        raise NotAllowed(
+            "You annotated this caption yourself, so another reviewer reviews this version of it."
+        )
 
 
 @transaction.atomic
@@ -1007,13 +1012,20 @@ def review_return(
 
 @transaction.atomic
 def review_release(*, annotation_id: int, actor) -> Annotation:
-    """Give a claimed annotation back to the queue."""
+    """Give the actor's claim on an annotation back to the queue. Refused (Conflict) when the
+    actor holds no claim on it: someone else's claim, or no claim at all."""
     moved = Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor).update(
         state=workflow.SUBMITTED, claim_expires_at=None, version=F("version") + 1
     )
-    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
-    if moved:
-        _audit(annotation, actor, "release", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
+    annotation = Annotation.objects.select_related("caption__clip__study", "reviewer").get(pk=annotation_id)
+    if not moved:
+        if annotation.state == workflow.IN_REVIEW:
+            holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
+            message = f"This annotation is claimed by {holder}, not by you: only they release it."
+        else:
+            message = f"This annotation is {annotation.get_state_display()}: there is no claim of yours to release."
+        raise Conflict(message, annotation_snapshot(annotation))
+    _audit(annotation, actor, "release", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
     return annotation
 
 

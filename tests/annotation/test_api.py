@@ -78,8 +78,18 @@ def test_annotators_see_only_the_neutral_alias(personas, clips):
 
 def test_members_of_another_study_do_not_see_this_one(personas, clips):
     client = client_for(personas["outsider"])
-    assert client.get("/api/studies/s1/clips/").status_code == 403
+    assert client.get("/api/studies/s1/clips/").status_code == 404
     assert [s["slug"] for s in client.get("/api/studies/").json()["results"]] == ["s2"]
+
+
+@pytest.mark.parametrize("path", ["", "clips/", "models/", "captions/", "my-queue/",
+                                  "review-queue/", "score-jobs/", "scores/"])
+def test_outsiders_cannot_tell_a_study_that_exists_from_one_that_does_not(personas, path):
+    client = client_for(personas["outsider"])
+    existing = client.get(f"/api/studies/s1/{path}")
+    missing = client.get(f"/api/studies/no-such-study/{path}")
+    assert (existing.status_code, existing.json()) == (missing.status_code, missing.json())
+    assert existing.status_code == 404
 
 
 def test_study_detail_shows_settings_and_the_taxonomy(personas):

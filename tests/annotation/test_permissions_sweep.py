@@ -11,7 +11,9 @@ Each request ends in one of three outcomes:
 An entry lists who gets "in" and who gets "redirect"; everyone else must get "out", exactly.
 
 Besides, no response to a persona who may not see model identity (annotator, QC reviewer,
-outsider, anonymous) may contain a candidate model's real name.
+outsider, anonymous) may contain a candidate model's real name; the outsider (a member of
+another study) gets 404, never 403, so that no answer tells which studies exist; and pages answer
+the methods they do not serve with 405.
 """
 
 from __future__ import annotations
@@ -87,7 +89,11 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # Every member has a queue page; it lists only the member's own assignments.
     "annotator-queue": {"GET": Expect(MEMBERS)},
     # The workspace is the annotator's; those who may read the annotation go to its review page.
-    "workspace": {"GET": Expect(OWNER, redirected=READERS - OWNER)},
+    # Looking changes nothing; a POST starts the work (the owner goes back to the page).
+    "workspace": {
+        "GET": Expect(OWNER, redirected=READERS - OWNER),
+        "POST": Expect(NOBODY, redirected=READERS, body={}, json=False),
+    },
     "review-queue": {"GET": Expect(QC_AND_ADMINS)},
     "review": {"GET": Expect(QC_AND_ADMINS)},
     "progress": {"GET": Expect(ADMINS)},
@@ -111,6 +117,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-review-next": {"POST": api_post(QC)},
     "api-assign": {"POST": api_post(ADMINS, {"annotators": ["annotator"]})},
     "api-annotation": {"GET": Expect(READERS)},
+    "api-open": {"POST": api_post(OWNER)},
     "api-annotation-draft": {"PATCH": api_post(OWNER, {"base_version": 1, "changes": {}})},
     "api-lock-overview": {"POST": api_post(OWNER, {"base_version": 1})},
     "api-submit": {"POST": api_post(OWNER, {"base_version": 1})},
@@ -434,6 +441,8 @@ def test_route_lets_in_exactly_the_expected_personas(route, method, world, clien
             response = request_as(sign_in(client, persona, world), method, url, expect)
             transaction.set_rollback(True)
         got[outcome(response)].add(persona)
+        if persona == "outsider" and response.status_code == 403:
+            leaks.append("outsider (403 instead of 404 tells that the study exists)")
         if persona in BLIND and (
             SECRET_MODEL in _body(response) or OTHER_SECRET_MODEL in _body(response)
         ):
@@ -443,3 +452,20 @@ def test_route_lets_in_exactly_the_expected_personas(route, method, world, clien
         f"expected in {sorted(expect.allowed)}, redirected {sorted(expect.redirected)}"
     )
     assert not leaks, f"{method} {url} shows a model's real name to {leaks}"
+
+
+PAGES = [
+    pytest.param(route, method, id=f"{route.key} {method}")
+    for route in ROUTES
+    if not route.admin and not route.pattern.startswith("api/") and route.key != "logout"
+    for method in ("POST", "PUT", "DELETE")
+    if method not in route.methods and (route.key, method) != ("login", "PUT")
+]
+
+
+@pytest.mark.parametrize(("route", "method"), PAGES)
+def test_pages_answer_the_methods_they_do_not_serve_with_405(route, method, world, client):
+    url = url_for(route, world)
+    for persona in ("admin", "annotator"):
+        response = getattr(sign_in(client, persona, world), method.lower())(url)
+        assert response.status_code == 405, f"{method} {url} as {persona}: {response.status_code}"

@@ -35,6 +35,8 @@ def annotator_pass(annotation) -> CorrectionPass:
 
 def open_workspace(page, live_server, annotation):
     page.goto(f"{live_server.url}/annotate/{annotation.pk}/")
+    if page.locator("#start-work").count():  # a new annotation starts with an explicit POST
+        page.click("#start-work")
     page.wait_for_selector("#workspace[data-ready=true]")
     return page
 

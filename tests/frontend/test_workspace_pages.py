@@ -87,18 +87,42 @@ def test_empty_queue_says_nothing_is_assigned(personas):
     assert 'id="start-next"' in page and "disabled" in page
 
 
-def test_workspace_embeds_the_payload_and_opens_the_annotation(caption, study, personas):
+def test_looking_at_a_new_annotation_changes_nothing_and_offers_to_start(caption, study, personas):
     flow.annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
     item = Annotation.objects.get()
-    assert item.state == "assigned"
     response = client_for(personas["annotator"]).get(f"/annotate/{item.pk}/")
     assert response.status_code == 200
+    assert 'id="start-work"' in response.content.decode()
+    assert "Model A" in response.content.decode()
+    fresh = Annotation.objects.get()
+    assert (fresh.state, fresh.version, fresh.started_at) == ("assigned", item.version, None)
+    assert client_for(personas["annotator"]).get(f"/api/annotations/{item.pk}/").json()[
+        "state"] == "assigned"
+
+
+def test_workspace_starts_with_a_post_and_embeds_the_payload(caption, study, personas):
+    flow.annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
+    item = Annotation.objects.get()
+    client = client_for(personas["annotator"])
+    started = client.post(f"/annotate/{item.pk}/")
+    assert started.status_code == 302 and started.url == f"/annotate/{item.pk}/"
+    response = client.get(f"/annotate/{item.pk}/")
     data = workspace_data(response)
     assert data["state"] == "in_progress" and data["version"] == item.version + 1
     assert [w["start"] for w in data["caption"]["windows"]] == [0, 2, 4]
     assert [m["key"] for m in data["taxonomy"]["modes"]][:3] == ["factual", "omission", "camera"]
     assert data["near_total_cut"] == study.near_total_cut
     assert 'type="module"' in response.content.decode() and "workspace.js" in response.content.decode()
+
+
+def test_the_api_starts_an_annotation_only_with_a_post(caption, study, personas):
+    flow.annotations_assign(study=study, annotators=[personas["annotator"]], captions=[caption])
+    item = Annotation.objects.get()
+    client = client_for(personas["annotator"])
+    client.get(f"/api/annotations/{item.pk}/")
+    assert Annotation.objects.get().state == "assigned"
+    answer = client.post(f"/api/annotations/{item.pk}/open/")
+    assert answer.status_code == 200 and answer.json()["state"] == "in_progress"
 
 
 def test_an_annotator_who_is_also_admin_still_sees_only_the_alias(annotation, study, personas):
@@ -119,7 +143,11 @@ def test_caption_html_stays_inside_the_json_and_escaped(personas, clips, study):
         "windows": [{"start": 0, "end": 6, "scene": PAYLOAD, "shot": PAYLOAD}],
     }))
     flow.annotations_assign(study=study, annotators=[personas["annotator"]])
-    response = client_for(personas["annotator"]).get(f"/annotate/{Annotation.objects.get().pk}/")
+    client = client_for(personas["annotator"])
+    start = client.get(f"/annotate/{Annotation.objects.get().pk}/").content.decode()
+    assert "<img src=x" not in start and "<script>alert" not in start
+    client.post(f"/annotate/{Annotation.objects.get().pk}/")
+    response = client.get(f"/annotate/{Annotation.objects.get().pk}/")
     html = response.content.decode()
     assert "<img src=x" not in html and "<script>alert" not in html
     assert workspace_data(response)["caption"]["overview"] == PAYLOAD

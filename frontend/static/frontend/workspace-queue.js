@@ -3,6 +3,9 @@
 
 import { csrfToken } from "./redline.js";
 
+// The bar's width comes from a data attribute: pages carry no inline styles (CSP).
+for (const bar of document.querySelectorAll("[data-percent]")) bar.style.width = `${bar.dataset.percent}%`;
+
 const button = document.getElementById("start-next");
 const result = document.getElementById("start-result");
 
