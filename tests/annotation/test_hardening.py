@@ -213,12 +213,16 @@ def test_templates_hold_no_inline_script_handler_or_style(template):
     assert not re.search(r"\son[a-z]+\s*=", text), template.name
     assert "javascript:" not in text.lower(), template.name
     assert not re.search(r"\sstyle\s*=", text), template.name
+    assert "<style" not in text, template.name
 
 
 def test_the_api_documentation_runs_without_inline_scripts():
-    page = Client().get("/api/docs/").content.decode()
-    for tag in re.findall(r"<script\b[^>]*>", page):
+    response = Client().get("/api/docs/")
+    for tag in re.findall(r"<script\b[^>]*>", response.content.decode()):
         assert "src=" in tag, tag
+    # Swagger UI writes style elements: inline styles, never scripts, on this page alone.
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "style-src 'self' 'unsafe-inline'" in policy
 
 
 # ------------------------------------------------------------------ production settings
@@ -271,3 +275,17 @@ def test_hsts_and_the_https_redirect_follow_the_environment():
     off = settings_run(code, **PRODUCTION, SECURE_SSL_REDIRECT="0", SECURE_HSTS_SECONDS="0")
     assert off.stdout.split()[:2] == ["False", "0"]
     assert "HTTP_X_FORWARDED_PROTO" in default.stdout
+
+
+def test_behind_the_proxy_the_address_comes_from_the_configured_header(personas, fresh_throttle):
+    fresh_throttle.CLIENT_ADDRESS_HEADER = "HTTP_X_REAL_IP"
+    for n in range(5):
+        Client(REMOTE_ADDR="127.0.0.1", HTTP_X_REAL_IP="203.0.113.7").post(
+            "/login/", {"username": f"nobody{n}", "password": "wrong"})
+    # The proxy's own address is not locked: another browser behind it signs in.
+    other = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_REAL_IP="203.0.113.8").post(
+        "/login/", {"username": "admin", "password": "pw-admin"})
+    assert other.status_code == 302
+    locked = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_REAL_IP="203.0.113.7").post(
+        "/login/", {"username": "admin", "password": "pw-admin"})
+    assert "Too many failed sign-ins from your address" in locked.content.decode()

@@ -7,6 +7,7 @@ Screenshots go to artifacts/screenshots/ for people to look at.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,18 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def wait_until(page, expression: str, timeout: float = 10.0):
+    """Poll ``expression`` (JavaScript, as for page.evaluate) until it is truthy.
+
+    Why not page.wait_for_function: its in-page polling evaluates the expression with eval,
+    which the pages' Content-Security-Policy refuses (no 'unsafe-eval'); page.evaluate goes
+    through the DevTools protocol, which the policy does not govern."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = page.evaluate(expression)
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {expression}")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotation.services.captions import captions_import_jsonl
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -36,10 +36,10 @@ def test_clicking_a_window_on_the_timeline_seeks_the_video(sign_in, live_server,
     page = sign_in("annotator", "pw-annotator")
     page.get_by_role("link", name="Study one").click()
     page.locator("[data-clip='b']").click()
-    page.wait_for_function("document.getElementById('video').readyState >= 1")
+    wait_until(page, "document.getElementById('video').readyState >= 1")
     page.locator(".timeline .segment").nth(2).click()
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4.5) < 0.05")
-    page.wait_for_function("document.getElementById('video').readyState >= 2")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 4.5) < 0.05")
+    wait_until(page, "document.getElementById('video').readyState >= 2")
     assert video_time(page) == pytest.approx(4.5, abs=0.05)
     assert page.locator(".timeline .segment.current").count() == 1
     screenshot(page, "clip-page")
@@ -50,9 +50,9 @@ def test_seeking_far_into_the_clip_fetches_a_byte_range(sign_in, live_server, ca
     page.on("request", lambda request: ranges.append(request.headers.get("range")) if "/video" in request.url else None)
     sign_in("annotator", "pw-annotator")
     page.goto(f"{live_server.url}/studies/s1/clips/b/")
-    page.wait_for_function("document.getElementById('video').readyState >= 1")
+    wait_until(page, "document.getElementById('video').readyState >= 1")
     page.evaluate("document.getElementById('video').currentTime = 5.5")
-    page.wait_for_function("document.getElementById('video').readyState >= 2")
+    wait_until(page, "document.getElementById('video').readyState >= 2")
     assert any(r and r.startswith("bytes=") for r in ranges)
     assert video_time(page) == pytest.approx(5.5, abs=0.05)
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scoring.analysis.figures import FIGURES
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, wait_until
 from tests.profiles.demo_run import demo_reviewed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,7 +48,7 @@ def test_a_researcher_builds_the_profile_and_the_report_opens_with_its_figures(
     expect(page.locator("#profile-main-table tbody tr")).to_have_count(3)
     expect(page.locator("#profile-figures figure")).to_have_count(len(FIGURES))
     page.locator("#profile-figures img").last.scroll_into_view_if_needed()
-    page.wait_for_function(ALL_IMAGES_LOADED)
+    wait_until(page, ALL_IMAGES_LOADED)
     screenshot(page, "profile-page")
 
     with page.expect_popup() as opened:
@@ -57,7 +57,7 @@ def test_a_researcher_builds_the_profile_and_the_report_opens_with_its_figures(
     report.wait_for_load_state()
     expect(report.locator("h1")).to_have_text("Failure profile: Demo study")
     assert report.locator("figure img").count() == len(FIGURES)
-    report.wait_for_function(ALL_IMAGES_LOADED)
+    wait_until(report, ALL_IMAGES_LOADED)
     widths = report.eval_on_selector_all(
         "figure img", "images => images.map((img) => img.naturalWidth)"
     )
@@ -79,5 +79,5 @@ def test_the_report_opens_from_the_downloaded_file(sign_in, live_server, demo, p
     path = tmp_path / "report.html"
     downloaded.value.save_as(path)
     page.goto(path.as_uri())
-    page.wait_for_function(ALL_IMAGES_LOADED)
+    wait_until(page, ALL_IMAGES_LOADED)
     assert page.locator("figure img").count() == len(FIGURES)

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from annotation.models import Annotation, CorrectionPass
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, wait_until
 from tests.conftest import names_word
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -129,13 +129,13 @@ def test_overview_reject_window_pass_segmentation_merge_and_submit(sign_in, live
     clicked = video_time(page)
     assert 2 < clicked < 4
     page.keyboard.press("m")
-    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 2")
+    wait_until(page, "document.querySelectorAll('#seg-rows .ws-row').length === 2")
     for _ in range(25):  # 25 frames at 25 fps: the playhead moves on by 1 s
         page.keyboard.press(".")
-    page.wait_for_function(f"Math.abs(document.getElementById('video').currentTime - {clicked + 1}) < 0.01")
+    wait_until(page, f"Math.abs(document.getElementById('video').currentTime - {clicked + 1}) < 0.01")
     split_at = round(video_time(page), 3)
     page.keyboard.press("x")
-    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 3")
+    wait_until(page, "document.querySelectorAll('#seg-rows .ws-row').length === 3")
     page.keyboard.press("4")
     wait_saved(page)
     screenshot(page, "workspace-segmentation")
@@ -290,21 +290,21 @@ def test_caption_text_with_html_renders_as_inert_text(sign_in, live_server, pers
 
 def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_server, annotation):
     page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
-    page.wait_for_function("document.getElementById('video').readyState >= 1")
+    wait_until(page, "document.getElementById('video').readyState >= 1")
     page.locator("#timeline .segment").nth(2).click()  # its middle: seeks to the time clicked
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 5) < 0.05")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 5) < 0.05")
     assert page.locator("#timeline .segment.current").get_attribute("data-index") == "2"
     left = page.evaluate("parseFloat(document.querySelector('#timeline .playhead').style.left)")
     assert left == pytest.approx(100 * 5 / 6, abs=1)
 
     page.keyboard.press("j")  # back 5 s (clamped at 0)
-    page.wait_for_function("document.getElementById('video').currentTime < 0.05")
+    wait_until(page, "document.getElementById('video').currentTime < 0.05")
     page.keyboard.press(".")
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 0.04) < 0.01")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 0.04) < 0.01")
     page.keyboard.press("]")
     assert page.evaluate("document.getElementById('video').playbackRate") == 1.25
     page.keyboard.press("Space")
-    page.wait_for_function("document.getElementById('video').currentTime > 1.2")
+    wait_until(page, "document.getElementById('video').currentTime > 1.2")
     page.keyboard.press("k")
     assert page.evaluate("document.getElementById('video').paused")
     left = page.evaluate("parseFloat(document.querySelector('#timeline .playhead').style.left)")
@@ -312,7 +312,7 @@ def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_ser
 
     # Loop the window under the playhead: playback wraps from its end back to its start.
     page.locator("#timeline .segment").nth(0).click()
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 1) < 0.05")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 1) < 0.05")
     page.keyboard.press("o")
     assert page.locator("#loop-button").get_attribute("aria-pressed") == "true"
     page.evaluate("""() => {
@@ -326,7 +326,7 @@ def test_the_timeline_seeks_the_video_and_watching_is_recorded(sign_in, live_ser
         watch();
     }""")
     page.keyboard.press("Space")
-    page.wait_for_function("window.__wrapped === true")
+    wait_until(page, "window.__wrapped === true")
     page.keyboard.press("Space")
     page.keyboard.press("o")
 
@@ -408,7 +408,7 @@ def test_a_returned_annotation_comes_first_shows_the_comment_and_is_resubmitted(
     assert page.locator("#workspace").get_attribute("data-state") == "windows"
 
     page.locator(".ws-chip[data-unit='2']").click()
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4) < 0.01")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 4) < 0.01")
     page.keyboard.press("r")
     page.keyboard.press("End")
     page.keyboard.type(" The counter reaches five.")
@@ -416,7 +416,7 @@ def test_a_returned_annotation_comes_first_shows_the_comment_and_is_resubmitted(
     page.keyboard.press("2")
     for _ in range(10):  # to 4.4 s, then "set start from playhead"
         page.keyboard.press(".")
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 4.4) < 0.01")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 4.4) < 0.01")
     page.keyboard.press("s")
     assert page.locator("#window-start").input_value() == "4.4"
     page.keyboard.press("Control+Enter")
