@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Clip
 from scoring import edits
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, wait_until
 from tests.browser.test_review import submitted  # noqa: F401 - a fixture used below
 from tests.browser.test_workspace import ORIGINAL, open_workspace, video_time, wait_saved
 
@@ -237,16 +237,16 @@ def test_segmentation_boundaries_drag_snap_to_shot_changes_and_split_and_merge_f
     assert page.locator("#seg-end-0").input_value() == "3.6"
     box = track_box(page)
     page.mouse.click(x_of(page, 2.0, duration), box["y"] + 8)  # on the ruler, at the cut
-    page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 2) < 0.02")
+    wait_until(page, "Math.abs(document.getElementById('video').currentTime - 2) < 0.02")
     page.locator("#tl-split").click()
-    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 3")
+    wait_until(page, "document.querySelectorAll('#seg-rows .ws-row').length === 3")
     assert page.locator("#timeline .segment").count() == 3
     screenshot(page, "workspace-segmentation-timeline")
     # Select the middle window on the timeline and merge it with the next.
     page.locator("#timeline .segment[data-index='1']").click()
     page.wait_for_selector(".ws-row.ws-selected[data-row='1']")
     page.locator("#tl-merge").click()
-    page.wait_for_function("document.querySelectorAll('#seg-rows .ws-row').length === 2")
+    wait_until(page, "document.querySelectorAll('#seg-rows .ws-row').length === 2")
     page.keyboard.press("4")  # the segmentation mode
     wait_saved(page)
 
