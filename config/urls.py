@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation import views as annotation_views
@@ -14,6 +15,7 @@ class ApiDocs(SpectacularSwaggerSplitView):
     """Swagger UI. The split view serves its start-up script as a file (no inline script); the
     UI itself writes style elements, so this one page allows inline styles (never scripts)."""
 
+    @extend_schema(exclude=True)
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)
         response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY.replace(
