@@ -16,6 +16,7 @@ from annotation.models import Caption, Clip
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
+    sees_every_caption,
     sees_model_identity,
     studies_of,
     study_from_view,
@@ -95,11 +96,13 @@ class StudyDetail(APIView):
 class StudyContextMixin:
     def get_serializer_context(self):
         context = super().get_serializer_context()
-        context["sees_identity"] = sees_model_identity(self.request.user, study_from_view(self))
+        study = study_from_view(self)
+        context["sees_identity"] = sees_model_identity(self.request.user, study)
+        context["sees_every_caption"] = sees_every_caption(self.request.user, study)
         return context
 
 
-class ClipList(generics.ListAPIView):
+class ClipList(StudyContextMixin, generics.ListAPIView):
     permission_classes = [IsStudyMember]
     serializer_class = ClipSerializer
 
@@ -169,6 +172,9 @@ class CaptionList(StudyContextMixin, generics.ListAPIView):
             .select_related("clip", "model")
             .prefetch_related("windows")
         )
+        if not sees_every_caption(self.request.user, study_from_view(self)):
+            # Annotators see the captions assigned to them, nothing else (see sees_every_caption).
+            captions = captions.filter(annotations__annotator=self.request.user)
         clip = self.request.query_params.get("clip")
         return captions.filter(clip__name=clip) if clip else captions
 

@@ -36,6 +36,14 @@ def sees_model_identity(user, study: Study) -> bool:
     return bool(roles & SEES_MODEL_IDENTITY) and Role.ANNOTATOR not in roles
 
 
+def sees_every_caption(user, study: Study) -> bool:
+    """Study admins and researchers browse every model's caption of a clip and see which clips
+    are manipulated controls. Annotators see only the captions assigned to them, and QC
+    reviewers (who review blind) only what they review: knowing the other models' captions, or
+    that a clip is a control, would bias their judgement."""
+    return bool(user_roles(user, study) & SEES_MODEL_IDENTITY)
+
+
 def studies_of(user):
     if not user.is_authenticated:
         return Study.objects.none()

@@ -65,6 +65,13 @@ class ClipSerializer(serializers.ModelSerializer):
             "shot_changes", "video_url", "poster_url", "needs_proxy_pending", "created_at",
         ]
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # Whether a clip is a manipulated control is for study admins and researchers only.
+        if self.context.get("sees_every_caption") is False:
+            data.pop("manipulated", None)
+        return data
+
     def get_video_url(self, clip) -> str:
         return f"/clips/{clip.pk}/video"
 

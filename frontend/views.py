@@ -9,7 +9,14 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from annotation.models import AssignmentDesign, Caption, Clip, Study
-from annotation.permissions import Role, is_member, sees_model_identity, studies_of, user_roles
+from annotation.permissions import (
+    Role,
+    is_member,
+    sees_every_caption,
+    sees_model_identity,
+    studies_of,
+    user_roles,
+)
 from annotation.serializers import CaptionSerializer
 
 
@@ -50,6 +57,7 @@ def study_detail(request, slug: str):
             "is_admin": Role.ADMIN in user_roles(request.user, study),
             "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),
+            "sees_everything": sees_every_caption(request.user, study),
             "reference_count": sum(clip.references.count() for clip in clips),
         },
     )
@@ -63,6 +71,9 @@ def clip_detail(request, slug: str, name: str):
     captions = (
         Caption.objects.filter(clip=clip).select_related("clip", "model").prefetch_related("windows")
     )
+    sees_everything = sees_every_caption(request.user, study)
+    if not sees_everything:
+        captions = captions.filter(annotations__annotator=request.user)
     sees_identity = sees_model_identity(request.user, study)
     caption_data = CaptionSerializer(captions, many=True, context={"sees_identity": sees_identity}).data
     return render(
@@ -71,6 +82,7 @@ def clip_detail(request, slug: str, name: str):
         {
             "study": study,
             "clip": clip,
+            "sees_everything": sees_everything,
             "captions": caption_data,
             "references": clip.references.all() if sees_identity else [],
             "clip_data": {"duration": clip.duration, "fps": clip.fps, "captions": caption_data},

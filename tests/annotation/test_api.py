@@ -67,6 +67,10 @@ def test_annotators_see_only_the_neutral_alias(personas, clips):
         "/api/studies/s1/captions/import/", upload("c.jsonl", json.dumps(CAPTION).encode()), format="multipart"
     )
     annotator = client_for(personas["annotator"])
+    assert annotator.get("/api/studies/s1/captions/").json()["results"] == []  # none assigned yet
+    from annotation.services.workflow import annotations_assign
+
+    annotations_assign(study=clips["a"].study, annotators=[personas["annotator"]])
     captions = annotator.get("/api/studies/s1/captions/").json()["results"]
     models = annotator.get("/api/studies/s1/models/").json()
     assert captions[0]["model"] == "Model A"

@@ -29,7 +29,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
-from annotation.models import Annotation, Reference
+from annotation.models import Annotation, Clip, Reference
 from annotation.services.workflow import annotations_assign, review_approve, review_claim
 from tests.annotation.studybuild import (
     SECRET_MODEL,
@@ -55,6 +55,10 @@ QC_AND_ADMINS = frozenset({"reviewer", "admin"})
 SEE_SCORES = frozenset({"admin", "researcher"})
 NOBODY: frozenset[str] = frozenset()
 BLIND = frozenset({"anonymous", "annotator", "reviewer", "outsider"})
+# A caption of clip b assigned to nobody, and the marks of a manipulated control: annotators
+# and (blind) QC reviewers see neither, study admins and researchers see both.
+UNSEEN_WORD = "zeppelin"
+CONTROL_MARKS = ('"manipulated"', "manipulated control", ">manipulated<")
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,8 @@ def world(study, other_study, personas):
     )
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
     annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
+    captions_add(study, [caption_record("b", "Unseen-Model", words=UNSEEN_WORD)])
+    Clip.objects.filter(pk=clip.pk).update(manipulated=True)
     mine = Annotation.objects.filter(
         annotator=personas["annotator"], caption__model__name=SECRET_MODEL
     )
@@ -436,6 +442,7 @@ def test_route_lets_in_exactly_the_expected_personas(route, method, world, clien
     url = url_for(route, world)
     got: dict[str, set[str]] = {"in": set(), "redirect": set(), "out": set()}
     leaks = []
+    hidden = []
     for persona in PERSONAS:
         with transaction.atomic():
             response = request_as(sign_in(client, persona, world), method, url, expect)
@@ -447,11 +454,20 @@ def test_route_lets_in_exactly_the_expected_personas(route, method, world, clien
             SECRET_MODEL in _body(response) or OTHER_SECRET_MODEL in _body(response)
         ):
             leaks.append(persona)
+        # The API's schema documents the field names; it holds no study's data.
+        body = "" if url.startswith("/api/schema") else _body(response)
+        if persona in BLIND and (
+            UNSEEN_WORD in body or any(mark in body for mark in CONTROL_MARKS)
+        ):
+            hidden.append(persona)
     assert (got["in"], got["redirect"]) == (set(expect.allowed), set(expect.redirected)), (
         f"{method} {url}: let in {sorted(got['in'])}, redirected {sorted(got['redirect'])}; "
         f"expected in {sorted(expect.allowed)}, redirected {sorted(expect.redirected)}"
     )
     assert not leaks, f"{method} {url} shows a model's real name to {leaks}"
+    assert not hidden, (
+        f"{method} {url} shows {hidden} a caption not assigned to them or a control clip's mark"
+    )
 
 
 PAGES = [
@@ -469,3 +485,24 @@ def test_pages_answer_the_methods_they_do_not_serve_with_405(route, method, worl
     for persona in ("admin", "annotator"):
         response = getattr(sign_in(client, persona, world), method.lower())(url)
         assert response.status_code == 405, f"{method} {url} as {persona}: {response.status_code}"
+
+
+@pytest.mark.parametrize("persona", ["admin", "researcher"])
+def test_study_admins_and_researchers_see_every_caption_of_a_clip_and_the_control_mark(
+    persona, world, client
+):
+    page = sign_in(client, persona, world).get("/studies/s1/clips/b/").content.decode()
+    assert UNSEEN_WORD in page and "manipulated" in page
+    captions = client.get("/api/studies/s1/captions/?clip=b").json()
+    assert len(captions["results"] if isinstance(captions, dict) else captions) == 3
+    clips = client.get("/api/studies/s1/clips/").json()
+    rows = clips["results"] if isinstance(clips, dict) else clips
+    assert {row["name"]: row["manipulated"] for row in rows}["b"] is True
+
+
+def test_an_annotator_sees_only_the_captions_assigned_to_them(world, client):
+    page = sign_in(client, "annotator", world).get("/studies/s1/clips/b/").content.decode()
+    assert UNSEEN_WORD not in page and "Model A" in page
+    captions = client.get("/api/studies/s1/captions/?clip=b").json()
+    rows = captions["results"] if isinstance(captions, dict) else captions
+    assert len(rows) == 2  # the two captions of clip b assigned to them, not the third

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from annotation.services.captions import captions_import_jsonl
+from annotation.services.workflow import annotations_assign
 from tests.browser.conftest import screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,6 +26,8 @@ def captioned(personas, clips, study):
         ],
     }
     captions_import_jsonl(study=study, data=json.dumps(record).encode())
+    # Annotators see a clip's caption once it is assigned to them.
+    annotations_assign(study=study, annotators=[personas["annotator"]])
     return clips["b"]
 
 
