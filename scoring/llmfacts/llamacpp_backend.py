@@ -84,7 +84,7 @@ class LlamaCppBackend:
         return text
 
     def _grammar_locked(self, schema: dict[str, Any]) -> Any:
-        from llama_cpp import LlamaGrammar
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         key = json.dumps(schema)  # key order matters: the reason comes before the label
         if key not in self._grammars:
