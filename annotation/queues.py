@@ -178,9 +178,11 @@ def review_candidates(
     model_alias: str | None = None,
     annotator: str | None = None,
 ) -> QuerySet[Annotation]:
-    """Annotations of `study` in `states` that `reviewer` may review (not their own)."""
+    """Annotations of `study` in `states` that `reviewer` may review: not their own, nor anyone's
+    version of a caption they annotated themselves (review_claim refuses those too)."""
+    mine = Annotation.objects.filter(annotator=reviewer).values("caption_id")
     rows = Annotation.objects.filter(caption__clip__study=study, state__in=states).exclude(
-        annotator=reviewer
+        caption_id__in=mine
     )
     if model_alias:
         rows = rows.filter(caption__model__alias=model_alias)

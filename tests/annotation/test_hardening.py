@@ -86,6 +86,11 @@ def test_a_reviewer_who_annotated_the_caption_does_not_review_anothers_version(s
     answer = api_client(personas["reviewer"]).post(f"/api/annotations/{theirs.pk}/claim/")
     assert answer.status_code == 403
     assert Annotation.objects.get(pk=theirs.pk).state == "submitted"
+    # Nor does their review queue offer it.
+    queue = api_client(personas["reviewer"]).get("/api/studies/s1/review-queue/").json()
+    assert theirs.pk not in [item["id"] for item in queue["items"]]
+    queue = api_client(personas["admin"]).get("/api/studies/s1/review-queue/").json()
+    assert theirs.pk in [item["id"] for item in queue["items"]]
 
 
 # ------------------------------------------------------------------ blind annotators
