@@ -5,10 +5,6 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation import views as annotation_views
-from frontend.throttle import AdminSignInForm
-
-# The admin's sign-in is throttled like the pages' (frontend/throttle.py).
-admin.site.login_form = AdminSignInForm
 
 
 class ApiDocs(SpectacularSwaggerSplitView):
