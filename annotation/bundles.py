@@ -22,7 +22,8 @@ from typing import Any
 from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.assignment.DESIGNS
 
 
 def _upgrade_1_to_2(bundle: dict[str, Any]) -> dict[str, Any]:
@@ -33,8 +34,29 @@ def _upgrade_1_to_2(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+def _upgrade_2_to_3(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 adds the study's assignment design (with its spread spacing and seed) and, per
+    annotation, its queue position, exposure and returned units. Studies before designs were
+    assigned clip by clip, so a version-2 study reads as clip blocks, its annotations without a
+    recorded position or exposure, and returns without named units."""
+    study = bundle.get("study")
+    if isinstance(study, dict):
+        study.setdefault("assignment_design", "clip_blocks")
+        study.setdefault("spread_gap", 5)
+        study.setdefault("assignment_seed", 0)
+    for annotation in bundle.get("annotations") or []:
+        if isinstance(annotation, dict):
+            annotation.setdefault("queue_position", None)
+            annotation.setdefault("exposure", None)
+            annotation.setdefault("returned_units", [])
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_1_to_2}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _upgrade_1_to_2,
+    2: _upgrade_2_to_3,
+}
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 STATES = ("assigned", "in_progress", "submitted", "in_review", "approved", "returned")
@@ -327,9 +349,17 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             "word_thresholds": list,
             "near_total_cut": (int, float),
             "length_band": (int, float),
+            "assignment_design": str,
+            "spread_gap": int,
+            "assignment_seed": int,
         },
     ):
         stamp(study, "study", "created_at")
+        if study["assignment_design"] not in DESIGNS:
+            errors.append(f"study.assignment_design: {study['assignment_design']!r} is not one of "
+                          f"{', '.join(DESIGNS)}")
+        if not 0 <= study["spread_gap"] <= 1000:
+            errors.append("study.spread_gap: must be a whole number from 0 to 1000")
         if slug_problem(study["slug"]):
             errors.append(f"study.slug: {slug_problem(study['slug'])}")
         if not all(isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= MAX_WHOLE
@@ -530,9 +560,22 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 "telemetry": dict,
                 "ui_state": dict,
                 "active_seconds": (int, float),
+                "returned_units": list,
             },
         ):
             continue
+        for field in ("queue_position", "exposure"):
+            value = annotation.get(field)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_WHOLE
+            ):
+                errors.append(f"{where}: '{field}' must be null or a whole number from 1")
+        for u, unit in enumerate(annotation["returned_units"]):
+            if not (isinstance(unit, dict) and all(
+                isinstance(unit.get(key), str) for key in ("unit", "comment", "reply")
+            )):
+                errors.append(f"{where}.returned_units[{u}]: must be {{unit, comment, reply, before}} "
+                              "with text unit, comment and reply")
         present(annotation, where, "reviewer", "return_comment", "assigned_at",
                 "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
                 "reviewed_at")

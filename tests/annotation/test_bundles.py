@@ -544,3 +544,40 @@ def test_roles_for_existing_accounts_are_listed_and_granted_only_when_confirmed(
     assert "Granted roles to 5 existing account(s): admin (admin)," in printed.getvalue()
     copy = Study.objects.get(slug="copy")
     assert copy.memberships.filter(user__username="admin", role="admin").exists()
+
+
+def test_the_bundle_carries_the_design_positions_exposures_and_the_return_thread(worked):
+    bundle = bundle_export(study=worked)
+    assert bundle["study"]["assignment_design"] == "clip_blocks"
+    assert bundle["study"]["assignment_seed"] == Study.objects.get(pk=worked.pk).assignment_seed
+    assert all(a["queue_position"] >= 1 and a["exposure"] >= 1 for a in bundle["annotations"])
+    (returned,) = [a for a in bundle["annotations"] if a["returned_units"]]
+    assert returned["returned_units"][0]["unit"] == "window:1"
+    assert returned["returned_units"][0]["comment"] == "Window 2 is fine."
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-design", grant_existing=True)
+    copy = Annotation.objects.filter(caption__clip__study=report.study)
+    assert sorted(copy.values_list("queue_position", "exposure")) == sorted(
+        Annotation.objects.filter(caption__clip__study=worked).values_list("queue_position", "exposure")
+    )
+
+
+def test_a_version_2_bundle_reads_as_clip_blocks_without_positions_or_named_units(worked):
+    old = bundle_export(study=worked)
+    old["format_version"] = 2
+    for field in ("assignment_design", "spread_gap", "assignment_seed"):
+        del old["study"][field]
+    for annotation in old["annotations"]:
+        for field in ("queue_position", "exposure", "returned_units"):
+            del annotation[field]
+    report = bundle_import(data=bundles.dumps(old), slug="s1-v2", grant_existing=True)
+    assert report.study.assignment_design == "clip_blocks"
+    copy = Annotation.objects.filter(caption__clip__study=report.study)
+    assert set(copy.values_list("queue_position", "exposure")) == {(None, None)}
+    assert bundle_export(study=report.study)["format_version"] == bundles.FORMAT_VERSION
+
+
+def test_an_unknown_design_in_a_bundle_is_refused_naming_the_field(worked):
+    bundle = bundle_export(study=worked)
+    bundle["study"]["assignment_design"] = "by-vibes"
+    with pytest.raises(bundles.BundleError, match="study.assignment_design"):
+        bundles.loads(bundles.dumps(bundle))
