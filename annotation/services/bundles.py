@@ -12,6 +12,7 @@ database triggers nothing to object to, since they guard updates and deletes, no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
+from django.db.models.functions import Cast
 
 from annotation import bundles
 from annotation.models import (
@@ -97,32 +99,40 @@ ts = bundles.timestamp
 # --------------------------------------------------------------------------- export
 
 
-def _pass_record(correction: CorrectionPass) -> dict[str, Any]:
+def _as_text(field_name: str) -> Cast:
+    """The JSON column as its text, for `_modes_reader` to decode."""
+    return Cast(field_name, output_field=models.TextField())
+
+
+def _modes_reader() -> Callable[[str], list[str]]:
+    """Decode lists of failure-mode keys given as JSON text, each distinct text once: a study has
+    tens of thousands of them (one per judged window) and few distinct ones, mostly []."""
+    seen: dict[str, list[str]] = {}
+
+    def read(text: str) -> list[str]:
+        modes = seen.get(text)
+        if modes is None:
+            modes = seen[text] = json.loads(text)
+        return list(modes)
+
+    return read
+
+
+def _pass_record(row: Mapping[str, Any], windows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "author": correction.author.username,
+        "author": row["author__username"],
         "overview": {
-            "verdict": correction.overview_verdict,
-            "text": correction.overview_text,
-            "modes": list(correction.overview_modes),
+            "verdict": row["overview_verdict"],
+            "text": row["overview_text"],
+            "modes": row["overview_modes"],
         },
         "segmentation": {
-            "verdict": correction.segmentation_verdict,
-            "modes": list(correction.segmentation_modes),
-            "windows": list(correction.corrected_windows),
+            "verdict": row["segmentation_verdict"],
+            "modes": row["segmentation_modes"],
+            "windows": list(row["corrected_windows"]),
         },
-        "windows": [
-            {
-                "index": row.window.index,
-                "verdict": row.verdict,
-                "scene": row.scene,
-                "shot": row.shot,
-                "start": row.start,
-                "end": row.end,
-                "modes": list(row.modes),
-            }
-            for row in sorted(correction.windows.all(), key=lambda row: row.window.index)
-        ],
-        "updated_at": ts(correction.updated_at),
+        "windows": windows,
+        "updated_at": ts(row["updated_at"]),
     }
 
 
@@ -148,138 +158,192 @@ def _taxonomy_record(taxonomy: TaxonomyVersion) -> dict[str, Any]:
 
 
 def bundle_export(*, study: Study) -> dict[str, Any]:
-    """The study as a bundle (a plain dict); `annotation.bundles.dumps` makes the file's bytes."""
-    taxonomies = {study.taxonomy_id: study.taxonomy}
+    """The study as a bundle (a plain dict); `annotation.bundles.dumps` makes the file's bytes.
+
+    Reads plain rows (one query per kind of row, joined to the names the bundle uses), never
+    model instances: a study of thousands of annotations has tens of thousands of window
+    judgements, and building an object for each is what made exports slow."""
     users: set[str] = set()
 
     members = []
-    for membership in Membership.objects.filter(study=study).select_related("user"):
-        users.add(membership.user.username)
+    for row in Membership.objects.filter(study=study).values("user__username", "role", "created_at"):
+        users.add(row["user__username"])
         members.append(
-            {
-                "user": membership.user.username,
-                "role": membership.role,
-                "created_at": ts(membership.created_at),
-            }
+            {"user": row["user__username"], "role": row["role"], "created_at": ts(row["created_at"])}
         )
     members.sort(key=lambda m: (m["user"], m["role"]))
 
     clips = [
         {
-            "name": clip.name,
-            **{f: getattr(clip, f) for f in CLIP_FIELDS},
-            "properties": {p: getattr(clip, p) for p in CLIP_PROPERTIES},
-            "files": {f: getattr(clip, f).name or "" for f in CLIP_FILES},
-            "created_at": ts(clip.created_at),
+            "name": row["name"],
+            **{f: row[f] for f in CLIP_FIELDS},
+            "properties": {p: row[p] for p in CLIP_PROPERTIES},
+            "files": {f: row[f] or "" for f in CLIP_FILES},
+            "created_at": ts(row["created_at"]),
         }
-        for clip in Clip.objects.filter(study=study).order_by("name")
+        for row in Clip.objects.filter(study=study)
+        .order_by("name")
+        .values("name", "created_at", *CLIP_FIELDS, *CLIP_PROPERTIES, *CLIP_FILES)
     ]
     models_ = [
         {
-            "name": m.name,
-            "identifier": m.identifier,
-            "route": m.route,
-            "providers": list(m.providers),
-            "alias": m.alias,
-            "created_at": ts(m.created_at),
+            "name": row["name"],
+            "identifier": row["identifier"],
+            "route": row["route"],
+            "providers": list(row["providers"]),
+            "alias": row["alias"],
+            "created_at": ts(row["created_at"]),
         }
-        for m in CandidateModel.objects.filter(study=study).order_by("name")
+        for row in CandidateModel.objects.filter(study=study)
+        .order_by("name")
+        .values("name", "identifier", "route", "providers", "alias", "created_at")
     ]
+
+    caption_windows: dict[int, list[dict[str, Any]]] = {}
+    for row in (
+        Window.objects.filter(caption__clip__study=study)
+        .order_by("caption_id", "index")
+        .values_list("caption_id", "index", "start", "end", "scene", "shot")
+    ):
+        caption_windows.setdefault(row[0], []).append(
+            {"index": row[1], "start": row[2], "end": row[3], "scene": row[4], "shot": row[5]}
+        )
     captions = [
         {
-            "clip": caption.clip.name,
-            "model": caption.model.name,
-            **{f: getattr(caption, f) for f in CAPTION_FIELDS},
-            "windows": [
-                {"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
-                for w in sorted(caption.windows.all(), key=lambda w: w.index)
-            ],
-            "created_at": ts(caption.created_at),
+            "clip": row["clip__name"],
+            "model": row["model__name"],
+            **{f: row[f] for f in CAPTION_FIELDS},
+            "windows": caption_windows.get(row["id"], []),
+            "created_at": ts(row["created_at"]),
         }
-        for caption in Caption.objects.filter(clip__study=study)
-        .select_related("clip", "model")
-        .prefetch_related("windows")
+        for row in Caption.objects.filter(clip__study=study)
         .order_by("clip__name", "model__name")
+        .values("id", "clip__name", "model__name", "created_at", *CAPTION_FIELDS)
     ]
     references = [
         {
-            "clip": r.clip.name,
-            "source": r.source,
-            "language": r.language,
-            "text": r.text,
-            "text_sha256": r.text_sha256,
-            "created_at": ts(r.created_at),
+            "clip": row["clip__name"],
+            "source": row["source"],
+            "language": row["language"],
+            "text": row["text"],
+            "text_sha256": row["text_sha256"],
+            "created_at": ts(row["created_at"]),
         }
-        for r in Reference.objects.filter(clip__study=study)
-        .select_related("clip")
+        for row in Reference.objects.filter(clip__study=study)
         .order_by("clip__name", "source", "language", "text_sha256")
+        .values("clip__name", "source", "language", "text", "text_sha256", "created_at")
     ]
+
+    # Window judgements by pass, then passes by annotation: two queries for the whole study.
+    read_modes = _modes_reader()
+    judged: dict[int, list[dict[str, Any]]] = {}
+    for row in (
+        WindowCorrection.objects.filter(correction_pass__annotation__caption__clip__study=study)
+        .order_by("correction_pass_id", "window__index")
+        .values_list(
+            "correction_pass_id", "window__index", "verdict", "scene", "shot", "start", "end",
+            _as_text("modes"),
+        )
+    ):
+        judged.setdefault(row[0], []).append(
+            {
+                "index": row[1],
+                "verdict": row[2],
+                "scene": row[3],
+                "shot": row[4],
+                "start": row[5],
+                "end": row[6],
+                "modes": read_modes(row[7]),
+            }
+        )
+    passes_of: dict[int, dict[str, dict[str, Any]]] = {}
+    for row in CorrectionPass.objects.filter(annotation__caption__clip__study=study).values(
+        "id",
+        "annotation_id",
+        "kind",
+        "author__username",
+        "overview_verdict",
+        "overview_text",
+        "segmentation_verdict",
+        "corrected_windows",
+        "updated_at",
+        overview_modes_text=_as_text("overview_modes"),
+        segmentation_modes_text=_as_text("segmentation_modes"),
+    ):
+        users.add(row["author__username"])
+        row["overview_modes"] = read_modes(row["overview_modes_text"])
+        row["segmentation_modes"] = read_modes(row["segmentation_modes_text"])
+        passes_of.setdefault(row["annotation_id"], {})[row["kind"]] = _pass_record(
+            row, judged.get(row["id"], [])
+        )
 
     annotations = []
     keys: dict[int, dict[str, str]] = {}
-    queryset = (
+    taxonomy_ids = {study.taxonomy_id}
+    for row in (
         Annotation.objects.filter(caption__clip__study=study)
-        .select_related("caption__clip", "caption__model", "annotator", "reviewer", "taxonomy")
-        # Window rows come joined to their window: a separate prefetch of windows by id
-        # would put one OR per window in SQLite's SQL, past its limits on large studies.
-        .prefetch_related(
-            models.Prefetch("passes", queryset=CorrectionPass.objects.select_related("author")),
-            models.Prefetch(
-                "passes__windows", queryset=WindowCorrection.objects.select_related("window")
-            ),
-        )
         .order_by("caption__clip__name", "caption__model__name", "annotator__username")
-    )
-    for annotation in queryset:
-        taxonomies[annotation.taxonomy_id] = annotation.taxonomy
+        .values(
+            "id",
+            "caption__clip__name",
+            "caption__model__name",
+            "annotator__username",
+            "reviewer__username",
+            "taxonomy_id",
+            *ANNOTATION_FIELDS,
+            *ANNOTATION_TIMES,
+        )
+    ):
+        taxonomy_ids.add(row["taxonomy_id"])
         key = {
-            "clip": annotation.caption.clip.name,
-            "model": annotation.caption.model.name,
-            "annotator": annotation.annotator.username,
+            "clip": row["caption__clip__name"],
+            "model": row["caption__model__name"],
+            "annotator": row["annotator__username"],
         }
-        keys[annotation.pk] = key
-        passes = {p.kind: p for p in annotation.passes.all()}
-        users.add(annotation.annotator.username)
-        if annotation.reviewer_id:
-            users.add(annotation.reviewer.username)
-        users.update(p.author.username for p in passes.values())
+        keys[row["id"]] = key
+        passes = passes_of.get(row["id"], {})
+        users.add(row["annotator__username"])
+        if row["reviewer__username"] is not None:
+            users.add(row["reviewer__username"])
         final = None
-        if annotation.state == Annotation.State.APPROVED:
+        if row["state"] == Annotation.State.APPROVED:
             final = "qc" if CorrectionPass.Kind.QC in passes else "annotator"
         annotations.append(
             {
                 **key,
-                **{f: getattr(annotation, f) for f in ANNOTATION_FIELDS},
-                **{f: ts(getattr(annotation, f)) for f in ANNOTATION_TIMES},
+                **{f: row[f] for f in ANNOTATION_FIELDS},
+                **{f: ts(row[f]) for f in ANNOTATION_TIMES},
                 "taxonomy": "",  # filled in below, once the hashes are known
-                "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
+                "reviewer": row["reviewer__username"],
                 "final": final,
-                "passes": {
-                    kind: _pass_record(passes[kind]) if kind in passes else None
-                    for kind in bundles.PASS_KINDS
-                },
-                "_taxonomy_id": annotation.taxonomy_id,
+                "passes": {kind: passes.get(kind) for kind in bundles.PASS_KINDS},
+                "_taxonomy_id": row["taxonomy_id"],
             }
         )
 
     audit = []
-    for event in (
-        AuditEvent.objects.filter(study=study).select_related("actor").order_by("at", "pk")
+    for row in (
+        AuditEvent.objects.filter(study=study)
+        .order_by("at", "pk")
+        .values("annotation_id", "actor__username", "action", "at", "before", "after")
     ):
-        if event.actor_id:
-            users.add(event.actor.username)
+        if row["actor__username"] is not None:
+            users.add(row["actor__username"])
         audit.append(
             {
-                "annotation": keys.get(event.annotation_id) if event.annotation_id else None,
-                "actor": event.actor.username if event.actor_id else None,
-                "action": event.action,
-                "at": ts(event.at),
-                "before": event.before,
-                "after": event.after,
+                "annotation": keys.get(row["annotation_id"]) if row["annotation_id"] else None,
+                "actor": row["actor__username"],
+                "action": row["action"],
+                "at": ts(row["at"]),
+                "before": row["before"],
+                "after": row["after"],
             }
         )
 
-    hashes = {pk: _taxonomy_record(taxonomy) for pk, taxonomy in taxonomies.items()}
+    hashes = {
+        taxonomy.pk: _taxonomy_record(taxonomy)
+        for taxonomy in TaxonomyVersion.objects.filter(pk__in=taxonomy_ids)
+    }
     for record in annotations:
         record["taxonomy"] = hashes[record.pop("_taxonomy_id")]["content_hash"]
     unique_taxonomies = {t["content_hash"]: t for t in hashes.values()}
