@@ -4,7 +4,8 @@ Run with `make bench`. Uses a throwaway SQLite database (or DATABASE_URL when se
 a scratch PostgreSQL database, never a real one). Builds 200 clips x 13 models x 4 windows and
 13 annotators (an annotator gets one caption of a clip), every caption annotated once and
 submitted with a complete annotator pass (2,600 annotations, 10,400 window judgements, their
-audit events), then exports it five times and prints the median, split into reading the study (``bundle_export``) and encoding it (``bundles.dumps``).
+audit events), then exports it five times and prints the median, split into reading the study
+(``bundle_export``) and encoding it (``bundles.dumps``).
 """
 
 from __future__ import annotations
