@@ -23,8 +23,9 @@ annotator meets, 2 for the second, and so on.
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -222,7 +223,8 @@ def _spaced(
     """A random order of `new`, after `before`, with at least `gap` items between two
     captions of one clip. Takes, at each step, a caption of the clip with the most captions
     left among those allowed (random among ties): that never paints itself into a corner
-    when an order exists at all."""
+    when an order exists at all. A heap keeps the allowed clips and a queue those waiting
+    out their spacing, so each step costs log(clips), not a pass over every clip."""
     last: dict[Hashable, int] = {}
     for position, item in enumerate(before):
         last[item.clip] = position
@@ -231,23 +233,40 @@ def _spaced(
         left[item.clip].append(item)
     for queue in left.values():
         rng.shuffle(queue)
+    # Heap entries: (-captions left, random tie-break, arrival, clip); the tie-break is drawn
+    # once per clip, in the order clips first appear, so the same seed gives the same order.
+    tie = {clip: rng.random() for clip in left}
+    ready: list[tuple[int, float, int, Hashable]] = []
+    waiting: deque[tuple[int, Hashable]] = deque()  # (position from which allowed, clip)
+    pending = sorted(
+        ((last[clip] + gap + 1, n, clip) for n, clip in enumerate(left) if clip in last),
+        key=lambda entry: (entry[0], entry[1]),
+    )
+    waiting.extend((allowed_from, clip) for allowed_from, _, clip in pending)
+    for n, clip in enumerate(left):
+        if clip not in last:
+            heapq.heappush(ready, (-len(left[clip]), tie[clip], n, clip))
+    arrival = len(left)
     order: list[Item] = []
     position = len(before)
-    while left:
-        allowed = [clip for clip in left if clip not in last or position - last[clip] > gap]
-        if not allowed:
+    while ready or waiting:
+        while waiting and waiting[0][0] <= position:
+            _, clip = waiting.popleft()
+            heapq.heappush(ready, (-len(left[clip]), tie[clip], arrival, clip))
+            arrival += 1
+        if not ready:
             clips = len(set(i.clip for i in new) | set(i.clip for i in before))
             raise DesignError(
                 f"The spread design cannot keep {gap} items between two captions of one clip "
                 f"for annotator {person} ({len(new) + len(before)} captions of {clips} clips). "
                 "Choose a smaller spacing, more annotators, or one model per clip."
             )
-        most = max(len(left[clip]) for clip in allowed)
-        clip = rng.choice([c for c in allowed if len(left[c]) == most])
+        _, _, _, clip = heapq.heappop(ready)
         order.append(left[clip].pop())
-        if not left[clip]:
+        if left[clip]:
+            waiting.append((position + gap + 1, clip))
+        else:
             del left[clip]
-        last[clip] = position
         position += 1
     return order
 
