@@ -120,6 +120,35 @@ def test_clip_cc_model_file_becomes_overview_only_captions(clips, tmp_path):
     assert Window.objects.count() == 0
 
 
+def test_a_folder_of_clip_cc_model_files_is_one_import_of_every_model(clips, tmp_path):
+    (tmp_path / "longva.json").write_text(json.dumps({"a": "First paragraph.", "b": "Second."}))
+    (tmp_path / "vila.json").write_text(json.dumps({"a": "Another paragraph."}))
+    (tmp_path / "notes.txt").write_text("not a model file")
+    out = StringIO()
+    call_command("import_captions", "--study", "s1", "--format", "clip-cc", str(tmp_path), stdout=out)
+    assert "Stored 3 caption(s)" in out.getvalue()
+    assert sorted(Caption.objects.values_list("model__name", "clip__name")) == [
+        ("longva", "a"), ("longva", "b"), ("vila", "a"),
+    ]
+
+
+def test_one_bad_model_file_in_a_folder_refuses_all_of_them_naming_it(clips, tmp_path):
+    (tmp_path / "longva.json").write_text(json.dumps({"a": "First paragraph."}))
+    (tmp_path / "vila.json").write_text(json.dumps({"a": "Fine.", "nosuchclip": "Orphan."}))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_captions", "--study", "s1", "--format", "clip-cc", str(tmp_path),
+                     stdout=StringIO())
+    assert "vila: line 2" in str(refused.value) and "nosuchclip" in str(refused.value)
+    assert "longva:" not in str(refused.value)
+    assert state() == (0, 0, 0)
+
+
+def test_an_empty_folder_is_refused_saying_so(clips, tmp_path):
+    with pytest.raises(CommandError, match="no .json model files"):
+        call_command("import_captions", "--study", "s1", "--format", "clip-cc", str(tmp_path),
+                     stdout=StringIO())
+
+
 def test_a_large_import_draws_a_progress_bar_batch_by_batch(clips, tmp_path, monkeypatch):
     from annotation.services import captions
 
