@@ -36,6 +36,7 @@ from annotation.services.workflow import (
     annotation_start_next,
     annotation_submit,
     annotations_assign,
+    decision_undo,
     overview_lock,
     review_amend,
     review_approve,
@@ -228,6 +229,22 @@ class AnnotationSubmit(APIView):
             lambda: annotation_submit(annotation_id=annotation_id, actor=request.user,
                                       base_version=data.validated_data["base_version"],
                                       replies=data.validated_data["replies"]),
+            request.user, annotation_id,
+        )
+
+
+class DecisionUndo(APIView):
+    """Take back your last lock, submission or approval while its undo window is open
+    (settings.UNDO_SECONDS); 403 for anyone else, 409 once the window passed."""
+
+    @extend_schema(request=None, responses={200: bodies.Workspace, 409: CONFLICT})
+    def post(self, request, annotation_id):
+        annotation = get_annotation_for(request.user, annotation_id)  # 404 for outsiders
+        study = annotation.caption.clip.study
+        if annotation.annotator_id != request.user.pk and Role.REVIEWER not in user_roles(request.user, study):
+            raise PermissionDenied("Only the annotator and the study's QC reviewers take decisions to undo.")
+        return service_response(
+            lambda: decision_undo(annotation_id=annotation_id, actor=request.user),
             request.user, annotation_id,
         )
 

@@ -368,6 +368,12 @@ class Annotation(models.Model):
     # when it is submitted, so the review queue is read in index order, never recomputed.
     risk = models.FloatField(default=0)
     risk_reasons = models.JSONField(default=list, blank=True)
+    # The last decisive action (lock_overview, submit, approve) may be undone by whoever took
+    # it until `undo_until`; `undo` holds {action, actor, before: fields to restore}. Until
+    # then others do not see it (annotation.services.undo; the state trigger allows the
+    # undo transitions only while the window is open).
+    undo_until = models.DateTimeField(null=True, blank=True)
+    undo = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["assigned_at", "pk"]

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.utils import timezone
 
 from annotation import workflow
 from annotation.models import Annotation, CorrectionPass, Study, Window
@@ -179,11 +180,12 @@ def review_candidates(
     annotator: str | None = None,
 ) -> QuerySet[Annotation]:
     """Annotations of `study` in `states` that `reviewer` may review: not their own, nor anyone's
-    version of a caption they annotated themselves (review_claim refuses those too)."""
+    version of a caption they annotated themselves (review_claim refuses those too), nor a
+    submission its annotator may still undo (settings.UNDO_SECONDS)."""
     mine = Annotation.objects.filter(annotator=reviewer).values("caption_id")
     rows = Annotation.objects.filter(caption__clip__study=study, state__in=states).exclude(
         caption_id__in=mine
-    )
+    ).exclude(undo_until__gt=timezone.now(), state=workflow.SUBMITTED)
     if model_alias:
         rows = rows.filter(caption__model__alias=model_alias)
     if annotator:

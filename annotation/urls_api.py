@@ -37,6 +37,7 @@ urlpatterns += [
     path("annotations/<int:annotation_id>/draft/", flow.AnnotationDraft.as_view(), name="api-annotation-draft"),
     path("annotations/<int:annotation_id>/lock-overview/", flow.OverviewLock.as_view(), name="api-lock-overview"),
     path("annotations/<int:annotation_id>/submit/", flow.AnnotationSubmit.as_view(), name="api-submit"),
+    path("annotations/<int:annotation_id>/undo/", flow.DecisionUndo.as_view(), name="api-undo"),
     path("annotations/<int:annotation_id>/audit/", flow.AuditTrail.as_view(), name="api-audit"),
     path("annotations/<int:annotation_id>/claim/", flow.ReviewAction.as_view(action="claim"), name="api-claim"),
     path("annotations/<int:annotation_id>/release/", flow.ReviewAction.as_view(action="release"), name="api-release"),

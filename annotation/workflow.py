@@ -34,6 +34,16 @@ TRANSITIONS: dict[str, Transition] = {
     "return": Transition(frozenset({IN_REVIEW}), RETURNED),
 }
 
+# Decisive actions that whoever took them may undo for a few seconds (settings.UNDO_SECONDS):
+# {action: (state it left the annotation in, state the undo goes back to)}. Locking the
+# overview changes no state. The database trigger allows these two moves back only while the
+# row's undo window is open (migration 0010).
+UNDOABLE: dict[str, tuple[str, str]] = {
+    "lock_overview": (IN_PROGRESS, IN_PROGRESS),
+    "submit": (SUBMITTED, IN_PROGRESS),
+    "approve": (APPROVED, IN_REVIEW),
+}
+
 # States in which the annotator may still change their pass.
 EDITABLE = frozenset({IN_PROGRESS})
 FINAL = frozenset({APPROVED})

@@ -34,6 +34,9 @@ def fast_test_settings(settings):
     every test client (live_server serves static files itself)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.WHITENOISE_USE_FINDERS = False
+    # Decisions stand at once unless a test is about undoing them (tests/annotation/test_undo.py
+    # and the browser test of undo set their own window).
+    settings.UNDO_SECONDS = 0
 
 
 @pytest.fixture(autouse=True)

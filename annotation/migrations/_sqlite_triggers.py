@@ -1,7 +1,8 @@
 """SQLite rebuilds a table to add most columns, and the rebuild drops the table's triggers.
 
 Migrations that change annotation_annotation on SQLite call `restore_annotation_triggers`
-afterwards, so that the workflow triggers of migration 0005 keep guarding the table.
+afterwards, so that the workflow triggers of migration 0005 keep guarding the table (with the
+undo transitions of migration 0010 once its columns exist).
 (The leading underscore keeps Django's migration loader from reading this as a migration.)
 """
 
@@ -15,6 +16,14 @@ def restore_annotation_triggers(apps, schema_editor):
         return  # PostgreSQL keeps triggers when columns are added
     schema_editor.execute("DROP TRIGGER IF EXISTS annotation_state_transition")
     schema_editor.execute("DROP TRIGGER IF EXISTS annotation_annotation_no_delete")
+    columns = {
+        column.name
+        for column in schema_editor.connection.introspection.get_table_description(
+            schema_editor.connection.cursor(), "annotation_annotation"
+        )
+    }
     for statement in _TRANSITIONS.SQLITE:
         if "ON annotation_annotation" in statement:
+            if "annotation_state_transition" in statement and "undo_until" in columns:
+                statement = importlib.import_module("annotation.migrations.0010_annotation_undo").SQLITE_TRIGGER
             schema_editor.execute(statement)

@@ -17,6 +17,7 @@ from dataclasses import field as dataclass_field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Value
 from django.db.models.expressions import CombinedExpression
@@ -115,11 +116,30 @@ def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
         ],
         "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
         "claim_expires_at": annotation.claim_expires_at.isoformat() if annotation.claim_expires_at else None,
+        "undo": _undo_offer(annotation),
         "active_seconds": annotation.active_seconds,
         "telemetry": annotation.telemetry,
         "ui_state": annotation.ui_state,
         "annotator_pass": pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR)),
         "qc_pass": pass_snapshot(passes.get(CorrectionPass.Kind.QC)),
+    }
+
+
+def _undo_offer(annotation: Annotation) -> dict[str, Any] | None:
+    """The action that may still be undone, with until when and by whom; None when none."""
+    now = timezone.now()
+    if not annotation.undo or annotation.undo_until is None or annotation.undo_until < now:
+        return None
+    return {"action": annotation.undo.get("action"), "actor": annotation.undo.get("actor"),
+            "until": annotation.undo_until.isoformat(),
+            "seconds_left": round((annotation.undo_until - now).total_seconds(), 1)}
+
+
+def _undo_window(action: str, actor, before: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fields that let `actor` undo `action` for settings.UNDO_SECONDS, restoring `before`."""
+    return {
+        "undo_until": timezone.now() + timedelta(seconds=settings.UNDO_SECONDS),
+        "undo": {"action": action, "actor": actor.pk, "before": dict(before or {})},
     }
 
 
@@ -641,7 +661,9 @@ def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation
     if problems:
         raise ServiceError(" ".join(problems))
     if annotation.overview_locked_at is None:
-        Annotation.objects.filter(pk=annotation.pk).update(overview_locked_at=timezone.now())
+        Annotation.objects.filter(pk=annotation.pk).update(
+            overview_locked_at=timezone.now(), **_undo_window("lock_overview", actor)
+        )
         annotation.refresh_from_db()
         _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
     return annotation
@@ -704,9 +726,13 @@ def annotation_submit(
          "changed": returns.unit_value(snapshot, item["unit"]) != item.get("before")}
         for item in returned
     ]
+    # Undone, the annotation goes back to how it was before: after a return, with its comments.
+    before = {"submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
+              "return_comment": annotation.return_comment, "returned_units": annotation.returned_units}
     Annotation.objects.filter(pk=annotation.pk).update(
         state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
+        **_undo_window("submit", actor, before),
     )
     annotation_risk_refresh(caption_id=annotation.caption_id)
     annotation.refresh_from_db()
@@ -801,8 +827,10 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
     # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
     # would let both of two racing reviewers win.
+    # A submission is the annotator's own until their undo window passes.
+    undone_possible = Q(undo_until__gt=now)
     claimable = (
-        Q(state=workflow.SUBMITTED)
+        (Q(state=workflow.SUBMITTED) & ~undone_possible)
         | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=now)
         | Q(state=workflow.IN_REVIEW, reviewer=actor)
     )
@@ -815,6 +843,9 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
         claim = "."
         if annotation.state == workflow.IN_REVIEW:
             claim = f", claimed by {holder} until {annotation.claim_expires_at:%H:%M} UTC."
+        elif annotation.state == workflow.SUBMITTED and annotation.undo_until and annotation.undo_until > now:
+            raise Conflict("This annotation was submitted a moment ago and may still be undone; "
+                           "it reaches the review queue in a few seconds.", annotation_snapshot(annotation))
         raise Conflict(f"This annotation is {annotation.get_state_display()}{claim}", annotation_snapshot(annotation))
     _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
     return annotation
@@ -887,7 +918,9 @@ def _finish_review(annotation_id: int, actor, action: str, **fields: Any) -> Ann
 def review_approve(*, annotation_id: int, actor) -> Annotation:
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
-    annotation = _finish_review(annotation_id, actor, "approve", reviewed_at=timezone.now())
+    annotation = _finish_review(
+        annotation_id, actor, "approve", reviewed_at=timezone.now(), **_undo_window("approve", actor)
+    )
     _after_final_verdict(annotation.pk)
     _audit(annotation, actor, "approve", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
     return annotation
@@ -1035,3 +1068,53 @@ def final_pass(annotation: Annotation) -> CorrectionPass | None:
         return None
     passes = {p.kind: p for p in annotation.passes.all()}
     return passes.get(CorrectionPass.Kind.QC) or passes.get(CorrectionPass.Kind.ANNOTATOR)
+
+
+# --------------------------------------------------------------------------- undo
+
+
+@transaction.atomic
+def decision_undo(*, annotation_id: int, actor) -> Annotation:
+    """Take back the annotation's last decisive action (locking the overview, submitting,
+    approving) while its undo window is open, for the person who took it; audited as "undo".
+
+    Refused with NotAllowed for anyone else, and with Conflict when there is nothing to undo
+    or the window has passed (the change is then everyone's). The move back is a conditional
+    UPDATE on the recorded window, and the database trigger refuses it once the window passed.
+    """
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    record = annotation.undo or {}
+    action = record.get("action")
+    if action not in workflow.UNDOABLE or annotation.undo_until is None:
+        raise Conflict("There is nothing to undo on this annotation.", annotation_snapshot(annotation))
+    if record.get("actor") != actor.pk:
+        raise NotAllowed("Only the person who took this decision may undo it.")
+    now = timezone.now()
+    if annotation.undo_until < now:
+        raise Conflict(
+            f"The {settings.UNDO_SECONDS} seconds to undo this have passed; it stands.",
+            annotation_snapshot(annotation),
+        )
+    source, target = workflow.UNDOABLE[action]
+    before = record.get("before") or {}
+    fields: dict[str, Any] = {"state": target}
+    if action == "lock_overview":
+        fields["overview_locked_at"] = None
+    elif action == "submit":
+        fields.update(
+            submitted_at=before.get("submitted_at"),
+            return_comment=before.get("return_comment", ""),
+            returned_units=before.get("returned_units", []),
+        )
+    else:  # approve: back to the reviewer's claim, as it was just before
+        fields.update(reviewed_at=None, claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
+    ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)
+    annotation.refresh_from_db()
+    if not moved:
+        raise Conflict("This annotation changed meanwhile; there is nothing to undo now.",
+                       annotation_snapshot(annotation))
+    _audit(annotation, actor, "undo", {"state": source, "action": action},
+           {"state": annotation.state, "undone": action})
+    return annotation

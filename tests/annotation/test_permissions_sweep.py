@@ -125,6 +125,9 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-annotation-draft": {"PATCH": api_post(OWNER, {"base_version": 1, "changes": {}})},
     "api-lock-overview": {"POST": api_post(OWNER, {"base_version": 1})},
     "api-submit": {"POST": api_post(OWNER, {"base_version": 1})},
+    # Only who took a decision undoes it: the annotator submitted the swept annotation (its
+    # window has passed: 409 for them); the reviewer is refused, others never get that far.
+    "api-undo": {"POST": api_post(OWNER)},
     "api-audit": {"GET": Expect(READERS)},
     "api-claim": {"POST": api_post(QC)},
     "api-release": {"POST": api_post(QC)},

@@ -1,0 +1,133 @@
+"""Undo of decisive actions: locking the overview, submitting to QC, approving.
+
+Each can be taken back by whoever took it for settings.UNDO_SECONDS; meanwhile others do
+not see it (a submission stays out of the review queue), afterwards it stands, and the
+database trigger refuses the move back even to code that skips the service.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Annotation, AuditEvent
+from annotation.queues import review_queue
+from annotation.services.workflow import (
+    Conflict,
+    NotAllowed,
+    decision_undo,
+    overview_lock,
+    review_approve,
+    review_claim,
+    review_claim_next,
+)
+from tests.annotation.test_workflow import REJECTED_OVERVIEW, complete, save
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def undo_window(settings):
+    settings.UNDO_SECONDS = 10
+
+
+def close_window(annotation):
+    """Move the undo window into the past, as if its seconds had gone by."""
+    Annotation.objects.filter(pk=annotation.pk).update(undo_until=timezone.now() - timedelta(seconds=1))
+
+
+def undo_events(annotation):
+    return list(AuditEvent.objects.filter(annotation=annotation, action="undo").values_list("before", "after"))
+
+
+def test_undoing_the_overview_lock_reopens_the_overview_and_is_audited(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = save(annotation, annotator, overview=REJECTED_OVERVIEW)
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    assert annotation.overview_locked_at is not None
+    undone = decision_undo(annotation_id=annotation.pk, actor=annotator)
+    assert undone.overview_locked_at is None and undone.state == "in_progress"
+    assert undone.version == annotation.version + 1
+    assert undo_events(annotation) == [
+        ({"state": "in_progress", "action": "lock_overview"}, {"state": "in_progress", "undone": "lock_overview"})
+    ]
+    # The overview can be changed again, and there is nothing left to undo.
+    save(undone, annotator, overview={"verdict": "accept"})
+    with pytest.raises(Conflict, match="nothing to undo"):
+        decision_undo(annotation_id=annotation.pk, actor=annotator)
+
+
+def test_a_submission_stays_out_of_review_until_its_window_passes_and_can_be_undone(annotation, personas, study):
+    annotator, reviewer = personas["annotator"], personas["reviewer"]
+    annotation = complete(annotation, annotator)
+    assert annotation.state == "submitted" and annotation.undo_until is not None
+    # Others do not see it yet: not in the queue, not claimable by pressing next or by id.
+    assert review_queue(study=study, reviewer=reviewer)["count"] == 0
+    assert review_claim_next(study=study, actor=reviewer) is None
+    with pytest.raises(Conflict, match="may still be undone"):
+        review_claim(annotation_id=annotation.pk, actor=reviewer)
+    undone = decision_undo(annotation_id=annotation.pk, actor=annotator)
+    assert undone.state == "in_progress" and undone.submitted_at is None
+    assert undo_events(annotation)[0][1] == {"state": "in_progress", "undone": "submit"}
+    assert review_queue(study=study, reviewer=reviewer)["count"] == 0
+
+
+def test_a_submission_reaches_review_when_the_window_passes_and_then_stands(annotation, personas, study):
+    annotator, reviewer = personas["annotator"], personas["reviewer"]
+    annotation = complete(annotation, annotator)
+    close_window(annotation)
+    assert review_queue(study=study, reviewer=reviewer)["count"] == 1
+    with pytest.raises(Conflict, match="have passed"):
+        decision_undo(annotation_id=annotation.pk, actor=annotator)
+    annotation.refresh_from_db()
+    assert annotation.state == "submitted"
+    assert not undo_events(annotation)
+    assert review_claim_next(study=study, actor=reviewer).pk == annotation.pk
+
+
+def test_nobody_else_may_undo(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    for other in (personas["reviewer"], personas["admin"]):
+        with pytest.raises(NotAllowed, match="Only the person who took this decision"):
+            decision_undo(annotation_id=annotation.pk, actor=other)
+    annotation.refresh_from_db()
+    assert annotation.state == "submitted"
+
+
+def test_undoing_an_approval_gives_the_reviewer_back_the_claim(annotation, personas):
+    annotator, reviewer = personas["annotator"], personas["reviewer"]
+    annotation = complete(annotation, annotator)
+    close_window(annotation)
+    review_claim(annotation_id=annotation.pk, actor=reviewer)
+    annotation = review_approve(annotation_id=annotation.pk, actor=reviewer)
+    assert annotation.state == "approved"
+    with pytest.raises(NotAllowed):
+        decision_undo(annotation_id=annotation.pk, actor=annotator)
+    undone = decision_undo(annotation_id=annotation.pk, actor=reviewer)
+    assert undone.state == "in_review" and undone.reviewer_id == reviewer.pk
+    assert undone.reviewed_at is None and undone.claim_expires_at > timezone.now()
+    assert undo_events(annotation) == [({"state": "approved", "action": "approve"},
+                                        {"state": "in_review", "undone": "approve"})]
+    # Approved again, past its window, it is final.
+    approved = review_approve(annotation_id=annotation.pk, actor=reviewer)
+    close_window(approved)
+    with pytest.raises(Conflict, match="have passed"):
+        decision_undo(annotation_id=annotation.pk, actor=reviewer)
+
+
+@pytest.mark.parametrize("action", ["submit", "approve"])
+def test_the_database_refuses_the_move_back_once_the_window_passed(annotation, personas, action):
+    annotation = complete(annotation, personas["annotator"])
+    back = "in_progress"
+    if action == "approve":
+        close_window(annotation)
+        review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+        annotation = review_approve(annotation_id=annotation.pk, actor=personas["reviewer"])
+        back = "in_review"
+    close_window(annotation)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(state=back)
+    # Within the window the same move is allowed (the service is one way to make it).
+    Annotation.objects.filter(pk=annotation.pk).update(undo_until=timezone.now() + timedelta(seconds=30))
+    Annotation.objects.filter(pk=annotation.pk).update(state=back)
