@@ -73,6 +73,7 @@ from scoring.analysis.figures import FIGURES
 from scoring.analysis.profile import TABLE_CAPTIONS, failure_profile
 from scoring.analysis.tidy import (
     CAPTION_COLUMNS,
+    EXPOSURE_COLUMNS,
     FIELDS,
     OPTIONAL_CAPTION_COLUMNS,
     PROPERTIES,
@@ -303,8 +304,10 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
     One caption row per caption with an approved annotation (see the module docstring for which
     one). The optional ``identifier``, ``route`` and ``provider`` columns are included only when
     every caption has one (provider: the caption's ``meta.provider``, else the model's provider
-    when it lists exactly one). Raises :class:`ProfileError` when no caption has a final verdict,
-    unless ``allow_empty`` (then both tables have their columns and no rows).
+    when it lists exactly one). ``queue_position`` and ``exposure`` are always included, empty
+    for annotations assigned before assignment designs existed. Raises :class:`ProfileError`
+    when no caption has a final verdict, unless ``allow_empty`` (then both tables have their
+    columns and no rows).
     """
     annotations = final_annotations(study)
     if not annotations and not allow_empty:
@@ -315,6 +318,7 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
     caption_rows: list[dict[str, Any]] = []
     window_rows: list[dict[str, Any]] = []
     optional: list[dict[str, str]] = []
+    met: list[dict[str, int | None]] = []
     for annotation in annotations:
         caption = annotation.caption
         clip, model = caption.clip, caption.model
@@ -350,13 +354,20 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
         row.update(stored.get(caption.pk, {}))
         caption_rows.append(row)
         optional.append(_optional(caption.meta or {}, model))
+        met.append({"queue_position": annotation.queue_position,
+                    "exposure": annotation.exposure})
         window_rows += _window_rows(clip.name, model.name, annotation, mine, final)
     scores = ["score_length"] + sorted({c for values in stored.values() for c in values})
     captions = _frame(caption_rows, CAPTION_COLUMNS, scores)
     for column in OPTIONAL_CAPTION_COLUMNS:
+        if column.name in EXPOSURE_COLUMNS:
+            continue
         values = [item[column.name] for item in optional]
         if all(values):
             captions[column.name] = values
+    for name in EXPOSURE_COLUMNS:
+        # Always written, empty where the annotation was assigned before designs existed.
+        captions[name] = pd.array([item[name] for item in met], dtype="Int64")
     return captions, _frame(window_rows, WINDOW_COLUMNS)
 
 

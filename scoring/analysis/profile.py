@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.analysis.exposure import exposure_groups, rejection_by_exposure
 from scoring.analysis.gaps import pairwise_gaps
 from scoring.analysis.generation import generation_details
 from scoring.analysis.leaderboard import leaderboard
@@ -164,6 +165,19 @@ TABLE_CAPTIONS: dict[str, str] = {
         "whether or not it has a final verdict): identifier, route, distinct serving "
         "providers, median input tokens per second of video, captions retried, re-encoded, "
         "and kept although invalid."),
+    "rejection_by_exposure": (
+        "Study validity: rejection rate by exposure. For each model and for all models pooled, "
+        "the final overview rejection rate (%, Clopper-Pearson 95%) and the final window "
+        "rejection rate (%, 95% percentile bootstrap over clips) of captions that were the first "
+        "caption of their clip the annotator met (first: exposure 1) against those met after "
+        "another caption of the same clip (later: exposure 2 or more); n = captions / windows. "
+        "Difference = later minus first (points) with a 95% percentile bootstrap interval over "
+        "clips. How to read it: an annotator who has corrected one model's caption of a clip "
+        "knows what to look for in the next one, so a difference whose interval excludes 0 "
+        "says the study was anchored; a study that was not anchored shows no difference (an "
+        "interval around 0). A one-model-per-clip study has no later exposures and is not "
+        "anchored by design. Captions without an exposure (assigned before assignment designs "
+        "existed) are left out; exposure is that of the annotation whose verdict is final."),
 }
 
 
@@ -258,6 +272,7 @@ def failure_profile(
         "leaderboard": lambda: _leaderboard(judged, resamples, seed, out),
         "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
+        "rejection_by_exposure": lambda: rejection_by_exposure(captions, windows, **boot),
     }
     assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
     needs = _needs(captions, windows, paired, windows_per_caption)
@@ -324,6 +339,16 @@ def _needs(captions: pd.DataFrame, windows: pd.DataFrame, paired: pd.DataFrame,
     elif not (windows.groupby(["clip", "model"]).size() == windows_per_caption).any():
         needs["windows_rejected_per_caption"] = (
             f"needs captions with exactly {windows_per_caption} windows")
+    exposure = exposure_groups(captions)
+    if not (exposure >= 0).any():
+        needs["rejection_by_exposure"] = (
+            "needs exposure data: captions assigned under an assignment design (annotations "
+            "assigned before designs existed have none)")
+    elif not (exposure == 1).any():
+        needs["rejection_by_exposure"] = (
+            "needs later exposures (a caption met after another caption of the same clip by "
+            "the same annotator); a one-model-per-clip study has none, so it cannot be "
+            "anchored by design")
     return needs
 
 

@@ -10,7 +10,8 @@ verdict); the analysis never sees Django. Column kinds:
 - *count*: a non-negative whole number (integer dtype, or floats that are all whole);
 - *share*: a float in [0, 1], no missing values;
 - *number*: a float; missing (NaN) allowed;
-- *label*: a clip property; a string, where ``''``, missing and ``'unclear'`` all mean unknown.
+- *label*: a clip property; a string, where ``''``, missing and ``'unclear'`` all mean unknown;
+- *position*: a whole number >= 1; missing allowed (unknown).
 
 Passes: ``annotator`` is what the annotator submitted; ``final`` is the QC-approved verdict
 (the annotator's pass plus the QC reviewer's amendments). Both are kept because the analyses
@@ -58,7 +59,16 @@ score_<name>                           number   an automatic score of the overvi
                                                 score_hm_cf, score_length)
 identifier, route, provider            text     optional: model identifier, route, and the
                                                 serving provider of this caption (Table 14)
+queue_position                         position optional: where the caption sat in its
+                                                annotator's queue (1 = first)
+exposure                               position optional: 1 when the caption was the first of
+                                                its clip that its annotator met, 2 the second...
 =====================================  =======  ===============================================
+
+``queue_position`` and ``exposure`` are those of the annotation whose verdict is final. The
+database export always writes them; they are missing for annotations assigned before
+assignment designs existed, and tables made elsewhere may leave the columns out (the
+rejection-by-exposure table is then not computable).
 
 ``<mode>`` ranges over ``UNIT_MODES`` = factual, omission, camera, inference, temporal.
 
@@ -112,7 +122,7 @@ UNKNOWN_LABELS: frozenset[str] = frozenset({"", "unclear"})
 SCORE_PREFIX = "score_"
 
 Pass = Literal["annotator", "final"]
-Kind = Literal["text", "verdict", "flag", "count", "share", "number", "label"]
+Kind = Literal["text", "verdict", "flag", "count", "share", "number", "label", "position"]
 
 
 @dataclass(frozen=True)
@@ -161,12 +171,17 @@ def _window_columns() -> tuple[Column, ...]:
 
 CAPTION_COLUMNS: tuple[Column, ...] = _caption_columns()
 WINDOW_COLUMNS: tuple[Column, ...] = _window_columns()
-#: Optional caption columns, used by the generation table when present.
+#: Optional caption columns: generation details (used by the generation table when present)
+#: and where the annotator met the caption (used by the rejection-by-exposure table).
 OPTIONAL_CAPTION_COLUMNS: tuple[Column, ...] = (
     Column("identifier", "text"),
     Column("route", "text"),
     Column("provider", "text"),
+    Column("queue_position", "position"),
+    Column("exposure", "position"),
 )
+#: The exposure columns: where the annotator met the caption (see the module docstring).
+EXPOSURE_COLUMNS: tuple[str, ...] = ("queue_position", "exposure")
 
 
 class TidyError(ValueError):
@@ -202,10 +217,17 @@ def _column_problem(frame: pd.DataFrame, column: Column) -> str | None:
         if not (pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values)):
             return f"must hold strings (dtype is {values.dtype})"
         return None
+    if kind == "position" and values.isna().all():
+        return None  # nobody knows where the captions were met (assigned before designs)
     if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
         return f"must be numeric (dtype is {values.dtype})"
     if kind == "number":
         return None
+    if kind == "position":
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isnan(numbers) & ((numbers < 1) | (numbers != np.floor(numbers)))
+        return _first_bad(values, pd.Series(bad, index=values.index),
+                          "must be a whole number >= 1 or missing")
     numbers = values.to_numpy(dtype=float)
     if kind == "count":
         bad = np.isnan(numbers) | (numbers < 0) | (numbers != np.floor(numbers))

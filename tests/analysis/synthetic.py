@@ -228,6 +228,7 @@ def synthetic_study(
                             np.array([shorten[m] for m in models]),
                             windows_per_caption, other_window_counts, window_caption_effect,
                             qc_amend)
+    captions = _with_exposure(np.random.default_rng([seed, 1]), captions)
     keep = rng.random(n) >= missing
     captions = captions[keep].reset_index(drop=True)
     windows = windows[windows["_row"].isin(np.nonzero(keep)[0])].drop(columns="_row")
@@ -252,6 +253,18 @@ def synthetic_study(
         clipped_probabilities=clipped,
     )
     return Study(captions, windows, truth)
+
+
+def _with_exposure(rng: np.random.Generator, captions: pd.DataFrame) -> pd.DataFrame:
+    """Return ``captions`` with each annotator's queue in a random order: ``queue_position`` and
+    ``exposure`` (the rank of the caption among its annotator's captions of the same clip).
+
+    Drawn from their own generator so that adding them changed no other synthetic number.
+    """
+    order = pd.Series(rng.random(len(captions)), index=captions.index)
+    queue = order.groupby(captions["annotator"]).rank(method="first").astype(int)
+    exposure = queue.groupby([captions["annotator"], captions["clip"]]).rank(method="first")
+    return captions.assign(queue_position=queue, exposure=exposure.astype(int))
 
 
 def _modes(rng: np.random.Generator, rejected: np.ndarray, probabilities: Mapping[str, float]

@@ -7,6 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.models import Annotation
 from scoring.analysis.figures import FIGURES
 from scoring.analysis.profile import TABLE_CAPTIONS
 from tests.profiles.reading import assert_numbers_agree, read_report
@@ -79,3 +80,24 @@ def test_a_study_without_final_verdicts_exports_every_table_marked_not_computabl
     assert {t["not_computable"] for t in manifest["tables"]} == {
         "not computable: needs at least one caption with a final verdict"}
     assert manifest["figures"] == [] and set(manifest["figures_not_computable"]) == set(FIGURES)
+
+
+def test_rejection_by_exposure_is_exported_with_the_hand_counted_rates(scripted, exported):
+    out, _ = exported
+    rows = {row["model"]: row for row in assert_numbers_agree(out, "rejection_by_exposure")}
+    assert list(rows) == ["Bravo", "Alpha", "all models"]  # the profile's model order
+    # Five final verdicts, one annotator in clip blocks: c1 and c2 met twice, c3 once; the only
+    # final rejection is c1/Alpha's overview.
+    pooled = rows["all models"]
+    assert (pooled["first_captions"], pooled["later_captions"]) == (3, 2)
+    alpha_c1 = Annotation.objects.get(caption__clip__name="c1", caption__model__name="Alpha")
+    group = "first" if alpha_c1.exposure == 1 else "later"
+    assert pooled[f"{group}_overviews_rejected"] == 1
+    assert pooled[f"{group}_overview_reject_pct"] == pytest.approx(
+        100 / pooled[f"{group}_captions"])
+    assert pooled["first_windows"] + pooled["later_windows"] == 15
+    document = json.loads((out / "tables" / "rejection_by_exposure.json").read_text())
+    assert "not_computable" not in document or not document["not_computable"]
+    assert "later minus first" in document["caption"]
+    header = (out / "tidy" / "captions.csv").read_text().splitlines()[0].split(",")
+    assert {"queue_position", "exposure"} <= set(header)

@@ -1,5 +1,6 @@
 """The tidy tables built from a scripted study follow the schema and hold hand-computed values."""
 
+import pandas as pd
 import pytest
 from django.utils import timezone
 
@@ -205,3 +206,27 @@ def test_table_14_counts_every_generated_caption_not_only_final_verdicts(scripte
     counts = tables["generation"].set_index("model")["captions"].to_dict()
     assert counts == {"Alpha": 3, "Bravo": 3}
     assert (captions["model"] == "Bravo").sum() == 2
+
+
+def test_each_caption_carries_where_its_annotator_met_it(scripted):
+    captions, windows = tidy_tables(scripted)
+    validate_tidy(captions, windows)
+    for annotation in Annotation.objects.filter(caption__clip__study=scripted,
+                                                state="approved"):
+        found = row(captions, annotation.caption.clip.name, annotation.caption.model.name)
+        assert (found["queue_position"], found["exposure"]) == (
+            annotation.queue_position, annotation.exposure)
+    # Clip blocks: one annotator met both models of c1 and c2, one after the other.
+    exposures = captions.groupby("clip")["exposure"].apply(sorted).to_dict()
+    assert exposures == {"c1": [1, 2], "c2": [1, 2], "c3": [1]}
+    assert sorted(captions["queue_position"]) == [1, 2, 3, 4, 5]
+
+
+def test_annotations_assigned_before_designs_export_empty_positions(scripted):
+    Annotation.objects.filter(caption__clip__name="c1").update(queue_position=None,
+                                                               exposure=None)
+    captions, windows = tidy_tables(scripted)
+    validate_tidy(captions, windows)
+    c1 = row(captions, "c1", "Alpha")
+    assert c1["exposure"] is pd.NA and c1["queue_position"] is pd.NA
+    assert row(captions, "c2", "Alpha")["exposure"] in (1, 2)
