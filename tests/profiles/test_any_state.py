@@ -37,7 +37,9 @@ STATES = {
 EXPECTED = {
     "no verdicts": dict.fromkeys(TABLE_CAPTIONS, "not computable: needs at least one caption"),
     "one model": {"pairwise_gaps": "not computable: needs at least 2 models",
-                  "clip_property_tests": "not computable: needs a clip property"},
+                  "clip_property_tests": "not computable: needs a clip property",
+                  # Each clip has one caption, so nobody met a second caption of a clip.
+                  "rejection_by_exposure": "not computable: needs later exposures"},
     "one clip": {"metric_auc": None, "difficulty_penalty": "not computable: needs clips"},
     "no paired clips": {name: "not computable: needs paired clips" for name in (
         "intervention_rate_paired", "mode_incidence_by_model_paired", "correctness",
@@ -52,8 +54,10 @@ def build(study, personas, spec):
         fake_clip(study, clip)
     captions_add(study, [caption_record(clip, model) for clip, model, _ in spec])
     annotator, reviewer = personas["annotator"], personas["reviewer"]
+    # One annotator sees every model of a clip: clip blocks, as a scripted pilot would.
     annotations_assign(study=study, annotators=[annotator],
-                       captions=Caption.objects.filter(clip__study=study).order_by("pk"))
+                       captions=Caption.objects.filter(clip__study=study).order_by("pk"),
+                       design="clip_blocks")
     for clip, model, verdict in spec:
         if verdict is None:
             continue
