@@ -100,7 +100,7 @@ ts = bundles.timestamp
 
 
 def _as_text(field_name: str) -> Cast:
-    """The JSON column as its text, for `_modes_reader` to decode."""
+    """The JSON column as its text, for `_modes_reader` or `_read_json` to decode."""
     return Cast(field_name, output_field=models.TextField())
 
 
@@ -124,6 +124,26 @@ class _BundleTime(models.Func):
             " ELSE replace(%(expressions)s, ' ', 'T') || 'Z' END"
         )
         return self.as_sql(compiler, connection, template=template, **extra)
+
+
+# JSON columns read as text and decoded here (`_read_json`): most of them hold {} or [].
+JSON_TEXT_FIELDS = ("validation_errors", "meta", "telemetry", "ui_state")
+
+
+def _read_json(text: str) -> Any:
+    """The JSON column's value, without calling the decoder for the empty list or object that
+    most rows hold (each row still gets its own list or dict)."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
+
+def _plain_and_json(fields: Sequence[str]) -> tuple[list[str], dict[str, Cast]]:
+    """``fields`` split for ``values()``: plain columns, and JSON ones read as text."""
+    plain = [f for f in fields if f not in JSON_TEXT_FIELDS]
+    return plain, {f"{f}_json": _as_text(f) for f in fields if f in JSON_TEXT_FIELDS}
 
 
 def _modes_reader() -> Callable[[str], list[str]]:
@@ -151,7 +171,7 @@ def _pass_record(row: Mapping[str, Any], windows: list[dict[str, Any]]) -> dict[
         "segmentation": {
             "verdict": row["segmentation_verdict"],
             "modes": row["segmentation_modes"],
-            "windows": list(row["corrected_windows"]),
+            "windows": _read_json(row["corrected_windows_json"]),
         },
         "windows": windows,
         "updated_at": row["updated_at_text"],
@@ -230,17 +250,18 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         caption_windows.setdefault(row[0], []).append(
             {"index": row[1], "start": row[2], "end": row[3], "scene": row[4], "shot": row[5]}
         )
+    caption_plain, caption_json = _plain_and_json(CAPTION_FIELDS)
     captions = [
         {
             "clip": row["clip__name"],
             "model": row["model__name"],
-            **{f: row[f] for f in CAPTION_FIELDS},
+            **{f: row[f] if f in row else _read_json(row[f"{f}_json"]) for f in CAPTION_FIELDS},
             "windows": caption_windows.get(row["id"], []),
             "created_at": ts(row["created_at"]),
         }
         for row in Caption.objects.filter(clip__study=study)
         .order_by("clip__name", "model__name")
-        .values("id", "clip__name", "model__name", "created_at", *CAPTION_FIELDS)
+        .values("id", "clip__name", "model__name", "created_at", *caption_plain, **caption_json)
     ]
     references = [
         {
@@ -287,8 +308,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "overview_verdict",
         "overview_text",
         "segmentation_verdict",
-        "corrected_windows",
         updated_at_text=_BundleTime("updated_at"),
+        corrected_windows_json=_as_text("corrected_windows"),
         overview_modes_text=_as_text("overview_modes"),
         segmentation_modes_text=_as_text("segmentation_modes"),
     ):
@@ -302,6 +323,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     annotations = []
     keys: dict[int, dict[str, str]] = {}
     taxonomy_ids = {study.taxonomy_id}
+    annotation_plain, annotation_json = _plain_and_json(ANNOTATION_FIELDS)
     for row in (
         Annotation.objects.filter(caption__clip__study=study)
         .order_by("caption__clip__name", "caption__model__name", "annotator__username")
@@ -312,7 +334,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "annotator__username",
             "reviewer__username",
             "taxonomy_id",
-            *ANNOTATION_FIELDS,
+            *annotation_plain,
+            **annotation_json,
             **{f"{f}_text": _BundleTime(f) for f in ANNOTATION_TIMES},
         )
     ):
@@ -333,7 +356,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         annotations.append(
             {
                 **key,
-                **{f: row[f] for f in ANNOTATION_FIELDS},
+                **{f: row[f] if f in row else _read_json(row[f"{f}_json"]) for f in ANNOTATION_FIELDS},
                 **{f: row[f"{f}_text"] for f in ANNOTATION_TIMES},
                 "taxonomy": "",  # filled in below, once the hashes are known
                 "reviewer": row["reviewer__username"],
@@ -347,7 +370,14 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     for row in (
         AuditEvent.objects.filter(study=study)
         .order_by("at", "pk")
-        .values("annotation_id", "actor__username", "action", "before", "after", at_text=_BundleTime("at"))
+        .values(
+            "annotation_id",
+            "actor__username",
+            "action",
+            at_text=_BundleTime("at"),
+            before_json=_as_text("before"),
+            after_json=_as_text("after"),
+        )
     ):
         if row["actor__username"] is not None:
             users.add(row["actor__username"])
@@ -357,8 +387,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
                 "actor": row["actor__username"],
                 "action": row["action"],
                 "at": row["at_text"],
-                "before": row["before"],
-                "after": row["after"],
+                "before": _read_json(row["before_json"]),
+                "after": _read_json(row["after_json"]),
             }
         )
 
