@@ -49,6 +49,22 @@ def published_schema():
 schema = published_schema()
 
 
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """Schemathesis calls the WSGI application directly, not through Django's test client, so each
+    request's request_started and request_finished signals would close the database connection
+    that holds the test's transaction (PostgreSQL then fails with "the connection is closed").
+    Django's own test client disconnects the same handler while it runs a request."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
+
+
 @pytest.fixture
 def annotation(study, personas):
     """The annotator's annotation of a caption of a stand-in clip (no video is encoded)."""
