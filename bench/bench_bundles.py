@@ -75,7 +75,7 @@ def main() -> int:
           f"= median {median:.3f} s (min {min(total):.3f}, max {max(total):.3f}); "
           f"target < {TARGET_SECONDS:.0f} s -> {median / TARGET_SECONDS:.2f}x of the budget")
     print(f"  this process's CPU time: median {statistics.median(cpu):.3f} s "
-          "(the database's own work not included; wall time above is what counts)")
+          "(with PostgreSQL the server's work is not in it; the wall time above is what counts)")
     return 0
 
 
