@@ -72,6 +72,7 @@ lint: venv-dev
 test: venv-dev lint
 	@scripts/system-packages.sh test
 	@scripts/services.sh
+	@scripts/llm-server.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \
 		$(PYTEST) -p no:cacheprovider
 
