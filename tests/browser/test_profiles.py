@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scoring.analysis.figures import FIGURES
+from scoring.analysis.profile import TABLE_CAPTIONS
 from tests.browser.conftest import screenshot, wait_until
 from tests.profiles.demo_run import demo_reviewed
 
@@ -46,6 +47,10 @@ def test_a_researcher_builds_the_profile_and_the_report_opens_with_its_figures(
     expect(page.locator("#profile-step")).to_have_text("Done.", timeout=120_000)
 
     expect(page.locator("#profile-main-table tbody tr")).to_have_count(3)
+    expect(page.locator("#profile-exposure-caption")).to_contain_text("rejection rate by exposure")
+    # The demo is assigned one model per clip: nobody met a second caption of a clip.
+    expect(page.locator("#profile-exposure [data-not-computable]")).to_contain_text(
+        "not computable: needs later exposures")
     expect(page.locator("#profile-figures figure")).to_have_count(len(FIGURES))
     page.locator("#profile-figures img").last.scroll_into_view_if_needed()
     wait_until(page, ALL_IMAGES_LOADED)
@@ -62,7 +67,8 @@ def test_a_researcher_builds_the_profile_and_the_report_opens_with_its_figures(
         "figure img", "images => images.map((img) => img.naturalWidth)"
     )
     assert all(width > 0 for width in widths)
-    assert report.locator("section[data-table] table").count() == 22
+    assert report.locator("section[data-table] table").count() == len(TABLE_CAPTIONS)
+    assert report.locator("section[data-table=rejection_by_exposure]").count() == 1
     screenshot(report, "profile-report")
 
 

@@ -91,6 +91,11 @@ def test_a_job_runs_to_done_with_the_main_table_figures_and_files(client, finish
     assert status["options"] == {**SMALL, "paired_only": False}
     # Bravo's final overviews on the paired clips were both accepted, Alpha's one of two.
     assert [row["model"] for row in status["main_table"]["rows"]] == ["Bravo", "Alpha"]
+    # Rejection rate by exposure: one annotator met both models of c1 and c2 in clip blocks.
+    exposure = status["rejection_by_exposure"]
+    assert [row["model"] for row in exposure["rows"]] == ["Bravo", "Alpha", "all models"]
+    assert exposure["rows"][-1]["first_captions"] == 3
+    assert exposure["rows"][-1]["later_captions"] == 2
     assert len(status["figures"]) == 10 and status["figures_failed"] == {}
     png = client.get(status["figures"][0]["png_url"])
     assert png.status_code == 200 and png["Content-Type"] == "image/png"

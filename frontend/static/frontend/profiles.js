@@ -1,5 +1,6 @@
 // The failure-profile page: "Build profile" starts an export job, the page follows its progress,
-// then shows the per-model profile table, the figures and every file to download.
+// then shows the per-model profile table, the leaderboard, rejection rate by exposure (was the
+// study anchored?), the figures and every file to download.
 // Text from the server is only ever set with textContent.
 import { csrfToken } from "./redline.js";
 
@@ -124,6 +125,7 @@ function render(job) {
     renderTable(job.main_table);
     renderTable(job.leaderboard, "profile-leaderboard", "profile-leaderboard-caption");
     renderTable(job.judge_agreement, "profile-agreement", "profile-agreement-caption");
+    renderTable(job.rejection_by_exposure, "profile-exposure", "profile-exposure-caption");
     renderFigures(job.figures, job.figures_failed, job.not_computable);
     results.hidden = false;
   }
