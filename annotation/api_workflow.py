@@ -6,6 +6,7 @@ snapshot. A stale save or a lost race answers 409 with the current state.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -67,8 +68,12 @@ def workspace_payload(annotation: Annotation, user) -> dict:
     # The annotator works blind, even one who is also an admin of the study; and an annotator of
     # the study never sees names, not even on others' annotations (sees_model_identity).
     sees_identity = sees_model_identity(user, study) and annotation.annotator_id != user.pk
+    snapshot = annotation_snapshot(annotation)
+    if snapshot["undo"] and (annotation.undo or {}).get("actor") != user.pk:
+        snapshot["undo"] = None  # only who took the decision is offered to undo it
     return {
-        **annotation_snapshot(annotation),
+        **snapshot,
+        "undo_seconds": settings.UNDO_SECONDS,
         "study": study.slug,
         "near_total_cut": study.near_total_cut,
         "annotator": annotation.annotator.username,

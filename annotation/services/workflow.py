@@ -126,12 +126,11 @@ def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
 
 
 def _undo_offer(annotation: Annotation) -> dict[str, Any] | None:
-    """The action that may still be undone, with until when and by whom; None when none."""
+    """The action that may still be undone, and until when; None when none."""
     now = timezone.now()
     if not annotation.undo or annotation.undo_until is None or annotation.undo_until < now:
         return None
-    return {"action": annotation.undo.get("action"), "actor": annotation.undo.get("actor"),
-            "until": annotation.undo_until.isoformat(),
+    return {"action": annotation.undo.get("action"), "until": annotation.undo_until.isoformat(),
             "seconds_left": round((annotation.undo_until - now).total_seconds(), 1)}
 
 

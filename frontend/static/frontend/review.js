@@ -4,9 +4,10 @@
 // annotator's), return with a comment, release. Every action goes through the workflow API,
 // which refuses a lost race with 409 and says why.
 // Shortcuts (outside text fields): C claim, A approve, E amend, R return, K play/pause,
-// Esc cancel, Ctrl+Enter send the open form.
+// Esc cancel, Ctrl+Enter send the open form; U or Ctrl+Z undo an approval while its notice shows.
 
 import { Player } from "./player.js";
+import { offerUndo } from "./undo-toast.js";
 import { csrfToken, measureForStudy } from "./redline.js";
 import {
   element, modeTags, overviewEditor, redline, sameList, segmentationEditor, span, verdictBadge, windowEditor,
@@ -354,7 +355,9 @@ async function renderHistory() {
     if (event.action === "save") continue;
     const item = element("li");
     item.appendChild(element("time", "muted", new Date(event.at).toLocaleString([], { dateStyle: "short", timeStyle: "short" })));
-    item.appendChild(document.createTextNode(` ${event.actor || "system"}: ${event.action.replace("_", " ")}`));
+    const undone = event.action === "undo" && event.after && event.after.undone;
+    const what = undone ? `undid ${undone.replace("_", " ")}` : event.action.replace("_", " ");
+    item.appendChild(document.createTextNode(` ${event.actor || "system"}: ${what}`));
     if (event.after && event.after.comment) item.appendChild(element("q", "return-comment", event.after.comment));
     for (const reply of (event.after && event.after.replies) || []) {
       if (reply.reply) item.appendChild(element("span", "muted", ` ${unitLabel(reply.unit)}: “${reply.reply}”`));
@@ -448,6 +451,7 @@ async function run(action, body) {
       tell(done[action], "ok", { text: "Back to the queue", href: config.queue_url });
     }
     render();
+    offerApprovalUndo();
     return;
   }
   if (result.status === 409) {
@@ -508,6 +512,23 @@ function sendReturn() {
   run("return", { units, comment: $("return-comment").value.trim() });
 }
 
+// An approval can be undone for a few seconds by the reviewer who gave it (undo-toast.js);
+// a reload within the window offers it again for the seconds left.
+function offerApprovalUndo() {
+  if (!data.undo || data.undo.action !== "approve") return;
+  offerUndo({
+    annotationId: data.id,
+    seconds: data.undo.seconds_left,
+    message: "Approved.",
+    onUndone: (answer) => {
+      data = { ...answer, caption: { ...answer.caption, model: config.model_alias } };
+      tell("Undone: not approved; the item is still claimed by you.", "ok");
+      render();
+    },
+    onRefused: (message) => tell(message),
+  });
+}
+
 buttons.claim.addEventListener("click", () => run("claim"));
 buttons.approve.addEventListener("click", () => run("approve"));
 buttons.release.addEventListener("click", () => run("release"));
@@ -539,3 +560,4 @@ document.addEventListener("keydown", (event) => {
 // The claim runs out while the page is open: show it when it does.
 setInterval(() => { if (mode === "view") renderStatus(); }, 15000);
 render();
+offerApprovalUndo();

@@ -26,6 +26,7 @@ export const SHORTCUTS = [
   { group: "Edit", keys: [["M"]], label: "Segmentation: merge the selected window with the next", action: "merge" },
   { group: "Edit", keys: [["X"]], label: "Segmentation: split the window under the playhead", action: "split" },
   { group: "Work", keys: [["Ctrl", "Enter"]], label: "Submit the overview verdict / submit to QC", action: "submit" },
+  { group: "Work", keys: [["U"], ["Ctrl", "Z"]], label: "Undo locking the overview or submitting, while the Undo notice shows (a few seconds; until then nobody else sees it)", action: "undo" },
   { group: "Work", keys: [["Ctrl", "S"]], label: "Save now (work also saves by itself)", action: "save" },
   { group: "Work", keys: [["Esc"]], label: "Leave the text field; close this help", action: "escape" },
   { group: "Work", keys: [["?"]], label: "Show or hide these shortcuts", action: "help" },

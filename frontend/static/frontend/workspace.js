@@ -15,6 +15,7 @@ import { duration, fill, h, kbd, same, seconds, span } from "./workspace-dom.js"
 import { actionFor, isTyping, renderHelp } from "./workspace-keys.js";
 import { Sync } from "./workspace-sync.js";
 import { unitModel } from "./workspace-units.js";
+import { offerUndo } from "./undo-toast.js";
 
 const data = JSON.parse(document.getElementById("workspace-data").textContent);
 const { clip, caption, taxonomy } = data;
@@ -954,6 +955,43 @@ async function lockOverview() {
   player.seek(draft.windows[0]?.start || 0);
   say("Overview verdict locked. Now judge each window.", "ok");
   viewChanged();
+  offerLockUndo(answer.undo);
+}
+
+// Locking the overview and submitting can be undone for a few seconds (undo-toast.js).
+function offerLockUndo(undo) {
+  if (!undo || undo.action !== "lock_overview") return;
+  offerUndo({
+    annotationId: data.id,
+    seconds: undo.seconds_left,
+    message: "Overview verdict locked.",
+    // Window verdicts given meanwhile are saved first; they stay when the overview reopens.
+    prepare: async () => {
+      if (await sync.flush()) return true;
+      say("Your latest changes are not saved yet, so the undo must wait.", "error");
+      return false;
+    },
+    onUndone: (answer) => {
+      server = pickServer(answer);
+      sync.setVersion(answer.version);
+      render();
+      say("Undone: the overview is open again.", "ok");
+      viewChanged();
+    },
+    onRefused: (message) => say(message, "error", { sticky: true }),
+  });
+}
+
+function offerSubmitUndo(undo) {
+  if (!undo || undo.action !== "submit") return;
+  offerUndo({
+    annotationId: data.id,
+    seconds: undo.seconds_left,
+    message: "Submitted to QC.",
+    // The page was closed for editing; it opens again from the server's copy.
+    onUndone: () => window.location.reload(),
+    onRefused: (message) => say(message, "error", { sticky: true }),
+  });
 }
 
 async function submitAll() {
@@ -981,6 +1019,7 @@ async function submitAll() {
   say("");
   render();
   showStatus("readonly", {});
+  offerSubmitUndo(answer.undo);
 }
 
 async function startNext() {
@@ -1324,4 +1363,7 @@ function restore() {
 }
 
 restore();
+// Reloaded within the undo window: the undo is still offered, for the seconds left.
+offerLockUndo(data.undo);
+offerSubmitUndo(data.undo);
 root.dataset.ready = "true";
