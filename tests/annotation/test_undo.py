@@ -131,3 +131,28 @@ def test_the_database_refuses_the_move_back_once_the_window_passed(annotation, p
     # Within the window the same move is allowed (the service is one way to make it).
     Annotation.objects.filter(pk=annotation.pk).update(undo_until=timezone.now() + timedelta(seconds=30))
     Annotation.objects.filter(pk=annotation.pk).update(state=back)
+
+
+def test_the_api_offers_the_undo_to_who_acted_and_answers_others_with_403(annotation, personas):
+    from rest_framework.test import APIClient
+
+    def client_for(user):
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    annotator, reviewer = client_for(personas["annotator"]), client_for(personas["reviewer"])
+    annotation = complete(annotation, personas["annotator"])
+    url = f"/api/annotations/{annotation.pk}/"
+    offered = annotator.get(url).json()
+    assert offered["undo_seconds"] == 10
+    assert offered["undo"]["action"] == "submit" and 0 < offered["undo"]["seconds_left"] <= 10
+    assert reviewer.get(url).json()["undo"] is None  # not theirs to undo
+    refused = reviewer.post(f"{url}undo/")
+    assert refused.status_code == 403 and "Only the person" in refused.json()["detail"]
+    assert client_for(personas["researcher"]).post(f"{url}undo/").status_code == 403
+    assert client_for(personas["outsider"]).post(f"{url}undo/").status_code == 404
+    answer = annotator.post(f"{url}undo/")
+    assert answer.status_code == 200 and answer.json()["state"] == "in_progress"
+    again = annotator.post(f"{url}undo/")
+    assert again.status_code == 409 and "nothing to undo" in again.json()["detail"]
