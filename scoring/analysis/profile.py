@@ -339,12 +339,12 @@ def _needs(captions: pd.DataFrame, windows: pd.DataFrame, paired: pd.DataFrame,
     elif not (windows.groupby(["clip", "model"]).size() == windows_per_caption).any():
         needs["windows_rejected_per_caption"] = (
             f"needs captions with exactly {windows_per_caption} windows")
-    exposure = exposure_groups(captions)
-    if not (exposure >= 0).any():
+    groups = exposure_groups(captions)  # 0 first, 1 later, -1 unknown
+    if not (groups >= 0).any():
         needs["rejection_by_exposure"] = (
             "needs exposure data: captions assigned under an assignment design (annotations "
             "assigned before designs existed have none)")
-    elif not (exposure == 1).any():
+    elif not (groups == 1).any():
         needs["rejection_by_exposure"] = (
             "needs later exposures (a caption met after another caption of the same clip by "
             "the same annotator); a one-model-per-clip study has none, so it cannot be "
