@@ -239,6 +239,14 @@ class ReturnedUnitThread(serializers.Serializer):
     reply = serializers.CharField(allow_blank=True)
 
 
+class UndoOffer(serializers.Serializer):
+    """A decision that may still be undone (POST .../undo/), and for how long."""
+
+    action = serializers.ChoiceField(choices=["lock_overview", "submit", "approve"])
+    until = serializers.DateTimeField()
+    seconds_left = serializers.FloatField()
+
+
 class Snapshot(serializers.Serializer):
     """An annotation's state: what an autosave answers, and `current` in a 409."""
 
@@ -250,6 +258,8 @@ class Snapshot(serializers.Serializer):
     returned_units = optional(serializers.ListField(child=ReturnedUnitThread()))
     reviewer = serializers.CharField(allow_null=True)
     claim_expires_at = serializers.DateTimeField(allow_null=True)
+    undo = UndoOffer(allow_null=True, help_text="the last decision, while it may still be undone; "
+                     "in the workspace payload only for the person who took it")
     active_seconds = serializers.FloatField()
     telemetry = serializers.DictField()
     ui_state = serializers.DictField()
@@ -303,6 +313,7 @@ class Workspace(Snapshot):
     """Everything the workspace and the review page need about one annotation."""
 
     study = serializers.CharField()
+    undo_seconds = serializers.IntegerField(help_text="how long decisions can be undone (UNDO_SECONDS)")
     near_total_cut = serializers.FloatField()
     annotator = serializers.CharField()
     clip = ClipFacts()
