@@ -67,6 +67,16 @@ def server_command(
     return command
 
 
+def server_environment(*, port: int, host: str = "127.0.0.1") -> dict[str, str]:
+    """This process's environment with ``HOST`` and ``PORT`` set to where the server must listen.
+
+    llama-cpp-python's server lets the ``HOST`` and ``PORT`` environment variables override its
+    ``--host``/``--port`` options, and ``make demo PORT=...`` exports ``PORT`` (the web
+    server's port): without this the LLM server would take the web server's port.
+    """
+    return {**os.environ, "HOST": host, "PORT": str(port)}
+
+
 class LocalServer:
     """llama-cpp-python's server as a child process; a context manager that waits until it
     answers and stops it on exit.
@@ -109,7 +119,11 @@ class LocalServer:
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:
             self._process = subprocess.Popen(
-                self.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=server_environment(port=self.port),
             )
         finally:
             if self.log_path:
@@ -177,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         print("llama-cpp-python's server is not installed: run scripts/llm-server.sh")
         return 1
     command = server_command(path, port=options.port, alias=options.alias, threads=options.threads)
-    os.execv(command[0], command)
+    os.execve(command[0], command, server_environment(port=options.port))
     return 0  # not reached
 
 

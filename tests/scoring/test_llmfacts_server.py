@@ -9,6 +9,7 @@ that the server really receives schema-constrained requests.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,7 +27,7 @@ from scoring.llmfacts import (
     locate_smollm2_gguf,
     parse_facts,
 )
-from scoring.llmfacts.local_server import LocalServer, llama_cpp_server_installed
+from scoring.llmfacts.local_server import LocalServer, free_port, llama_cpp_server_installed
 from scoring.llmfacts.pipeline import method_version
 from scoring.llmfacts.schemas import extraction_schema
 
@@ -118,3 +119,18 @@ def test_the_in_process_llama_cpp_backend_follows_the_schema() -> None:
     assert facts and all(fact.strip() for fact in facts)
     results = llmfacts_f1_many(PAIRS[:1], backend, cache=ResultCache())
     assert isinstance(results[0], LLMFactsResult) and results[0].answer_mode == "gbnf"
+
+
+def test_the_server_listens_on_its_own_port_whatever_port_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``make demo PORT=8123`` exports PORT for the web server; llama-cpp-python's server reads
+    PORT over its --port option, so without care the two would fight for one port."""
+    model = smollm2_path()
+    web_port = free_port()
+    monkeypatch.setenv("PORT", str(web_port))
+    with LocalServer(model, threads=1, start_timeout_s=120) as running:
+        assert running.port != web_port
+        assert running.ready()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", web_port))  # still free for the web server
