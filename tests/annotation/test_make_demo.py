@@ -19,6 +19,8 @@ def test_make_demo_builds_the_study_and_running_it_again_changes_nothing(django_
     with django_capture_on_commit_callbacks(execute=True):
         call_command("make_demo", stdout=out)
     assert "redline-demo" in out.getvalue()
+    assigned = f"{len(demo_content.DEMO_CAPTIONS)} captions assigned, one model per clip to each of"
+    assert f"{assigned} annotator, annotator2, annotator3" in out.getvalue()
     first = counts()
     assert first[:2] == (len(demo_content.DEMO_CLIPS), len(demo_content.DEMO_CAPTIONS))
     assert all(clip.poster for clip in Clip.objects.all())

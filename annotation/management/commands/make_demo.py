@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from annotation.models import Caption
-from annotation.services.demo import demo_build
+from annotation.services.demo import DEMO_ANNOTATORS, demo_build
 
 
 class Command(BaseCommand):
@@ -15,7 +15,8 @@ class Command(BaseCommand):
             f"{study.candidate_models.count()} models, "
             f"{Caption.objects.filter(clip__study=study).count()} captions "
             f"(added {report.clips_added} clips, {report.captions_added} captions, "
-            f"{report.references_added} references; {report.assigned} captions assigned to 'annotator')."
+            f"{report.references_added} references; {report.assigned} captions assigned, one model per clip to each of "
+            f"{', '.join(DEMO_ANNOTATORS)})."
         )
         self.stdout.write("Demo accounts:")
         for username, password, roles in report.accounts:
