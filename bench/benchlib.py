@@ -21,6 +21,13 @@ DATASETS = Path(os.environ.get("REDLINE_DATASETS", REPO.parent / "shared" / "dat
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+# The benches serve plain HTTP on the loopback interface, as Redline runs behind a proxy that ends
+# TLS: with DEBUG off the production default would redirect every request to https. Decisions
+# take effect at once (no undo window), so a claim can follow a submit as fast as people click.
+# Set before Django reads its settings, here and in the gunicorn the benches start.
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+os.environ.setdefault("UNDO_SECONDS", "0")
+
 
 def free_port() -> int:
     """A TCP port on the loopback interface that nothing listens on now."""
