@@ -49,7 +49,7 @@ serve-with-worker:
 	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	@llm=; if [ "$(LLM)" = 1 ]; then \
 		echo "LLM server (SmolLM2-135M) at http://127.0.0.1:$(LLM_PORT)/v1, log in var/llm-server.log"; \
-		mkdir -p var; $(PY) -m scoring.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \
+		mkdir -p var; $(PY) -m scoring.metrics.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \
 	fi; \
 		$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
 		trap "kill $$worker $$llm 2>/dev/null" EXIT INT TERM; \

@@ -46,7 +46,7 @@ from annotation.services.workflow import (
     review_release,
     review_return,
 )
-from scoring import edits
+from scoring.metrics import edits
 
 REVIEW_PAGE = 50
 

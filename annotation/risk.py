@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scoring import edits
+from scoring.metrics import edits
 
 FAST_ACCEPT_SECONDS = 20.0
 LITTLE_WATCHED_SHARE = 0.5

@@ -6,7 +6,7 @@ the paired subset is smaller), then times `failure_profile` with its default res
 (20,000 clip-bootstrap resamples, 4,000 for the adjusted pairwise model) and prints the share of
 the time spent in each table, then writes what an export writes (a CSV and a JSON per table,
 every figure as PNG and SVG, report.html, the tidy inputs) with the export's own writer
-(`scoring.profile_files`) into a temporary folder and times that too. Target:
+(`scoring.metrics.profile_files`) into a temporary folder and times that too. Target:
 the whole export under 60 s on 2 cores.
 """
 
@@ -22,7 +22,7 @@ TARGET_SECONDS = 60.0
 
 
 def main() -> int:
-    from scoring.analysis import failure_profile
+    from scoring.metrics.analysis import failure_profile
     from tests.analysis.synthetic import synthetic_study
 
     study = synthetic_study(n_clips=196, windows_per_caption=4, other_window_counts=0.0, seed=0)
@@ -50,7 +50,7 @@ def main() -> int:
 
 def write_export(study, tables) -> float:
     """Write the export's files for `tables` into a temporary folder; return the seconds taken."""
-    from scoring.profile_files import write_profile_files
+    from scoring.metrics.profile_files import write_profile_files
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="redline-bench-export-") as folder:

@@ -22,7 +22,7 @@ import benchlib  # noqa: F401  (puts the repository on the import path)
 
 from annotation.audit_diff import pass_changes
 from annotation.formats import MAX_OVERVIEW_CHARS
-from scoring import edits
+from scoring.metrics import edits
 
 WORKER_TIMEOUT_S = 30.0
 

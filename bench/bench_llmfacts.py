@@ -33,7 +33,7 @@ from typing import Any
 
 import benchlib  # noqa: F401 - puts the repository on the import path
 
-from scoring.llmfacts import (  # noqa: E402
+from scoring.metrics.llmfacts import (  # noqa: E402
     AnswerError,
     LLMFactsResult,
     Message,
@@ -42,7 +42,7 @@ from scoring.llmfacts import (  # noqa: E402
     llmfacts_f1_many,
     locate_smollm2_gguf,
 )
-from scoring.llmfacts.local_server import LocalServer, llama_cpp_server_installed  # noqa: E402
+from scoring.metrics.llmfacts.local_server import LocalServer, llama_cpp_server_installed  # noqa: E402
 
 PAPER_OVERVIEWS = 1144
 

@@ -6,7 +6,7 @@ it the script prints one SKIP line and exits 0.
 
 What it measures, each model paragraph against its clip's reference paragraph:
 
-1. edit size (``scoring.edits.edit_size``) on every pair, against a difflib baseline doing the same
+1. edit size (``scoring.metrics.edits.edit_size``) on every pair, against a difflib baseline doing the same
    work (word opcodes merged into blocks, character ratio with autojunk off) on as many pairs as
    fit in a time budget;
 2. reference metrics in one corpus run: tokenisation, BLEU-1..4, ROUGE-L and CIDEr-D on every
@@ -41,16 +41,16 @@ from benchlib import DATASETS
 # Models come from installed packages only; never wait on a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from scoring.edits import edit_size, normalise_text, words  # noqa: E402
-from scoring.embeddings import (  # noqa: E402
+from scoring.metrics.edits import edit_size, normalise_text, words  # noqa: E402
+from scoring.metrics.embeddings import (  # noqa: E402
     DEFAULT_JUDGES,
     JUDGES,
     CachingJudge,
     load_encoder,
     score_text_pairs,
 )
-from scoring.reference import default_meteor_workers, reference_scores  # noqa: E402
-from scoring.sentences import punkt_sentences, split_sentences  # noqa: E402
+from scoring.metrics.reference import default_meteor_workers, reference_scores  # noqa: E402
+from scoring.metrics.sentences import punkt_sentences, split_sentences  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from annotation import workflow
 from annotation.models import CandidateModel, Study
 from annotation.permissions import Role, user_roles
 from annotation.services.errors import ServiceError
-from scoring import exports
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
+from scoring.metrics import exports
 
 
 def _profiles():

@@ -2,7 +2,7 @@
 version, the LLMFactsF1 backend from settings, and one batch call per family that also returns
 what a result should keep beside its number (facts and labels, corpus values).
 
-This is the Django side of the pure library in :mod:`scoring.registry`: it reads settings, and
+This is the Django side of the pure library in :mod:`scoring.metrics.registry`: it reads settings, and
 it registers the ``llmfacts`` family (the library ships LLMFactsF1 without registering it, since
 which backend to use is configuration) when the app is ready.
 """
@@ -17,15 +17,15 @@ from typing import Any
 
 from django.conf import settings
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     LLMFactsError,
     OpenAIChatBackend,
     ResultCache,
     llmfacts_f1_many,
 )
-from scoring.llmfacts.pipeline import method_version
-from scoring.registry import METRICS, Metric, Pair, ScoringOptions, compute_metrics, register_family
-from scoring.sentences import DEFAULT_SPLITTER
+from scoring.metrics.llmfacts.pipeline import method_version
+from scoring.metrics.registry import METRICS, Metric, Pair, ScoringOptions, compute_metrics, register_family
+from scoring.metrics.sentences import DEFAULT_SPLITTER
 
 LLMFACTS = "llmfacts"
 LLMFACTS_METRIC = Metric(
@@ -191,7 +191,7 @@ def score_batch(
 def _reference_batch(
     pairs: Sequence[Pair], metrics: Sequence[str], idf_documents: Sequence[Sequence[str]] | None
 ) -> BatchOutcome:
-    from scoring.reference import reference_scores
+    from scoring.metrics.reference import reference_scores
 
     result = reference_scores(
         {pair.id: pair.candidate for pair in pairs},

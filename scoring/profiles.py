@@ -1,8 +1,8 @@
 """The failure profile of a study: from the database to the tidy tables, to an export directory.
 
-The Django side of :mod:`scoring.analysis`. It reads final verdicts into the two tidy tables
-(:func:`tidy_tables`, schema in :mod:`scoring.analysis.tidy`), runs
-:func:`~scoring.analysis.failure_profile`, and writes everything a researcher needs
+The Django side of :mod:`scoring.metrics.analysis`. It reads final verdicts into the two tidy tables
+(:func:`tidy_tables`, schema in :mod:`scoring.metrics.analysis.tidy`), runs
+:func:`~scoring.metrics.analysis.failure_profile`, and writes everything a researcher needs
 (:func:`profile_export`). The web runs the same export as a job (:func:`profile_job_create`,
 :func:`profile_job_run`); a job's state lives in a ``status.json`` beside its files under
 ``MEDIA_ROOT/profiles/<study>/<job>/``, so jobs need no table of their own.
@@ -14,8 +14,8 @@ changes numbers already reported. Its final verdict is :func:`final_pass` (the Q
 reviewer amended, else the annotator's); ``annotator`` columns are the annotator's own pass.
 
 **Text measures** compare the final text with the model's original, as
-:mod:`scoring.edits` measures it: an accepted unit keeps its original text. Characters are counted
-on the normalised text (:func:`scoring.edits.normalise_text`), the text character similarity is
+:mod:`scoring.metrics.edits` measures it: an accepted unit keeps its original text. Characters are counted
+on the normalised text (:func:`scoring.metrics.edits.normalise_text`), the text character similarity is
 computed on. Mode keys the tidy schema does not know (a custom taxonomy) are left out.
 
 **Scores** (``score_*`` columns of the captions table, for Table 1), from stored
@@ -69,9 +69,9 @@ from annotation.jobs import job_send
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS, failure_profile
-from scoring.analysis.tidy import (
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
+from scoring.metrics.analysis.tidy import (
     CAPTION_COLUMNS,
     EXPOSURE_COLUMNS,
     FIELDS,
@@ -81,11 +81,11 @@ from scoring.analysis.tidy import (
     WINDOW_COLUMNS,
     Column,
 )
-from scoring.edits import char_similarity, normalise_text, words, words_changed
-from scoring.exports import CorrectedCaption, CorrectedWindow, Cue
-from scoring.profile_files import write_profile_files
-from scoring.registry import METRICS
-from scoring.report import cell_value
+from scoring.metrics.edits import char_similarity, normalise_text, words, words_changed
+from scoring.metrics.exports import CorrectedCaption, CorrectedWindow, Cue
+from scoring.metrics.profile_files import write_profile_files
+from scoring.metrics.registry import METRICS
+from scoring.metrics.report import cell_value
 
 logger = logging.getLogger(__name__)
 
@@ -541,7 +541,7 @@ def profile_export(
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
     each figure, the report). A study in any state exports: a table or figure it cannot support
     (no verdicts yet, one model, no paired clips...) is written marked "not computable: needs
-    ..." (:func:`scoring.analysis.profile.not_computable`). The study's word thresholds and
+    ..." (:func:`scoring.metrics.analysis.profile.not_computable`). The study's word thresholds and
     near-total cut are used, and Figure 4 looks at captions with the study's usual number of windows
     (:func:`usual_window_count`). A figure whose table is not computable is listed under
     ``figures_not_computable``; one that fails to draw under ``figures_failed``; both are named

@@ -80,9 +80,9 @@ from annotation.models import Annotation, Caption, CorrectionPass, Reference, St
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
 from scoring import families
+from scoring.metrics.registry import METRICS, Pair, ScoringOptions, metric_names
+from scoring.metrics.sentences import DEFAULT_SPLITTER, SPLITTERS
 from scoring.models import ScoreJob, ScoreResult
-from scoring.registry import METRICS, Pair, ScoringOptions, metric_names
-from scoring.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 logger = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from annotation.models import (
 from annotation.queues import REVIEW_ORDERS, review_candidates
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_freeze
-from scoring import edits
+from scoring.metrics import edits
 
 CLAIM_MINUTES = 30
 

@@ -1,7 +1,7 @@
 """Synthetic studies with known truth, and row builders for hand-written tiny studies.
 
 :func:`synthetic_study` simulates a whole correction study in the tidy schema of
-:mod:`scoring.analysis.tidy`. The data-generating process is additive on the probability scale,
+:mod:`scoring.metrics.analysis.tidy`. The data-generating process is additive on the probability scale,
 so the truth of every headline quantity is a closed form kept in :class:`Truth`:
 
 - final overview rejected with probability ``base[model] + annotator effect + clip effect``
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from scoring.analysis.tidy import FIELDS, PROPERTIES, UNIT_MODES
+from scoring.metrics.analysis.tidy import FIELDS, PROPERTIES, UNIT_MODES
 
 MODELS: tuple[str, ...] = ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot")
 BASE_REJECT: tuple[float, ...] = (0.27, 0.28, 0.29, 0.31, 0.42, 0.45)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.conftest import REPO
 
 PAGE = (REPO / "docs" / "profile-tables.md").read_text(encoding="utf-8")

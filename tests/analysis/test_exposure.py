@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.analysis import TidyError, failure_profile, validate_tidy
-from scoring.analysis.exposure import ALL_MODELS, rejection_by_exposure
-from scoring.analysis.profile import not_computable
-from scoring.analysis.stats import clip_resample_counts, rng_for
+from scoring.metrics.analysis import TidyError, failure_profile, validate_tidy
+from scoring.metrics.analysis.exposure import ALL_MODELS, rejection_by_exposure
+from scoring.metrics.analysis.profile import not_computable
+from scoring.metrics.analysis.stats import clip_resample_counts, rng_for
 from tests.analysis.synthetic import caption_row, tidy_frames, window_row
 
 FAST = {"resamples": 200, "adjusted_resamples": 50}

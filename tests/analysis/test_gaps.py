@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.analysis.gaps import adjusted_model_effects, pairwise_gaps
-from scoring.analysis.stats import clip_resample_counts, percentile_interval, rng_for
-from scoring.analysis.tidy import paired_subset
+from scoring.metrics.analysis.gaps import adjusted_model_effects, pairwise_gaps
+from scoring.metrics.analysis.stats import clip_resample_counts, percentile_interval, rng_for
+from scoring.metrics.analysis.tidy import paired_subset
 from tests.analysis.synthetic import caption_row, synthetic_study, tidy_frames
 
 

@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.analysis.modes import (
+from scoring.metrics.analysis.modes import (
     Detector,
     mode_incidence,
     mode_incidence_by_model,
     mode_incidence_variants,
     mode_severity,
 )
-from scoring.analysis.rates import (
+from scoring.metrics.analysis.rates import (
     accepted_with_rejected_window,
     correctness,
     intervention_rate,
@@ -23,7 +23,7 @@ from scoring.analysis.rates import (
     untouched,
     windows_rejected_per_caption,
 )
-from scoring.analysis.repairs import direction_profile, model_profile, repair_direction
+from scoring.metrics.analysis.repairs import direction_profile, model_profile, repair_direction
 from tests.analysis.synthetic import caption_row, tidy_frames, window_row
 
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from scoring.analysis import TABLE_CAPTIONS, TidyError, failure_profile
-from scoring.analysis.figures import FIGURES, build_figures, mode_profiles, save_figure
+from scoring.metrics.analysis import TABLE_CAPTIONS, TidyError, failure_profile
+from scoring.metrics.analysis.figures import FIGURES, build_figures, mode_profiles, save_figure
 from tests.analysis.synthetic import caption_row, synthetic_study, tidy_frames, window_row
 
 FAST = {"resamples": 200, "adjusted_resamples": 50}
@@ -26,7 +26,7 @@ def profile(study) -> dict[str, pd.DataFrame]:
 def test_every_table_is_returned_in_caption_order(profile) -> None:
     assert list(profile) == list(TABLE_CAPTIONS)
     # Without judge scores the leaderboard is marked; every other table has rows.
-    from scoring.analysis.profile import not_computable
+    from scoring.metrics.analysis.profile import not_computable
 
     marked = {name for name, table in profile.items() if not_computable(table)}
     assert marked == {"leaderboard", "judge_agreement"}
@@ -57,8 +57,8 @@ def test_another_seed_moves_only_the_bootstrap_intervals(study, profile) -> None
 
 
 def test_a_table_does_not_depend_on_which_others_ran(study, profile) -> None:
-    from scoring.analysis.rates import correctness
-    from scoring.analysis.tidy import paired_subset
+    from scoring.metrics.analysis.rates import correctness
+    from scoring.metrics.analysis.tidy import paired_subset
 
     paired, paired_windows = paired_subset(study.captions, study.windows)
     alone = correctness(paired, paired_windows, resamples=200, seed=5,
@@ -140,6 +140,6 @@ def test_the_library_imports_without_django() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, scoring.analysis, scoring.analysis.figures; "
+    code = ("import sys, scoring.metrics.analysis, scoring.metrics.analysis.figures; "
             "sys.exit(any(m.split('.')[0] == 'django' for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

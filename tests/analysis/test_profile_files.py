@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from scoring.analysis import TABLE_CAPTIONS, failure_profile
-from scoring.analysis.figures import FIGURES
-from scoring.profile_files import write_profile_files
+from scoring.metrics.analysis import TABLE_CAPTIONS, failure_profile
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.profile_files import write_profile_files
 from tests.analysis.synthetic import synthetic_study
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scoring.analysis.gaps import pairwise_gaps
-from scoring.analysis.metrics import metric_auc
-from scoring.analysis.modes import Detector, mode_incidence_by_model, mode_severity
-from scoring.analysis.properties import difficulty_penalty
-from scoring.analysis.rates import correctness, intervention_rate, windows_rejected_per_caption
-from scoring.analysis.repairs import repair_direction
+from scoring.metrics.analysis.gaps import pairwise_gaps
+from scoring.metrics.analysis.metrics import metric_auc
+from scoring.metrics.analysis.modes import Detector, mode_incidence_by_model, mode_severity
+from scoring.metrics.analysis.properties import difficulty_penalty
+from scoring.metrics.analysis.rates import correctness, intervention_rate, windows_rejected_per_caption
+from scoring.metrics.analysis.repairs import repair_direction
 from tests.analysis.synthetic import synthetic_study
 
 SIMULATIONS = 200

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from scoring.analysis.properties import clip_property_buckets, clip_property_tests
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.properties import clip_property_buckets, clip_property_tests
+from scoring.metrics.analysis.stats import (
     ClipAUC,
     binomial_expected,
     bonferroni,

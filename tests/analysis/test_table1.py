@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from scoring.analysis.metrics import COLUMNS, metric_auc, reference_set
+from scoring.metrics.analysis.metrics import COLUMNS, metric_auc, reference_set
 from tests.analysis.synthetic import caption_row, tidy_frames
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scoring.analysis.tidy import (
+from scoring.metrics.analysis.tidy import (
     TidyError,
     caption_positions,
     model_order,

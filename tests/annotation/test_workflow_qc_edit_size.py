@@ -4,7 +4,7 @@ import pytest
 
 from annotation.models import AuditEvent
 from annotation.services.workflow import review_amend, review_claim
-from scoring import edits
+from scoring.metrics import edits
 from tests.annotation.test_workflow import REJECTED_OVERVIEW, complete
 
 pytestmark = pytest.mark.django_db

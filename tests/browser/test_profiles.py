@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.browser.conftest import screenshot, wait_until
 from tests.profiles.demo_run import demo_reviewed
 

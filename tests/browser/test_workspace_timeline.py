@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Clip
-from scoring import edits
+from scoring.metrics import edits
 from tests.browser.conftest import screenshot, wait_until
 from tests.browser.test_review import submitted  # noqa: F401 - a fixture used below
 from tests.browser.test_workspace import ORIGINAL, open_workspace, video_time, wait_saved

@@ -1,4 +1,4 @@
-"""The browser's edits.js gives the same numbers and the same redline as scoring.edits.
+"""The browser's edits.js gives the same numbers and the same redline as scoring.metrics.edits.
 
 Pairs (over 10,000): word edits of real captions and references from the public datasets, their
 model-versus-reference near-total rewrites (up to thousands of words), and generated texts with
@@ -19,7 +19,7 @@ import unicodedata
 
 import pytest
 
-from scoring import edits
+from scoring.metrics import edits
 from tests.conftest import REPO, SHARED_DATASETS
 
 RUNNER = REPO / "tests" / "frontend" / "js" / "edits_runner.mjs"

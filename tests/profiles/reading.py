@@ -79,7 +79,7 @@ def same_number(text: str, value: object) -> bool:
 
 def assert_numbers_agree(out: Path, name: str) -> list[dict]:
     """Assert the CSV, JSON and HTML of one table hold the same values; return the JSON rows."""
-    from scoring.report import display
+    from scoring.metrics.report import display
 
     document = json.loads((out / "tables" / f"{name}.json").read_text(encoding="utf-8"))
     rows = document["rows"]

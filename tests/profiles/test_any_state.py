@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from annotation.models import Annotation, Caption
 from annotation.services.workflow import annotations_assign
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 from tests.profiles.conftest import approve
 

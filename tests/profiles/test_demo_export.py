@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation import demo_content
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.profiles.demo_run import demo_reviewed
 from tests.profiles.reading import assert_numbers_agree, read_report
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Annotation
-from scoring.analysis.figures import FIGURES
-from scoring.analysis.profile import TABLE_CAPTIONS
+from scoring.metrics.analysis.figures import FIGURES
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.profiles.reading import assert_numbers_agree, read_report
 
 pytestmark = pytest.mark.django_db

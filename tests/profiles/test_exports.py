@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scoring.exports import (
+from scoring.metrics.exports import (
     CorrectedCaption,
     CorrectedWindow,
     Cue,

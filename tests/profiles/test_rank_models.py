@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotation.models import Caption
-from scoring.analysis.leaderboard import leaderboard
+from scoring.metrics.analysis.leaderboard import leaderboard
 from scoring.models import ScoreResult
 from scoring.profiles import final_annotations
 from tests.scoring_jobs.test_table1_references import four_models  # noqa: F401 - a fixture

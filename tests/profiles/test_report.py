@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.report import ReportFigure, cell_value, csv_text, display, render_report, render_table
+from scoring.metrics.report import ReportFigure, cell_value, csv_text, display, render_report, render_table
 
 PAYLOAD = '<img src=x onerror="alert(1)">'
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Caption
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotations_assign
-from scoring.analysis import validate_tidy
+from scoring.metrics.analysis import validate_tidy
 from scoring.profiles import ProfileError, score_column, tidy_tables, usual_window_count
 from tests.annotation.studybuild import complete
 from tests.profiles.conftest import approve
@@ -195,7 +195,7 @@ def test_figure_4_looks_at_the_usual_number_of_windows(counts, usual):
 
 
 def test_table_14_counts_every_generated_caption_not_only_final_verdicts(scripted):
-    from scoring.analysis import failure_profile
+    from scoring.metrics.analysis import failure_profile
     from scoring.profiles import generated_captions
 
     generated = generated_captions(scripted)

@@ -8,7 +8,7 @@ from dataclasses import asdict
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from scoring.edits import (
+from scoring.metrics.edits import (
     DiffOp,
     DiffSegment,
     EditSize,

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from scoring.embeddings import (
+from scoring.metrics.embeddings import (
     DEFAULT_JUDGES,
     JUDGES,
     CachingJudge,

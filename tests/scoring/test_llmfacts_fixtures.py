@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scoring.llmfacts import compute_scores, count_labels, parse_facts, parse_labels
+from scoring.metrics.llmfacts import compute_scores, count_labels, parse_facts, parse_labels
 from tests.conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "fm_v2t"

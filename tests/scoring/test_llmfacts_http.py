@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     PROMPT_VERSION,
     AnswerError,
     BackendError,
@@ -25,8 +25,8 @@ from scoring.llmfacts import (
     llmfacts_f1,
     llmfacts_f1_many,
 )
-from scoring.llmfacts.pipeline import method_version
-from scoring.llmfacts.schemas import checking_schema, extraction_schema
+from scoring.metrics.llmfacts.pipeline import method_version
+from scoring.metrics.llmfacts.schemas import checking_schema, extraction_schema
 
 from .llmfacts_fake_server import FakeChatServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     DirectionCounts,
     TransformersBackend,
     combine,
@@ -19,8 +19,8 @@ from scoring.llmfacts import (
     parse_json_answer,
     parse_labels,
 )
-from scoring.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
-from scoring.llmfacts.transformers_backend import end_of_first_json_object, end_of_first_repeat
+from scoring.metrics.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
+from scoring.metrics.llmfacts.transformers_backend import end_of_first_json_object, end_of_first_repeat
 from tests.conftest import REPO
 
 GOOD_LABELS = (
@@ -239,7 +239,7 @@ def test_transformers_backend_names_its_model_file_and_limit_without_loading() -
 
 def test_importing_the_package_loads_neither_django_nor_torch() -> None:
     code = (
-        "import sys, scoring.llmfacts; "
+        "import sys, scoring.metrics.llmfacts; "
         "print(sorted({'django', 'torch', 'transformers'} & set(sys.modules)))"
     )
     completed = subprocess.run(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     PROMPT_VERSION,
     AnswerError,
     LLMFactsResult,
@@ -25,7 +25,7 @@ from scoring.llmfacts import (
     llmfacts_f1,
     llmfacts_f1_many,
 )
-from scoring.llmfacts.pipeline import EMPTY_TEXT_REASON
+from scoring.metrics.llmfacts.pipeline import EMPTY_TEXT_REASON
 from tests.conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "fm_v2t"

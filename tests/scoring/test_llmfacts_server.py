@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     LLMFactsResult,
     Message,
     OpenAIChatBackend,
@@ -27,9 +27,9 @@ from scoring.llmfacts import (
     locate_smollm2_gguf,
     parse_facts,
 )
-from scoring.llmfacts.local_server import LocalServer, free_port, llama_cpp_server_installed
-from scoring.llmfacts.pipeline import method_version
-from scoring.llmfacts.schemas import extraction_schema
+from scoring.metrics.llmfacts.local_server import LocalServer, free_port, llama_cpp_server_installed
+from scoring.metrics.llmfacts.pipeline import method_version
+from scoring.metrics.llmfacts.schemas import extraction_schema
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +108,7 @@ def test_every_pair_completes_with_constrained_answers_and_is_cached(
 
 
 def test_the_in_process_llama_cpp_backend_follows_the_schema() -> None:
-    from scoring.llmfacts.llamacpp_backend import LlamaCppBackend
+    from scoring.metrics.llmfacts.llamacpp_backend import LlamaCppBackend
 
     backend = LlamaCppBackend(smollm2_path(), max_tokens=1024, threads=1)
     text = "A man in a blue shirt walks his dog along a beach. The dog runs into the water."

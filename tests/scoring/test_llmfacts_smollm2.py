@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.llmfacts import (
+from scoring.metrics.llmfacts import (
     AnswerError,
     BackendError,
     LLMFactsResult,
@@ -33,8 +33,8 @@ from scoring.llmfacts import (
     parse_json_answer,
     parse_labels,
 )
-from scoring.llmfacts.parsing import AnswerSyntaxError
-from scoring.llmfacts.transformers_backend import end_of_first_json_object
+from scoring.metrics.llmfacts.parsing import AnswerSyntaxError
+from scoring.metrics.llmfacts.transformers_backend import end_of_first_json_object
 
 pytestmark = pytest.mark.slow
 

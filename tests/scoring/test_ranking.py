@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from scoring.ranking import (
+from scoring.metrics.ranking import (
     BordaRow,
     bootstrap_ranks,
     borda,

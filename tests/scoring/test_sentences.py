@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scoring.sentences import split_sentences
+from scoring.metrics.sentences import split_sentences
 
 SPLIT_CASES = [
     # plain sentences
@@ -83,13 +83,13 @@ PUNKT_CASES = [
 
 @pytest.mark.parametrize(("text", "expected"), PUNKT_CASES)
 def test_punkt_splits_as_nltks_english_model(text: str, expected: list[str]) -> None:
-    from scoring.sentences import punkt_sentences
+    from scoring.metrics.sentences import punkt_sentences
 
     assert punkt_sentences(text) == expected
 
 
 def test_punkt_is_the_default_splitter_and_redline_is_ours() -> None:
-    from scoring.sentences import DEFAULT_SPLITTER, sentences
+    from scoring.metrics.sentences import DEFAULT_SPLITTER, sentences
 
     text = "He looks at him.The camera pans left."
     assert DEFAULT_SPLITTER == "punkt"
@@ -98,7 +98,7 @@ def test_punkt_is_the_default_splitter_and_redline_is_ours() -> None:
 
 
 def test_an_unknown_splitter_is_refused_naming_the_choices() -> None:
-    from scoring.sentences import sentences
+    from scoring.metrics.sentences import sentences
 
     with pytest.raises(ValueError, match="unknown sentence splitter 'spacy'; choose from punkt"):
         sentences("A man walks.", "spacy")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from scoring.registry import Metric, Pair, ScoringOptions, register_family
+from scoring.metrics.registry import Metric, Pair, ScoringOptions, register_family
 
 FAMILY = "test-slow"
 METRIC = "test_slow_length"

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from scoring.llmfacts import locate_smollm2_gguf
-from scoring.llmfacts.local_server import LocalServer, llama_cpp_server_installed
+from scoring.metrics.llmfacts import locate_smollm2_gguf
+from scoring.metrics.llmfacts.local_server import LocalServer, llama_cpp_server_installed
 from scoring.models import ScoreResult
 from scoring.services import score_job_create, score_job_run
 

@@ -102,7 +102,7 @@ def test_cider_idf_documents_are_the_study_captions_one_per_clip(four_models):
 
 @pytest.mark.slow
 def test_a_study_job_stores_every_table1_set_and_the_profile_reads_them(four_models):
-    from scoring.analysis.metrics import metric_auc
+    from scoring.metrics.analysis.metrics import metric_auc
     from scoring.profiles import matched_table, tidy_tables
 
     job = score_job_create(study=four_models, metrics=["bleu4", "cider"], enqueue=False)

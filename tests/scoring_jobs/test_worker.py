@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.db.models import Count
 
+from scoring.metrics.registry import METRICS
 from scoring.models import ScoreJob, ScoreResult
-from scoring.registry import METRICS
 from scoring.services import score_job_create
 from tests.scoring_jobs.conftest import import_captions, import_references, make_clip
 

@@ -1,8 +1,8 @@
-// Edit size and word redline in the browser: the same numbers as the server's scoring.edits,
+// Edit size and word redline in the browser: the same numbers as the server's scoring.metrics.edits,
 // so the workspace can show them on every keystroke, offline too. The server stays the
 // authority for what is stored; tests/frontend/test_edits_parity.py runs both on the same pairs.
 //
-// Tokenisation (as scoring/edits.py):
+// Tokenisation (as scoring/metrics/edits.py):
 // - words: the NFC-normalised text split on whitespace, compared exactly (case and punctuation kept);
 // - characters: NFC, whitespace runs collapsed to one space, ends stripped; counted in code points
 //   (as Python counts them), never in UTF-16 units.
@@ -390,7 +390,7 @@ export function repairDirection(change, band = LENGTH_BAND) {
   return "same";
 }
 
-/** Every edit-size measure at once, field for field as scoring.edits.edit_size. */
+/** Every edit-size measure at once, field for field as scoring.metrics.edits.edit_size. */
 export function editSize(original, corrected, { nearTotalCut = NEAR_TOTAL_CUT, band = LENGTH_BAND } = {}) {
   const originalWords = words(original);
   const correctedWords = words(corrected);
@@ -462,7 +462,7 @@ function redline(original, corrected) {
 
 /**
  * The word-level redline turning original into corrected: [{op, text}] with op 'equal', 'insert'
- * or 'delete', exactly as scoring.edits.word_diff returns it.
+ * or 'delete', exactly as scoring.metrics.edits.word_diff returns it.
  */
 export function wordDiff(original, corrected) {
   return redline(original, corrected).segments;

@@ -3,9 +3,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from scoring.analysis.leaderboard import leaderboard
+from scoring.metrics.analysis.leaderboard import leaderboard
+from scoring.metrics.report import table_records
 from scoring.profiles import LEADERBOARD_REFERENCES, ProfileError, judged_scores
-from scoring.report import table_records
 
 
 class Command(BaseCommand):

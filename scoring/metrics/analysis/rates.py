@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.common import clip_codes, codes, count_table, models_for, pct
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
+from scoring.metrics.analysis.stats import (
     ALPHA,
     binomial_expected,
     clip_resample_counts,
@@ -22,7 +22,7 @@ from scoring.analysis.stats import (
     ratio_resamples,
     rng_for,
 )
-from scoring.analysis.tidy import (
+from scoring.metrics.analysis.tidy import (
     FIELDS,
     Pass,
     any_by_caption,
@@ -32,7 +32,7 @@ from scoring.analysis.tidy import (
     paired_subset,
     windows_of,
 )
-from scoring.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
+from scoring.metrics.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
 
 
 def intervention_rate(
@@ -75,7 +75,7 @@ def correctness(
       windows of one caption, and the captions of one clip, are not independent);
     - critical: share of captions with at least one near-total window repair: a changed scene
       or shot field of a finally rejected window whose character similarity is below
-      ``near_total_cut`` (:func:`~scoring.analysis.tidy.near_total_windows`, the rule and
+      ``near_total_cut`` (:func:`~scoring.metrics.analysis.tidy.near_total_windows`, the rule and
       unit of Table 6's near-total); Clopper-Pearson interval.
     All rates and bounds are percentages.
     """

@@ -5,7 +5,7 @@ Every model answer goes through the strict parser. A backend that constrains its
 JSON schema (its ``answer_mode`` is not ``"prompt+repair"``) is given the schema of each step
 and its answers are final: one that still does not parse fails at once. With any other backend
 an answer that is not valid JSON gets one repair call asking the model to fix only the syntax,
-then the pipeline fails with an :class:`~scoring.llmfacts.errors.AnswerError`.
+then the pipeline fails with an :class:`~scoring.metrics.llmfacts.errors.AnswerError`.
 
 The answer mode is part of the method version (:func:`method_version`): it is in every cache key
 and every stored result, so answers written under a schema and free answers never mix.
@@ -84,7 +84,7 @@ class LLMFactsResult:
     """LLMFactsF1 of texts A and B: the facts and labels of both directions and the numbers.
 
     ``a_to_b`` holds A's facts checked against B (giving ENT_AB and CONT_AB), ``b_to_a`` the
-    reverse. ``scores`` is always :func:`~scoring.llmfacts.scores.compute_scores` of the two
+    reverse. ``scores`` is always :func:`~scoring.metrics.llmfacts.scores.compute_scores` of the two
     directions' counts.
     """
 

@@ -1,9 +1,9 @@
 """JSON schemas of the two answers, for backends that constrain decoding to a schema.
 
 A server or decoder that follows these schemas can only write an answer that the strict parser
-(:mod:`scoring.llmfacts.parsing`) accepts: ``{"facts": [...]}`` with non-empty strings, and
+(:mod:`scoring.metrics.llmfacts.parsing`) accepts: ``{"facts": [...]}`` with non-empty strings, and
 ``{"labels": [...]}`` with exactly one entry per fact, numbered 1..k in order, each with a
-reason and one of :data:`~scoring.llmfacts.parsing.LABELS`.
+reason and one of :data:`~scoring.metrics.llmfacts.parsing.LABELS`.
 
 The length limits keep a small model that loops from writing until its token limit (the answer
 would then be cut short and unparseable); they are far above what a good answer needs.

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from scoring.analysis.common import codes, count_table, models_for, pct
-from scoring.analysis.stats import ALPHA, clopper_pearson
-from scoring.analysis.tidy import (
+from scoring.metrics.analysis.common import codes, count_table, models_for, pct
+from scoring.metrics.analysis.stats import ALPHA, clopper_pearson
+from scoring.metrics.analysis.tidy import (
     MODES,
     UNIT_MODES,
     Pass,
@@ -33,7 +33,7 @@ from scoring.analysis.tidy import (
     window_repairs,
     windows_of,
 )
-from scoring.edits import NEAR_TOTAL_CUT
+from scoring.metrics.edits import NEAR_TOTAL_CUT
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Input: one long table of per-item scores, ``scores`` with columns clip, model, judge, value (one
 automatic score, e.g. HM-CF, of each model's caption of each clip, by each embedding judge).
 Only clips that every model has a score for under every judge take part, so each judge ranks the
-models on the same items (:func:`scoring.ranking.scores_array`). The ranking rules are
-:mod:`scoring.ranking`'s (CLIP-CC-Bench's Borda).
+models on the same items (:func:`scoring.metrics.ranking.scores_array`). The ranking rules are
+:mod:`scoring.metrics.ranking`'s (CLIP-CC-Bench's Borda).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scoring.ranking import bootstrap_ranks, borda, kendall_tau, kendalls_w
+from scoring.metrics.ranking import bootstrap_ranks, borda, kendall_tau, kendalls_w
 
 SCORE_COLUMNS = ("clip", "model", "judge", "value")
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from scoring.analysis.common import clip_codes, codes, models_for
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.common import clip_codes, codes, models_for
+from scoring.metrics.analysis.stats import (
     ALPHA,
     bonferroni,
     clip_resample_counts,
@@ -22,7 +22,7 @@ from scoring.analysis.stats import (
     percentile_interval,
     rng_for,
 )
-from scoring.analysis.tidy import PROPERTIES, known_label
+from scoring.metrics.analysis.tidy import PROPERTIES, known_label
 
 MIN_VERDICTS = 60
 

@@ -152,7 +152,7 @@ class OpenAIChatBackend:
         With ``schema`` and a server that constrains its output (:attr:`answer_mode`), the
         answer follows the schema. If the server stopped at ``max_tokens`` because the model
         kept repeating an item of a list, the answer is cut before the first repeat and closed
-        (:func:`~scoring.llmfacts.transformers_backend.end_of_first_repeat`).
+        (:func:`~scoring.metrics.llmfacts.transformers_backend.end_of_first_repeat`).
         """
         mode = self.answer_mode if schema is not None else UNCONSTRAINED
         body = self._body(messages, schema, mode)

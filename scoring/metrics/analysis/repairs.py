@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.common import codes, models_for, pct
-from scoring.analysis.tidy import FIELDS, MODES, windows_of
-from scoring.edits import LENGTH_BAND
+from scoring.metrics.analysis.common import codes, models_for, pct
+from scoring.metrics.analysis.tidy import FIELDS, MODES, windows_of
+from scoring.metrics.edits import LENGTH_BAND
 
 #: Bands (relative length change) at which direction is reported; the primary band is 5%.
 BANDS: tuple[float, ...] = (0.0, LENGTH_BAND, 0.10)
@@ -26,7 +26,7 @@ def field_repairs(windows: pd.DataFrame) -> pd.DataFrame:
     """Return one row per repair: a changed scene or shot field of a finally rejected window.
 
     Columns: model, field, original_chars, corrected_chars, length_change (relative change in
-    characters; +inf when an empty field was filled in, as :func:`scoring.edits.length_change`).
+    characters; +inf when an empty field was filled in, as :func:`scoring.metrics.edits.length_change`).
     """
     rejected = windows["final_verdict"].eq("reject").to_numpy()
     parts = []
@@ -127,9 +127,9 @@ def model_profile(
 ) -> pd.DataFrame:
     """Return the one-row-per-model profile of Table 10, assembled from other tables.
 
-    Inputs: :func:`~scoring.analysis.rates.correctness` (paired subset, for accuracy),
-    :func:`~scoring.analysis.modes.mode_incidence_by_model` (window detector, all captions),
-    :func:`~scoring.analysis.properties.difficulty_penalty` and :func:`repair_direction`.
+    Inputs: :func:`~scoring.metrics.analysis.rates.correctness` (paired subset, for accuracy),
+    :func:`~scoring.metrics.analysis.modes.mode_incidence_by_model` (window detector, all captions),
+    :func:`~scoring.metrics.analysis.properties.difficulty_penalty` and :func:`repair_direction`.
     Columns: model, accuracy_pct, top_modes, mode_1, mode_1_pct, mode_2, mode_2_pct,
     handheld_penalty_pts, lengthened_pct, shortened_pct, same_pct, direction.
     """

@@ -1,6 +1,6 @@
 """The paper's figures, drawn from the failure-profile tables.
 
-Every function takes the table(s) :func:`scoring.analysis.failure_profile` returns and gives back
+Every function takes the table(s) :func:`scoring.metrics.analysis.failure_profile` returns and gives back
 a :class:`matplotlib.figure.Figure` drawn on the Agg canvas (no pyplot, so no global figure
 state and no display needed). The only file I/O is :func:`save_figure`.
 """
@@ -17,7 +17,7 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from scoring.analysis.tidy import MODES
+from scoring.metrics.analysis.tidy import MODES
 
 GREY = "#8c8c8c"
 BLUE = "#1f77b4"

@@ -48,7 +48,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from scoring.sentences import DEFAULT_SPLITTER, sentences
+from scoring.metrics.sentences import DEFAULT_SPLITTER, sentences
 
 Vectors = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
@@ -406,7 +406,7 @@ def score_text_pairs(
 
     Every paragraph and sentence of the batch goes to the judge in a single ``encode`` call, so
     texts repeated anywhere in the batch are embedded once. Sentences come from the named
-    splitter (:func:`scoring.sentences.sentences`: NLTK's Punkt by default, as the benchmarks
+    splitter (:func:`scoring.metrics.sentences.sentences`: NLTK's Punkt by default, as the benchmarks
     split); cosines are rescaled by the judge's baseline.
     """
     resolved = _resolve(judge)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from scoring.analysis.common import models_for
+from scoring.metrics.analysis.common import models_for
 
 
 def _distinct(values: pd.Series) -> list[str]:

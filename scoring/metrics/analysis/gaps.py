@@ -26,15 +26,15 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.common import codes, models_for
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.common import codes, models_for
+from scoring.metrics.analysis.stats import (
     ALPHA,
     clip_resample_counts,
     clip_sums,
     percentile_interval,
     rng_for,
 )
-from scoring.analysis.tidy import paired_subset
+from scoring.metrics.analysis.tidy import paired_subset
 
 RATERS: tuple[str, ...] = ("annotator",)
 # Relative cut below which a direction of the normal equations counts as unidentified (e.g. an

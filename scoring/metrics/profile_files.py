@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.analysis.figures import FIGURES, save_figure
-from scoring.analysis.profile import TABLE_CAPTIONS, not_computable
-from scoring.report import ReportFigure, csv_text, render_report, table_records
+from scoring.metrics.analysis.figures import FIGURES, save_figure
+from scoring.metrics.analysis.profile import TABLE_CAPTIONS, not_computable
+from scoring.metrics.report import ReportFigure, csv_text, render_report, table_records
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.common import clip_codes, codes, count_table, models_for, pct
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
+from scoring.metrics.analysis.stats import (
     ALPHA,
     clip_resample_counts,
     clopper_pearson,
@@ -24,7 +24,7 @@ from scoring.analysis.stats import (
     ratio_resamples,
     rng_for,
 )
-from scoring.analysis.tidy import windows_of
+from scoring.metrics.analysis.tidy import windows_of
 
 #: The label of the row that pools every model.
 ALL_MODELS = "all models"

@@ -1,6 +1,6 @@
 """The tidy input of the analysis: one table of captions and one of windows, final verdicts only.
 
-Everything in :mod:`scoring.analysis` is a function of these two pandas DataFrames. They are
+Everything in :mod:`scoring.metrics.analysis` is a function of these two pandas DataFrames. They are
 built from the database by the export (one row per caption that has a QC-approved final
 verdict); the analysis never sees Django. Column kinds:
 

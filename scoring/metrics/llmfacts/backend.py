@@ -1,7 +1,7 @@
 """The one thing the pipeline needs from a language model: answer a chat.
 
-Backends: :class:`~scoring.llmfacts.openai_backend.OpenAIChatBackend` (any OpenAI-compatible
-chat-completions server) and :class:`~scoring.llmfacts.transformers_backend.TransformersBackend`
+Backends: :class:`~scoring.metrics.llmfacts.openai_backend.OpenAIChatBackend` (any OpenAI-compatible
+chat-completions server) and :class:`~scoring.metrics.llmfacts.transformers_backend.TransformersBackend`
 (a Hugging Face model in this process). Anything else with these three members works too.
 """
 
@@ -22,7 +22,7 @@ class ChatBackend(Protocol):
     ``model_id`` names the model and any setting that changes its answers; it is part of every
     cache key. ``max_concurrency`` is how many ``chat`` calls may usefully run at once.
     ``chat`` returns the assistant's answer text or raises
-    :class:`~scoring.llmfacts.errors.BackendError`; it must be safe to call from several threads.
+    :class:`~scoring.metrics.llmfacts.errors.BackendError`; it must be safe to call from several threads.
 
     A backend that can constrain its answers to a JSON schema also has ``answer_mode`` (a
     string other than :data:`UNCONSTRAINED` naming how it does so) and accepts

@@ -3,7 +3,7 @@
 Each metric belongs to a *family* whose batch scorer computes all requested metrics of that family
 for a whole batch at once (reference metrics must see the whole corpus: CIDEr is
 corpus-relative; embedding metrics share one encode call). Other packages add families with
-:func:`register_family` (the LLMFactsF1 metric lives in ``scoring.llmfacts``).
+:func:`register_family` (the LLMFactsF1 metric lives in ``scoring.metrics.llmfacts``).
 
 A batch is a sequence of :class:`Pair` (or ``(id, candidate, reference_or_references)``
 tuples). How each family reads a pair:
@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.edits import NEAR_TOTAL_CUT, char_similarity, near_total, words_changed
-from scoring.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
-from scoring.sentences import DEFAULT_SPLITTER
+from scoring.metrics.edits import NEAR_TOTAL_CUT, char_similarity, near_total, words_changed
+from scoring.metrics.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
+from scoring.metrics.sentences import DEFAULT_SPLITTER
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class ScoringOptions:
     """Settings shared by the family scorers; ``extra`` carries settings of added families.
 
     ``judge`` is a judge name, spec or object for the embedding metrics; ``splitter`` names the
-    sentence splitter of the sentence-level ones (:data:`scoring.sentences.SPLITTERS`).
+    sentence splitter of the sentence-level ones (:data:`scoring.metrics.sentences.SPLITTERS`).
     """
 
     judge: str | JudgeSpec | Judge = DEFAULT_JUDGES[0]
@@ -83,7 +83,7 @@ def _score_reference(
     pairs: Sequence[Pair], names: Sequence[str], options: ScoringOptions
 ) -> Scores:
     """Reference-overlap metrics of the whole batch in one corpus run."""
-    from scoring.reference import reference_scores
+    from scoring.metrics.reference import reference_scores
 
     result = reference_scores(
         {pair.id: pair.candidate for pair in pairs},
@@ -97,7 +97,7 @@ def _score_embeddings(
     pairs: Sequence[Pair], names: Sequence[str], options: ScoringOptions
 ) -> Scores:
     """Embedding metrics of each candidate against its first reference, with one judge."""
-    from scoring.embeddings import score_text_pairs
+    from scoring.metrics.embeddings import score_text_pairs
 
     results = score_text_pairs([(p.candidate, p.references[0]) for p in pairs], options.judge,
                                options.splitter)

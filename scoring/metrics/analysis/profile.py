@@ -7,25 +7,25 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.analysis.exposure import exposure_groups, rejection_by_exposure
-from scoring.analysis.gaps import pairwise_gaps
-from scoring.analysis.generation import generation_details
-from scoring.analysis.leaderboard import leaderboard
-from scoring.analysis.metrics import metric_auc
-from scoring.analysis.modes import (
+from scoring.metrics.analysis.exposure import exposure_groups, rejection_by_exposure
+from scoring.metrics.analysis.gaps import pairwise_gaps
+from scoring.metrics.analysis.generation import generation_details
+from scoring.metrics.analysis.leaderboard import leaderboard
+from scoring.metrics.analysis.metrics import metric_auc
+from scoring.metrics.analysis.modes import (
     mode_incidence,
     mode_incidence_by_model,
     mode_incidence_variants,
     mode_severity,
     omission_vs_factual,
 )
-from scoring.analysis.properties import (
+from scoring.metrics.analysis.properties import (
     MIN_VERDICTS,
     clip_property_buckets,
     clip_property_tests,
     difficulty_penalty,
 )
-from scoring.analysis.rates import (
+from scoring.metrics.analysis.rates import (
     accepted_with_rejected_window,
     correctness,
     intervention_rate,
@@ -33,9 +33,9 @@ from scoring.analysis.rates import (
     untouched,
     windows_rejected_per_caption,
 )
-from scoring.analysis.repairs import model_profile, repair_direction
-from scoring.analysis.tidy import model_order, paired_subset, validate_tidy
-from scoring.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
+from scoring.metrics.analysis.repairs import model_profile, repair_direction
+from scoring.metrics.analysis.tidy import model_order, paired_subset, validate_tidy
+from scoring.metrics.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
 
 Progress = Callable[[str], None]
 #: Key of ``DataFrame.attrs`` saying why a table could not be computed.
@@ -200,7 +200,7 @@ def failure_profile(
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
-    Validates the inputs first (:func:`~scoring.analysis.tidy.validate_tidy`). With
+    Validates the inputs first (:func:`~scoring.metrics.analysis.tidy.validate_tidy`). With
     ``paired_only`` every table is computed on the paired subset. ``resamples`` is used by every
     clip bootstrap except the adjusted pairwise model, which uses ``adjusted_resamples``. The
     same inputs and seed give identical numbers. ``progress``, when given, is called with each
@@ -208,10 +208,10 @@ def failure_profile(
     without rows and marked (:func:`not_computable` says what it needs: at least 2 models,
     paired clips, windows, both verdicts...), never as an error; without any caption every
     table is marked. ``matched`` holds the leave-both-out pair
-    scores of Table 1's Matched column (:mod:`scoring.analysis.metrics`); ``generated`` holds
+    scores of Table 1's Matched column (:mod:`scoring.metrics.analysis.metrics`); ``generated`` holds
     every generated caption for Table 14 (columns: model and the generation columns of the
     captions table; default: ``captions``, i.e. only captions with a final verdict); ``judged``
-    the per-clip judge scores of the leaderboard (:mod:`scoring.analysis.leaderboard`). Models
+    the per-clip judge scores of the leaderboard (:mod:`scoring.metrics.analysis.leaderboard`). Models
     appear in
     the same order in every per-model table (highest paired correct-overview rate first),
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).

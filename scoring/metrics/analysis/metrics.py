@@ -24,8 +24,8 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import pandas as pd
 
-from scoring.analysis.common import clip_codes
-from scoring.analysis.stats import (
+from scoring.metrics.analysis.common import clip_codes
+from scoring.metrics.analysis.stats import (
     ALPHA,
     ClipAUC,
     clip_resample_counts,
@@ -34,7 +34,7 @@ from scoring.analysis.stats import (
     ratio_resamples,
     rng_for,
 )
-from scoring.analysis.tidy import score_columns
+from scoring.metrics.analysis.tidy import score_columns
 
 #: Scores for which a *lower* value should mean "accepted" (shorter overview -> accept).
 LOWER_ACCEPTS: tuple[str, ...] = ("score_length",)
