@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, wait_for_server
+from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, stop_server, wait_for_server
 
 DATABASE = "redline_bench_autosave"
 TARGET_MS = 50.0
@@ -291,18 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             for error in sorted(set(errors))[:5]:
                 print(f"    error: {error}")
     finally:
-        if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # noqa: BLE001 - Django may not even be set up when building failed
-            pass
+        stop_server(server)
         dropped = pg("dropdb", "--if-exists", "-h", HOST, "-U", user, DATABASE)
         if dropped.returncode != 0:
             print(f"note: could not drop {DATABASE}: {dropped.stderr.strip()}")

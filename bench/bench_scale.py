@@ -33,7 +33,7 @@ import threading
 import time
 from collections import defaultdict
 
-from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, wait_for_server
+from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, stop_server, wait_for_server
 
 DATABASE = "redline_bench_scale"
 LAB = {"clips": 5000, "models": 20, "windows": 8}
@@ -387,18 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, (number, status) in counts.items():
             print(f"  {name:<28}{number:>4}  (HTTP {status})")
     finally:
-        if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # noqa: BLE001 - Django may not be set up when building failed
-            pass
+        stop_server(server)
         pg("dropdb", "--if-exists", "-h", HOST, DATABASE)
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

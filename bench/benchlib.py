@@ -62,6 +62,23 @@ def wait_for_server(port: int, process: subprocess.Popen, seconds: float = 30) -
     raise RuntimeError("the server did not start listening in time")
 
 
+def stop_server(server: subprocess.Popen | None) -> None:
+    """Stop a server a bench started (killed if it does not stop within 15 s), then close this
+    process's database connections, if Django was set up, so the scratch database can be dropped."""
+    if server is not None:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    try:
+        from django.db import connections
+
+        connections.close_all()
+    except Exception:  # noqa: BLE001 - Django may not even be set up when building failed
+        pass
+
+
 def percentile(values: list[float], share: float) -> float:
     """The nearest-rank percentile of ``values`` (``share`` 0.95 for p95)."""
     ordered = sorted(values)
