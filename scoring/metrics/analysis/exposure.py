@@ -114,27 +114,29 @@ def rejection_by_exposure(
     window_pct = pct(window_k, window_n)
 
     table = pd.DataFrame({"model": labels})
-    for offset, name in enumerate(GROUPS):
-        at = slice(offset, None, 2)
-        table[f"{name}_captions"] = caption_n[at].astype(int)
-        table[f"{name}_overviews_rejected"] = caption_k[at].astype(int)
-        table[f"{name}_overview_reject_pct"] = overview_pct[at]
-        table[f"{name}_overview_ci_low"] = 100 * cp_low[at]
-        table[f"{name}_overview_ci_high"] = 100 * cp_high[at]
-    table["overview_difference_pts"] = overview_pct[1::2] - overview_pct[0::2]
-    table["overview_difference_ci_low"] = 100 * overview_diff_low
-    table["overview_difference_ci_high"] = 100 * overview_diff_high
-    for offset, name in enumerate(GROUPS):
-        at = slice(offset, None, 2)
-        table[f"{name}_windows"] = window_n[at].astype(int)
-        table[f"{name}_windows_rejected"] = window_k[at].astype(int)
-        table[f"{name}_window_reject_pct"] = window_pct[at]
-        table[f"{name}_window_ci_low"] = 100 * window_low[at]
-        table[f"{name}_window_ci_high"] = 100 * window_high[at]
-    table["window_difference_pts"] = window_pct[1::2] - window_pct[0::2]
-    table["window_difference_ci_low"] = 100 * window_diff_low
-    table["window_difference_ci_high"] = 100 * window_diff_high
+    _add_rate_columns(table, "overview", ("captions", "overviews_rejected"), caption_n, caption_k,
+                      overview_pct, (cp_low, cp_high), (overview_diff_low, overview_diff_high))
+    _add_rate_columns(table, "window", ("windows", "windows_rejected"), window_n, window_k,
+                      window_pct, (window_low, window_high), (window_diff_low, window_diff_high))
     return table
+
+
+def _add_rate_columns(table: pd.DataFrame, unit: str, counts: tuple[str, str], n: np.ndarray,
+                      k: np.ndarray, rate_pct: np.ndarray, interval: tuple[np.ndarray, np.ndarray],
+                      difference: tuple[np.ndarray, np.ndarray]) -> None:
+    """Add one unit's columns: per exposure group (interleaved first, later in the arrays) the
+    count, rejected count, rate and its interval; then the later-minus-first difference."""
+    total, rejected = counts
+    for offset, name in enumerate(GROUPS):
+        at = slice(offset, None, 2)
+        table[f"{name}_{total}"] = n[at].astype(int)
+        table[f"{name}_{rejected}"] = k[at].astype(int)
+        table[f"{name}_{unit}_reject_pct"] = rate_pct[at]
+        table[f"{name}_{unit}_ci_low"] = 100 * interval[0][at]
+        table[f"{name}_{unit}_ci_high"] = 100 * interval[1][at]
+    table[f"{unit}_difference_pts"] = rate_pct[1::2] - rate_pct[0::2]
+    table[f"{unit}_difference_ci_low"] = 100 * difference[0]
+    table[f"{unit}_difference_ci_high"] = 100 * difference[1]
 
 
 def _per_clip(clip: np.ndarray, columns: tuple[np.ndarray, ...], values: np.ndarray,
