@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from annotation.formats.common import unstorable_character
 from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
@@ -78,7 +79,6 @@ SECTIONS: dict[str, type] = {
 
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,60}$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Whole numbers are stored in 32-bit columns, sizes in bytes in 64-bit ones.
 MAX_WHOLE = 2**31 - 1
 MAX_BYTES = 2**63 - 1
@@ -227,17 +227,9 @@ def values_check(bundle: Any) -> list[str]:
             stack.extend(((*path, n), item) for n, item in reversed(list(enumerate(value))))
         elif isinstance(value, float) and not math.isfinite(value):
             errors.append(f"{_where(path)}: {value} is not a finite number")
-        elif isinstance(value, str) and _unstorable(value):
-            errors.append(f"{_where(path)}: {_unstorable(value)}")
+        elif isinstance(value, str) and (reason := unstorable_character(value)):
+            errors.append(f"{_where(path)}: {reason}")
     return errors
-
-
-def _unstorable(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored"
-    if _SURROGATE.search(text):
-        return "contains an unpaired surrogate, which UTF-8 cannot encode"
-    return None
 
 
 def loads(data: bytes | str) -> dict[str, Any]:

@@ -11,19 +11,19 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import re
 from typing import Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from annotation.formats.common import unstorable_character
+
 # Deeper than any body the API takes (the draft's timeline is five levels deep).
 MAX_DEPTH = 32
 # A version, an index or a count never needs more; a longer integer is an attack or an accident.
 MAX_INTEGER_DIGITS = 30
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Unreadable:
@@ -50,14 +50,6 @@ def _constant(text: str) -> _Unreadable:
     return _Unreadable(text, f"is {text}, which is not a number JSON allows")
 
 
-def _unstorable(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored"
-    if _SURROGATE.search(text):
-        return "contains an unpaired surrogate, which UTF-8 cannot encode"
-    return None
-
-
 def _place(path: list[str]) -> str:
     return ".".join(path) if path else "the body"
 
@@ -72,11 +64,11 @@ def json_problem(value: Any, path: list[str] | None = None) -> str | None:
         shown = value.text if len(value.text) <= 20 else value.text[:20] + "..."
         return f"{_place(path)}: {shown} {value.reason}"
     if isinstance(value, str):
-        reason = _unstorable(value)
+        reason = unstorable_character(value)
         return f"{_place(path)}: text {reason}" if reason else None
     if isinstance(value, dict):
         for key, item in value.items():
-            reason = _unstorable(key)
+            reason = unstorable_character(key)
             if reason:
                 return f"{_place(path)}: a key {reason}"
             problem = json_problem(item, [*path, key])

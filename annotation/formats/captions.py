@@ -31,8 +31,8 @@ from annotation.formats.common import (
     _quote,
     _seconds,
     _too_long,
-    _unstorable_character,
     clip_name_from_filename,
+    unstorable_character,
 )
 
 # Container durations come from ffprobe, which reports the stream or container length rounded to
@@ -122,7 +122,7 @@ def _check_name(value: object, key: str, errors: _LineErrors) -> str | None:
     if not name:
         errors.add(key, "must not be empty", storable=False)
         return None
-    unstorable = _too_long(name, MAX_NAME_CHARS) or _unstorable_character(name)
+    unstorable = _too_long(name, MAX_NAME_CHARS) or unstorable_character(name)
     if unstorable:
         errors.add(key, unstorable, storable=False)
         return None
@@ -165,7 +165,7 @@ def _check_text(
         errors.add(field_, f"must be a string, got {_describe(value)}", storable=True)
         return ""
     text = value.strip()
-    unstorable = _too_long(text, limit) or _unstorable_character(text)
+    unstorable = _too_long(text, limit) or unstorable_character(text)
     if unstorable:
         errors.add(field_, unstorable, storable=False)
     if required and not text:
@@ -328,11 +328,11 @@ def _meta_problem(key: str, value: object) -> str | None:
             return "must be a string"
         if len(value.strip()) > MAX_NAME_CHARS:
             return f"must be at most {MAX_NAME_CHARS:,} characters"
-        return _unstorable_character(value)
+        return unstorable_character(value)
     if key == "validation_errors":
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             return "must be a list of strings"
-        problems = (_unstorable_character(item) for item in value)
+        problems = (unstorable_character(item) for item in value)
         return next((problem for problem in problems if problem), None)
     return None
 

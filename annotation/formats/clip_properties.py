@@ -17,9 +17,9 @@ from annotation.formats.common import (
     _last_line_number,
     _quote,
     _too_long,
-    _unstorable_character,
     clip_name_from_filename,
     normalise_choice,
+    unstorable_character,
 )
 
 PROPERTY_FIELDS = (
@@ -106,7 +106,7 @@ def _property_row(
     cells = dict(zip(keys, row, strict=True))
     errors: list[RecordError] = []
     clip = clip_name_from_filename(cells["clip"])
-    unstorable = _too_long(clip, MAX_NAME_CHARS) or _unstorable_character(clip)
+    unstorable = _too_long(clip, MAX_NAME_CHARS) or unstorable_character(clip)
     if not clip:
         errors.append(RecordError(number, "clip", "must not be empty"))
     elif unstorable:

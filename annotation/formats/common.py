@@ -108,7 +108,7 @@ def _quote(text: str) -> str:
     return json.dumps(text) if _SURROGATE_RE.search(quoted) else quoted
 
 
-def _unstorable_character(text: str) -> str | None:
+def unstorable_character(text: str) -> str | None:
     """Why the database cannot store ``text``, or None. JSON admits both of these as ``\\u``
     escapes, but PostgreSQL text refuses NUL and UTF-8 cannot encode a lone surrogate."""
     if "\x00" in text:

@@ -22,8 +22,8 @@ from annotation.formats.common import (
     _loads,
     _quote,
     _too_long,
-    _unstorable_character,
     clip_name_from_filename,
+    unstorable_character,
 )
 
 # The longest Clip-CC-Bench reference is 5,534 characters (1,011 words).
@@ -101,7 +101,7 @@ class _ReferenceChecker:
         if not name:
             errors.append(RecordError(line, field_, "must not be empty"))
             return None
-        unstorable = _too_long(name, MAX_NAME_CHARS) or _unstorable_character(name)
+        unstorable = _too_long(name, MAX_NAME_CHARS) or unstorable_character(name)
         if unstorable:
             errors.append(RecordError(line, field_, unstorable))
             return None
@@ -128,7 +128,7 @@ class _ReferenceChecker:
         if not text:
             errors.append(RecordError(line, field_, "must not be empty"))
             return None
-        unstorable = _too_long(text, MAX_REFERENCE_CHARS) or _unstorable_character(text)
+        unstorable = _too_long(text, MAX_REFERENCE_CHARS) or unstorable_character(text)
         if unstorable:
             errors.append(RecordError(line, field_, unstorable))
             return None
@@ -172,7 +172,7 @@ def _optional_label(
         if problem:
             errors.append(RecordError(line, key, f"{problem}, got {_describe(value)}"))
     else:
-        unstorable = _too_long(label, MAX_SOURCE_CHARS) or _unstorable_character(label)
+        unstorable = _too_long(label, MAX_SOURCE_CHARS) or unstorable_character(label)
         if unstorable:
             errors.append(RecordError(line, key, unstorable))
     return label
