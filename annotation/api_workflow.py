@@ -28,6 +28,7 @@ from annotation.permissions import (
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
 from annotation.services.errors import ServiceError
+from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,
@@ -92,11 +93,7 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         "taxonomy": {
             "name": str(annotation.taxonomy),
             "precedence_rules": annotation.taxonomy.precedence_rules,
-            "modes": [
-                {"key": m.key, "name": m.name, "definition": m.definition,
-                 "decision_test": m.decision_test, "level": m.level}
-                for m in annotation.taxonomy.modes.all()
-            ],
+            "modes": [dict(mode) for mode in taxonomy_modes(annotation.taxonomy)],
         },
     }
 
@@ -128,7 +125,7 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
     except ServiceError as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if not full:
-        return Response(annotation_snapshot(annotation), status=ok_status)
+        return Response(annotation_snapshot(annotation, annotation.annotator_pass_snapshot), status=ok_status)
     annotation = get_annotation_for(user, annotation.pk)
     return Response(workspace_payload(annotation, user), status=ok_status)
 
@@ -161,12 +158,12 @@ class StartNext(APIView):
     @extend_schema(request=None, responses={200: bodies.Opened, 409: bodies.Error})
     def post(self, request, slug):
         try:
-            annotation = annotation_start_next(study=study_from_view(self), annotator=request.user)
+            annotation_id = annotation_start_next(study=study_from_view(self), annotator=request.user)
         except Conflict as conflict:
             return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)
-        if annotation is None:
+        if annotation_id is None:
             return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
-        return Response({"id": annotation.pk, "url": f"/annotate/{annotation.pk}/"})
+        return Response({"id": annotation_id, "url": f"/annotate/{annotation_id}/"})
 
 
 class AnnotationDetail(APIView):

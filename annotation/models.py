@@ -322,6 +322,10 @@ class Annotation(models.Model):
     and the check constraints below refuse states that make no sense.
     """
 
+    # Not stored: an autosave leaves here the snapshot of the annotator pass it just wrote, so
+    # its answer need not read the pass back (services.workflow.annotation_save).
+    annotator_pass_snapshot: dict | None = None
+
     class State(models.TextChoices):
         ASSIGNED = "assigned"
         IN_PROGRESS = "in_progress", "in progress"

@@ -62,10 +62,24 @@ def study_from_view(view) -> Study:
 
 def member_study_from_view(view, user) -> Study:
     """The view's study, for a member; 404 for everyone else, as the pages answer, so that the
-    API does not tell outsiders which studies exist (403 would)."""
+    API does not tell outsiders which studies exist (403 would).
+
+    One query: the person's memberships of the study named in the URL, each with its study,
+    which fills both the view's study and the person's roles there."""
     if not user.is_authenticated:
         raise NotAuthenticated()
-    study = study_from_view(view)
+    study = getattr(view, "_study", None)
+    if study is None:
+        memberships = list(
+            Membership.objects.filter(study__slug=view.kwargs["slug"], user=user).select_related("study")
+        )
+        if not memberships:
+            raise NotFound("No such study.")
+        study = view._study = memberships[0].study
+        cache = getattr(user, "_redline_roles", None)
+        if cache is None:
+            cache = user._redline_roles = {}
+        cache[study.pk] = {m.role for m in memberships}
     if not is_member(user, study):
         raise NotFound("No such study.")
     return study

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
@@ -35,6 +36,28 @@ def taxonomy_default() -> TaxonomyVersion:
         precedence_rules=DEFAULT_PRECEDENCE_RULES,
         description="The six failure modes of the human-correction protocol.",
     )
+
+
+MODE_FIELDS = ("key", "name", "definition", "decision_test", "level")
+
+
+def taxonomy_modes(taxonomy: TaxonomyVersion) -> tuple[dict[str, str], ...]:
+    """The version's failure modes in order, as plain data. A frozen version never changes,
+    so each web process reads its modes once (keyed by the content hash taken at freezing);
+    a draft is read every time."""
+    if taxonomy.is_frozen:
+        return _frozen_modes(taxonomy.pk, taxonomy.content_hash)
+    return _modes_of(taxonomy.pk)
+
+
+def _modes_of(taxonomy_id: int) -> tuple[dict[str, str], ...]:
+    rows = FailureMode.objects.filter(taxonomy_id=taxonomy_id).order_by("position").values(*MODE_FIELDS)
+    return tuple(rows)
+
+
+@lru_cache(maxsize=32)
+def _frozen_modes(taxonomy_id: int, content_hash: str) -> tuple[dict[str, str], ...]:
+    return _modes_of(taxonomy_id)
 
 
 def taxonomy_compute_hash(*, taxonomy: TaxonomyVersion) -> str:

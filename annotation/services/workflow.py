@@ -36,7 +36,7 @@ from annotation.models import (
 )
 from annotation.queues import REVIEW_ORDERS, review_candidates
 from annotation.services.errors import ServiceError
-from annotation.services.taxonomy import taxonomy_freeze
+from annotation.services.taxonomy import taxonomy_freeze, taxonomy_modes
 from scoring.metrics import edits
 
 CLAIM_MINUTES = 30
@@ -72,10 +72,21 @@ class NotAllowed(ServiceError):
 # --------------------------------------------------------------------------- reading
 
 
-def pass_snapshot(correction: CorrectionPass | None) -> dict[str, Any]:
-    """A pass as plain data: what the API returns and what the audit trail records."""
+def pass_window_rows(correction: CorrectionPass) -> list[WindowCorrection]:
+    """The pass's window corrections, each with its window, in window order (one query)."""
+    return list(correction.windows.select_related("window").order_by("window__index"))
+
+
+def pass_snapshot(
+    correction: CorrectionPass | None, window_rows: Sequence[WindowCorrection] | None = None
+) -> dict[str, Any]:
+    """A pass as plain data: what the API returns and what the audit trail records.
+    `window_rows` are its window corrections when the caller has them already (in window
+    order, each with its window), else they are read."""
     if correction is None:
         return {}
+    if window_rows is None:
+        window_rows = pass_window_rows(correction)
     return {
         "overview": {
             "verdict": correction.overview_verdict,
@@ -92,7 +103,7 @@ def pass_snapshot(correction: CorrectionPass | None) -> dict[str, Any]:
                 "end": w.end,
                 "modes": list(w.modes),
             }
-            for w in correction.windows.select_related("window").order_by("window__index")
+            for w in window_rows
         ],
         "segmentation": {
             "verdict": correction.segmentation_verdict,
@@ -102,8 +113,14 @@ def pass_snapshot(correction: CorrectionPass | None) -> dict[str, Any]:
     }
 
 
-def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
+def annotation_snapshot(
+    annotation: Annotation, annotator_pass: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The annotation's state and passes as plain data. `annotator_pass` is its annotator
+    pass's snapshot when the caller has just made it (an autosave), which saves reading it."""
     passes = {p.kind: p for p in annotation.passes.all()}
+    if annotator_pass is None:
+        annotator_pass = pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR))
     return {
         "id": annotation.pk,
         "state": annotation.state,
@@ -120,7 +137,7 @@ def annotation_snapshot(annotation: Annotation) -> dict[str, Any]:
         "active_seconds": annotation.active_seconds,
         "telemetry": annotation.telemetry,
         "ui_state": annotation.ui_state,
-        "annotator_pass": pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR)),
+        "annotator_pass": annotator_pass,
         "qc_pass": pass_snapshot(passes.get(CorrectionPass.Kind.QC)),
     }
 
@@ -169,6 +186,11 @@ class AssignmentReport:
 
 
 def _roles(study: Study, user) -> set[str]:
+    """The person's roles in the study: as this request's permission check already read them
+    (annotation.permissions caches them on the user), or read now."""
+    known = getattr(user, "_redline_roles", {}).get(study.pk)
+    if known is not None:
+        return known
     return set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
 
 
@@ -293,7 +315,7 @@ def _claim_version(
     the row as read) are written by the same UPDATE, which is safe because it applies only
     while the version is still the one read. The returned annotation carries the new values.
     """
-    annotation = Annotation.objects.select_related("caption__clip", "taxonomy").get(pk=annotation_id)
+    annotation = Annotation.objects.select_related("caption__clip", "taxonomy", "reviewer").get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
     states = list(states)
@@ -339,7 +361,7 @@ def _annotator_pass(annotation: Annotation) -> CorrectionPass:
 
 
 def _check_modes(annotation: Annotation, modes: Sequence[str], *, unit: str) -> list[str]:
-    levels = dict(annotation.taxonomy.modes.values_list("key", "level"))
+    levels = {mode["key"]: mode["level"] for mode in taxonomy_modes(annotation.taxonomy)}
     unknown = [m for m in modes if m not in levels]
     if unknown:
         raise ServiceError(f"Unknown failure mode(s) {unknown} in taxonomy {annotation.taxonomy}.")
@@ -392,29 +414,37 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         return annotation
-    _open(annotation.pk, actor)
+    _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
     annotation.refresh_from_db()
     return annotation
 
 
-def _open(annotation_id: int, actor) -> Annotation | None:
+def _open(annotation_id: int, actor, *, study_id: int) -> bool:
     """Move an assigned or returned annotation to in progress with one conditional update,
-    with its annotator pass and the audit event; None when it was no longer openable."""
+    with its annotator pass and the audit event; False when it was no longer openable.
+
+    Three statements: the UPDATE, the pass's INSERT (a returned annotation keeps the pass it
+    has) and the audit event's INSERT."""
     moved = Annotation.objects.filter(
         pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
     ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now())
     if not moved:
-        return None
-    annotation = Annotation.objects.select_related("caption__clip").get(pk=annotation_id)
-    _annotator_pass(annotation)
-    _audit(annotation, actor, "open", {}, {"state": annotation.state})
-    return annotation
+        return False
+    CorrectionPass.objects.bulk_create(
+        [CorrectionPass(annotation_id=annotation_id, kind=CorrectionPass.Kind.ANNOTATOR, author_id=actor.pk)],
+        ignore_conflicts=True,
+    )
+    AuditEvent.objects.create(
+        study_id=study_id, annotation_id=annotation_id, actor=actor, action="open",
+        before={}, after={"state": workflow.IN_PROGRESS},
+    )
+    return True
 
 
 @transaction.atomic
-def annotation_start_next(*, study: Study, annotator) -> Annotation | None:
-    """Open the annotator's next item: returned ones first, then work in progress, then new
-    ones, each in assignment order; None when nothing is left.
+def annotation_start_next(*, study: Study, annotator) -> int | None:
+    """Open the annotator's next item and give its id: returned ones first, then work in
+    progress, then new ones, each in assignment order; None when nothing is left.
 
     The item is claimed with one conditional update of a row picked with
     SELECT ... FOR UPDATE SKIP LOCKED (PostgreSQL), so presses at the same moment never open
@@ -433,11 +463,8 @@ def annotation_start_next(*, study: Study, annotator) -> Annotation | None:
                 break
         else:
             return None
-        if state == workflow.IN_PROGRESS:
-            return Annotation.objects.select_related("caption__clip").get(pk=chosen)
-        opened = _open(chosen, annotator)
-        if opened is not None:
-            return opened
+        if state == workflow.IN_PROGRESS or _open(chosen, annotator, study_id=study.pk):
+            return chosen
     raise Conflict("Other presses took your next items at the same moment; press again.", {})
 
 
@@ -460,12 +487,20 @@ def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: 
         correction.overview_text = ""
 
 
-def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: Any) -> None:
+def _apply_windows(
+    annotation: Annotation, correction: CorrectionPass, changes: Any, rows: list[WindowCorrection]
+) -> list[WindowCorrection]:
+    """Apply window changes to the pass's window corrections `rows` (as read, in window order)
+    and give the rows after them. Bounded writes whatever the number of windows changed: one
+    read of the caption's windows, one INSERT of the new rows, one UPDATE of the changed ones."""
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first: the window pass opens after it.")
     if not isinstance(changes, list):
         raise ServiceError("windows must be a list of window changes.")
     windows = {w.index: w for w in annotation.caption.windows.all()}
+    existing = {row.window_id: row for row in rows}
+    created: dict[int, WindowCorrection] = {}
+    changed: dict[int, WindowCorrection] = {}
     for number, change in enumerate(changes):
         change = _mapping(change, f"windows[{number}]")
         index = change.get("index")
@@ -476,11 +511,14 @@ def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: 
         if index not in windows:
             raise ServiceError(f"This caption has no window {index!r}.")
         window = windows[index]
-        row, _ = WindowCorrection.objects.get_or_create(
-            correction_pass=correction,
-            window=window,
-            defaults={"scene": window.scene, "shot": window.shot, "start": window.start, "end": window.end},
-        )
+        row = existing.get(window.pk) or created.get(window.pk)
+        if row is None:
+            row = created[window.pk] = WindowCorrection(
+                correction_pass=correction, window=window,
+                scene=window.scene, shot=window.shot, start=window.start, end=window.end,
+            )
+        elif row.pk is not None:
+            changed[window.pk] = row
         verdict = change.get("verdict", row.verdict)
         if verdict not in CorrectionPass.Verdict.values:
             raise ServiceError(f"Unknown verdict {verdict!r} for window {index}.")
@@ -502,7 +540,13 @@ def _apply_windows(annotation: Annotation, correction: CorrectionPass, changes: 
             row.modes = _check_modes(annotation, modes, unit=f"window {index + 1}")
         if verdict == CorrectionPass.Verdict.ACCEPT:
             row.modes, row.scene, row.shot, row.start, row.end = [], window.scene, window.shot, window.start, window.end
-        row.save()
+    if created:
+        WindowCorrection.objects.bulk_create(created.values())
+    if changed:
+        WindowCorrection.objects.bulk_update(
+            changed.values(), ["verdict", "scene", "shot", "start", "end", "modes"]
+        )
+    return sorted([*rows, *created.values()], key=lambda row: row.window.index)
 
 
 def _check_timeline(windows: Any, duration: float) -> list[dict[str, Any]]:
@@ -586,7 +630,7 @@ def annotation_save(
     # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
     touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
     if touches_pass:
-        _save_pass_changes(annotation, actor, changes)
+        annotation.annotator_pass_snapshot = _save_pass_changes(annotation, actor, changes)
     return annotation
 
 
@@ -620,21 +664,24 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
         raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
 
 
-def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> None:
+def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply the changes to the annotator pass; give the pass's snapshot after them."""
     _check_reopened(annotation, changes)
     correction = _annotator_pass(annotation)
-    before = pass_snapshot(correction)
+    rows = pass_window_rows(correction)
+    before = pass_snapshot(correction, rows)
     if "overview" in changes:
         _apply_overview(annotation, correction, changes["overview"])
     if "windows" in changes:
-        _apply_windows(annotation, correction, changes["windows"])
+        rows = _apply_windows(annotation, correction, changes["windows"], rows)
     if "segmentation" in changes:
         _apply_segmentation(annotation, correction, changes["segmentation"])
-    correction.save()
-    after = pass_snapshot(correction)
+    after = pass_snapshot(correction, rows)
     if after != before:
+        correction.save()
         # Only what changed, texts as patches: a save's event is about as large as the edit.
         _audit(annotation, actor, "save", *audit_diff.pass_changes(before, after))
+    return after
 
 
 def overview_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
@@ -956,7 +1003,7 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
         _apply_overview(unlocked, qc, changes["overview"])
     unlocked.overview_locked_at = annotation.overview_locked_at
     if "windows" in changes:
-        _apply_windows(unlocked, qc, changes["windows"])
+        _apply_windows(unlocked, qc, changes["windows"], pass_window_rows(qc))
     if "segmentation" in changes:
         _apply_segmentation(unlocked, qc, changes["segmentation"])
     qc.save()

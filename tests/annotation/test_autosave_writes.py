@@ -44,3 +44,50 @@ def test_a_save_of_an_overview_edit_is_one_update_the_pass_and_one_audit_event(a
     assert done == ["UPDATE", "UPDATE", "INSERT"]  # the annotation, its pass, the audit event
     assert AuditEvent.objects.count() == events + 1
     assert saved.telemetry == {"seeks": 3}
+
+
+def locked(annotation, annotator) -> Annotation:
+    """The annotation with its overview accepted and locked: the window pass is open."""
+    from annotation.services.workflow import overview_lock
+
+    saved = annotation_save(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version,
+                            changes={"overview": {"verdict": "accept"}})
+    return overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=saved.version)
+
+
+def test_a_save_of_every_window_writes_them_in_one_statement_whatever_their_number(annotation, personas):
+    annotator = personas["annotator"]
+    annotation = locked(annotation, annotator)
+    count = annotation.caption.windows.count()
+    assert count >= 3
+    judged = [{"index": i, "verdict": "reject", "scene": f"Scene {i} as it is.", "modes": ["factual"]}
+              for i in range(count)]
+    done, saved = writes(annotation, annotator, {"windows": judged})
+    # the annotation, every window correction at once, the pass, the audit event
+    assert done == ["UPDATE", "INSERT", "UPDATE", "INSERT"]
+    again = [{"index": i, "scene": f"Scene {i}, corrected again."} for i in range(count)]
+    done, saved = writes(saved, annotator, {"windows": again})
+    assert done == ["UPDATE", "UPDATE", "UPDATE", "INSERT"]
+    rows = annotation.passes.get(kind="annotator").windows.order_by("window__index")
+    assert [(r.verdict, r.scene, r.modes) for r in rows] == [
+        ("reject", f"Scene {i}, corrected again.", ["factual"]) for i in range(count)
+    ]
+
+
+def test_the_answer_to_a_save_is_the_pass_as_stored(annotation, personas, client):
+    """The autosave's answer is made from the pass as just written, not read back: it must
+    be exactly what a fresh read gives (the workspace merges concurrent edits against it)."""
+    from annotation.services.workflow import annotation_snapshot
+
+    annotator = personas["annotator"]
+    annotation = locked(annotation, annotator)
+    client.force_login(annotator)
+    changes = {"windows": [{"index": 1, "verdict": "reject", "shot": "Wide shot.", "start": 0.5}],
+               "segmentation": {"verdict": "reject", "modes": []}}
+    answer = client.patch(f"/api/annotations/{annotation.pk}/draft/",
+                          {"base_version": annotation.version, "changes": changes},
+                          content_type="application/json").json()
+    fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
+    assert answer["annotator_pass"] == fresh["annotator_pass"]
+    assert answer["annotator_pass"]["windows"][0]["shot"] == "Wide shot."
+    assert answer["version"] == fresh["version"]

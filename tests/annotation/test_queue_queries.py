@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation
 from annotation.services.studies import membership_grant, study_create
+from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import ASSIGN_BATCH
 from tests.annotation.bulkbuild import build_study, people
 
@@ -46,6 +47,9 @@ def studies(make_user):
         admin = make_user(f"{name}-admin")
         membership_grant(study=study, user=admin, role="admin")
         built[name].admin = admin
+        # Each web process reads a frozen taxonomy's modes once; read them here, so that the
+        # first study measured does not pay that one query for both.
+        taxonomy_modes(study.taxonomy)
     return built
 
 

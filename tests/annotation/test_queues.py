@@ -85,7 +85,7 @@ def test_a_cursor_the_server_did_not_give_is_refused_with_a_reason(big):
 def test_my_queue_pages_put_work_in_progress_first_then_new_then_done(study):
     built = build_study(study, clips=20, models=1, windows=2, annotators=1, submitted_share=0.5)
     person = built.annotators[0]
-    opened = [annotation_start_next(study=study, annotator=person).pk]
+    opened = [annotation_start_next(study=study, annotator=person)]
     items = walk(client_for(person), "/api/studies/s1/my-queue/?limit=3")
     mine = Annotation.objects.filter(annotator=person)
     assert [item["id"] for item in items][:1] == opened
@@ -100,7 +100,7 @@ def test_start_next_resumes_work_in_progress_before_opening_a_new_item(study):
     built = build_study(study, clips=5, models=1, windows=2, annotators=1, submitted_share=0.0)
     person = built.annotators[0]
     first = annotation_start_next(study=study, annotator=person)
-    assert annotation_start_next(study=study, annotator=person).pk == first.pk
+    assert annotation_start_next(study=study, annotator=person) == first
     assert Annotation.objects.filter(state=workflow.IN_PROGRESS).count() == 1
 
 

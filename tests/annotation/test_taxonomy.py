@@ -7,6 +7,7 @@ from annotation.services.taxonomy import (
     taxonomy_default,
     taxonomy_freeze,
     taxonomy_mode_update,
+    taxonomy_modes,
     taxonomy_rules_update,
 )
 from annotation.taxonomy import (
@@ -125,3 +126,20 @@ def test_admin_saves_a_change_to_an_unused_taxonomy_through_the_service(client, 
     )
     assert FailureMode.objects.get(pk=mode.pk).name == "Fact error"
     assert TaxonomyVersion.objects.get(pk=taxonomy.pk).content_hash != before
+
+
+def test_a_frozen_taxonomys_modes_are_read_once_per_process(django_assert_num_queries):
+    taxonomy = taxonomy_freeze(taxonomy=taxonomy_create_version(name="cached", modes=DEFAULT_MODES))
+    with django_assert_num_queries(1):
+        first = taxonomy_modes(taxonomy)
+    with django_assert_num_queries(0):
+        assert taxonomy_modes(taxonomy) == first
+    assert [mode["key"] for mode in first] == [mode["key"] for mode in DEFAULT_MODES]
+
+
+def test_a_draft_taxonomys_modes_are_read_fresh_so_a_rewording_shows_at_once():
+    taxonomy = taxonomy_create_version(name="draft", modes=DEFAULT_MODES)
+    taxonomy_modes(taxonomy)
+    taxonomy_mode_update(mode=taxonomy.modes.get(key="factual"), definition="Reworded.")
+    taxonomy.refresh_from_db()
+    assert taxonomy_modes(taxonomy)[0]["definition"] == "Reworded."
