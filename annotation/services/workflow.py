@@ -170,6 +170,19 @@ def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: M
     )
 
 
+def _reread(annotation: Annotation) -> None:
+    """Read the annotation's own columns again after an UPDATE (one query), keeping its
+    caption, clip, study and taxonomy as already read: those never change."""
+    annotation.refresh_from_db(fields=REREAD_FIELDS)
+
+
+# Every column of an annotation but the ones fixed at assignment.
+REREAD_FIELDS = [
+    f.attname for f in Annotation._meta.concrete_fields
+    if f.attname not in ("id", "caption_id", "taxonomy_id", "annotator_id")
+]
+
+
 # --------------------------------------------------------------------------- assignment
 
 
@@ -415,7 +428,7 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         return annotation
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
-    annotation.refresh_from_db()
+    _reread(annotation)
     return annotation
 
 
@@ -710,7 +723,7 @@ def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation
         Annotation.objects.filter(pk=annotation.pk).update(
             overview_locked_at=timezone.now(), **_undo_window("lock_overview", actor)
         )
-        annotation.refresh_from_db()
+        _reread(annotation)
         _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
     return annotation
 
@@ -781,7 +794,7 @@ def annotation_submit(
         **_undo_window("submit", actor, before),
     )
     annotation_risk_refresh(caption_id=annotation.caption_id)
-    annotation.refresh_from_db()
+    _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}
     if thread:
         after["replies"] = [
@@ -883,7 +896,7 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     moved = Annotation.objects.filter(claimable, pk=annotation_id).update(
         state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
     )
-    annotation.refresh_from_db()
+    _reread(annotation)
     if not moved:
         holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
         claim = "."
@@ -1157,7 +1170,7 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
     moved = Annotation.objects.filter(
         pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
     ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)
-    annotation.refresh_from_db()
+    _reread(annotation)
     if not moved:
         raise Conflict("This annotation changed meanwhile; there is nothing to undo now.",
                        annotation_snapshot(annotation))
