@@ -12,9 +12,14 @@ Then gunicorn (2 workers x 4 threads, gthread, DEBUG off) serves a scratch Postg
 database (redline_bench_scale on 127.0.0.1) and N client threads each work like a person:
 annotators press start next, load the workspace payload, autosave three times (overview,
 windows, view state), lock the overview and submit; reviewers load the first page of the
-review queue (50), press review next (the claim) and approve. Latencies p50/p95/p99 per
-request and N, the progress page, assignment, import and bundle export times, and SQL
-queries per request (counted in-process) are printed beside the issue's targets.
+review queue (50), press review next (the claim) and approve. Each level runs twice:
+"back to back" (no pause between requests: a stress test, N robots on the same 2 cores as
+the server) and "at work" (each person pauses --think seconds, jittered 0.5-1.5x, before
+every request: the workspace autosaves 0.7 s after typing stops, so this is N people
+working without a break). Latencies p50/p95/p99 per request, level and mode, the server's
+CPU time per request (gunicorn + PostgreSQL, from /proc, measured with one client), the
+progress page, assignment, import and bundle export times, and SQL queries per request
+(counted in-process) are printed beside the issue's targets.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import getpass
 import http.client
 import json
 import os
+import random
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +40,18 @@ import threading
 import time
 from collections import defaultdict
 
-from benchlib import HOST, REPO, free_port, gunicorn_binary, percentile, signed_in_session, stop_server, wait_for_server
+from benchlib import (
+    HOST,
+    REPO,
+    cpu_seconds,
+    free_port,
+    gunicorn_binary,
+    percentile,
+    server_pids,
+    signed_in_session,
+    stop_server,
+    wait_for_server,
+)
 
 DATABASE = "redline_bench_scale"
 LAB = {"clips": 5000, "models": 20, "windows": 8}
@@ -57,11 +75,25 @@ def pg(*args: str) -> subprocess.CompletedProcess:
 
 
 class Session:
-    def __init__(self, port: int, cookie: str, csrf: str):
+    """One person's connection. With `think`, they pause think x 0.5-1.5 s before each request;
+    with `cpu_pids`, the server's CPU time of each request is recorded in `cpu_ms`."""
+
+    def __init__(self, port: int, cookie: str, csrf: str, think: float = 0.0, cpu_pids=None):
         self.port, self.cookie, self.csrf = port, cookie, csrf
         self.connection = http.client.HTTPConnection(HOST, port, timeout=60)
+        self.think, self.jitter = think, random.Random(cookie)
+        self.cpu_pids, self.cpu_ms = cpu_pids, defaultdict(list)
 
     def call(self, method: str, path: str, body=None) -> tuple[int, dict, float]:
+        if self.think:
+            time.sleep(self.think * self.jitter.uniform(0.5, 1.5))
+        cpu_before = cpu_seconds(self.cpu_pids) if self.cpu_pids else 0.0
+        status, answer, ms = self._send(method, path, body)
+        if self.cpu_pids:
+            self.last_cpu_ms = 1000 * (cpu_seconds(self.cpu_pids) - cpu_before)
+        return status, answer, ms
+
+    def _send(self, method: str, path: str, body=None) -> tuple[int, dict, float]:
         headers = {
             "Cookie": self.cookie,
             "X-CSRFToken": self.csrf,
@@ -137,11 +169,13 @@ def drive(sessions: list[Session], cycle, slug: str, cycles: int) -> tuple[dict,
     lock = threading.Lock()
     barrier = threading.Barrier(len(sessions))
 
-    def record(name: str, status: int, ms: float) -> None:
-        with lock:
-            (latencies[name].append(ms) if status < 400 else failures[name].append(status))
-
     def run(session: Session) -> None:
+        def record(name: str, status: int, ms: float) -> None:
+            with lock:
+                (latencies[name].append(ms) if status < 400 else failures[name].append(status))
+            if session.cpu_pids and status < 400:
+                session.cpu_ms[name].append(session.last_cpu_ms)
+
         barrier.wait()
         for _ in range(cycles):
             cycle(session, slug, record)
@@ -179,13 +213,26 @@ def queries_per_request(built) -> dict[str, int]:
     answer = count("start next", annotator, "post", f"/api/studies/{slug}/my-queue/next/").json()
     pk = answer["id"]
     payload = count("workspace payload", annotator, "get", f"/api/annotations/{pk}/").json()
-    count(
+    saved = count(
         "autosave",
         annotator,
         "patch",
         f"/api/annotations/{pk}/draft/",
         {"base_version": payload["version"], "changes": {"overview": {"verdict": "accept"}}},
-    )
+    ).json()
+    locked = count(
+        "lock overview", annotator, "post", f"/api/annotations/{pk}/lock-overview/",
+        {"base_version": saved["version"]},
+    ).json()
+    windows = [{"index": i, "verdict": "accept"} for i in range(len(payload["caption"]["windows"]))]
+    client = Client()
+    client.force_login(annotator)
+    judged = client.patch(
+        f"/api/annotations/{pk}/draft/",
+        {"base_version": locked["version"], "changes": {"windows": windows, "segmentation": {"verdict": "accept"}}},
+        content_type="application/json",
+    ).json()
+    count("submit", annotator, "post", f"/api/annotations/{pk}/submit/", {"base_version": judged["version"]})
     count("my queue (first 100)", annotator, "get", f"/api/studies/{slug}/my-queue/")
     count("review queue (first 50)", reviewer, "get", f"/api/studies/{slug}/review-queue/?limit=50")
     answer = count("review claim (next)", reviewer, "post", f"/api/studies/{slug}/review-queue/next/").json()
@@ -206,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="build the whole lab-size study (slow)")
     parser.add_argument("--cycles", type=int, default=2, help="work cycles per client and level (2)")
     parser.add_argument("--clips", type=int, help="clips per model instead (a quick try)")
+    parser.add_argument("--think", type=float, default=1.0, help="seconds a person pauses before each request "
+                        "in the 'at work' runs (1.0, jittered 0.5-1.5x)")
     args = parser.parse_args(argv)
     size = dict(LAB if args.full else DEFAULT)
     if args.clips:
@@ -331,38 +380,56 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_server(port, server)
         print(f"gunicorn 2 workers x 4 threads on {HOST}:{port}; {args.cycles} cycles per client and level")
 
-        def sessions(people):
-            return [Session(port, *sessions_of[p.pk]) for p in people]
+        def sessions(people, think=0.0, cpu_pids=None):
+            return [Session(port, *sessions_of[p.pk], think=think, cpu_pids=cpu_pids) for p in people]
 
-        drive(sessions(built.annotators[:2]), annotator_cycle, "scale", 1)  # warm up
-        results: dict[int, dict[str, list[float]]] = {}
-        failed: dict[int, dict[str, list[int]]] = {}
+        # Warm up with 8 people at once, so that every gunicorn thread has opened its database
+        # connection; then the server's CPU time per request, one client alone (each delta is
+        # that one request's: gunicorn's processes plus the PostgreSQL backends serving them).
+        drive(sessions(built.annotators[:8]), annotator_cycle, "scale", 1)
+        drive(sessions(built.reviewers[:8]), reviewer_cycle, "scale", 1)
+        pids = server_pids(server, DATABASE)
+        alone = sessions(built.annotators[:1], cpu_pids=pids) + sessions(built.reviewers[:1], cpu_pids=pids)
+        drive(alone[:1], annotator_cycle, "scale", 10)
+        drive(alone[1:], reviewer_cycle, "scale", 10)
+        cpu_ms = {**alone[0].cpu_ms, **alone[1].cpu_ms}
+
+        results: dict[tuple[int, str], dict[str, list[float]]] = {}
+        failed: dict[tuple[int, str], dict[str, list[int]]] = {}
+        modes = (("back to back", 0.0), ("at work", args.think))
         for level in LEVELS:
-            a, fa = drive(sessions(built.annotators[:level]), annotator_cycle, "scale", args.cycles)
-            r, fr = drive(sessions(built.reviewers[:level]), reviewer_cycle, "scale", args.cycles)
-            results[level], failed[level] = {**a, **r}, {**fa, **fr}
+            for mode, think in modes:
+                a, fa = drive(sessions(built.annotators[:level], think), annotator_cycle, "scale", args.cycles)
+                r, fr = drive(sessions(built.reviewers[:level], think), reviewer_cycle, "scale", args.cycles)
+                results[level, mode], failed[level, mode] = {**a, **r}, {**fa, **fr}
 
         print()
         print(
-            f"{'request':<26}{'clients':>8}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
-            f"{'target':>10}{'p95/target':>12}{'queries':>9}"
+            f"{'request':<26}{'clients':>8}  {'mode':<13}{'n':>5}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
+            f"{'target':>10}{'p95/target':>12}"
         )
         for name, target in TARGETS_MS.items():
+            queries = counts.get(name, ("?", 0))[0]
+            cpu = cpu_ms.get(name, [])
+            cpu_text = f"{statistics.median(cpu):.1f} ms" if cpu else "?"
+            print(f"{name}: {queries} SQL queries; server CPU {cpu_text} a request (median, one client alone)")
             for level in LEVELS:
-                values = results[level].get(name, [])
-                errors = len(failed[level].get(name, []))
-                if not values:
-                    print(f"{name:<26}{level:>8}{0:>6}  (no successful requests, {errors} failed)")
-                    continue
-                p50, p95, p99 = (percentile(values, q) for q in (0.5, 0.95, 0.99))
-                ratio = f"{p95 / target:.2f}x" if target else ""
-                goal = f"< {target} ms" if target else ""
-                queries = counts.get(name, ("", 0))[0]
-                note = f"  ({errors} failed)" if errors else ""
-                print(
-                    f"{name:<26}{level:>8}{len(values):>6}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}"
-                    f"{goal:>10}{ratio:>12}{queries:>9}{note}"
-                )
+                for mode, _ in modes:
+                    values = results[level, mode].get(name, [])
+                    errors = len(failed[level, mode].get(name, []))
+                    if not values:
+                        print(f"{'':<26}{level:>8}  {mode:<13}{0:>5}  (no successful requests, {errors} failed)")
+                        continue
+                    p50, p95, p99 = (percentile(values, q) for q in (0.5, 0.95, 0.99))
+                    ratio = f"{p95 / target:.2f}x" if target else ""
+                    goal = f"< {target} ms" if target else ""
+                    note = f"  ({errors} failed)" if errors else ""
+                    print(
+                        f"{'':<26}{level:>8}  {mode:<13}{len(values):>5}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}"
+                        f"{goal:>10}{ratio:>12}{note}"
+                    )
+        print(f"  (back to back: no pause between requests; at work: a pause of ~{args.think:g} s before each; "
+              f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         print()
         print(f"{'whole job':<48}{'seconds':>9}{'target':>10}{'ratio':>8}")
         rows = [

@@ -96,3 +96,36 @@ def signed_in_session(user) -> str:
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return session.session_key
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time so far of these processes, all their threads (Linux /proc/<pid>/task/*/schedstat,
+    in nanoseconds, so one request's share is measurable); 0 for any that is gone."""
+    total_ns = 0
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                total_ns += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return total_ns / 1e9
+
+
+def server_pids(server: subprocess.Popen, database: str) -> list[int]:
+    """gunicorn's master and workers, and the PostgreSQL backends connected to ``database``."""
+    pids = [server.pid]
+    try:
+        pids += [int(pid) for pid in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+    except OSError:
+        pass
+    backends = subprocess.run(
+        ["psql", "-h", HOST, "-d", database, "-Atc",
+         f"select pid from pg_stat_activity where datname = '{database}' and pid <> pg_backend_pid()"],
+        capture_output=True, text=True, timeout=60,
+    )
+    pids += [int(line) for line in backends.stdout.split() if line.strip().isdigit()]
+    return pids
