@@ -171,6 +171,10 @@ REVIEW_ORDERS = {
 }
 
 
+# The review queue counts its items up to this many; beyond, it says "more than 1,000".
+REVIEW_COUNT_LIMIT = 1000
+
+
 def review_candidates(
     *,
     study: Study,
@@ -203,9 +207,14 @@ def review_queue(
     state: str | None = None,
     after: str | None = None,
     limit: int = PAGE,
+    count_limit: int = REVIEW_COUNT_LIMIT,
 ) -> dict[str, Any]:
     """Submitted and in-review annotations (not the reviewer's own), riskiest or oldest first;
-    a page of `limit` from the cursor `after`, with the count of the whole filtered queue."""
+    a page of `limit` from the cursor `after`, with the count of the whole filtered queue.
+
+    The count stops at `count_limit` ("count_capped" is then true, and the page says "More
+    than 1,000 items"): counting is the one part of a page whose cost would grow with the
+    queue. The progress page has the exact numbers."""
     if order not in REVIEW_ORDERS:
         raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
     if state and state not in REVIEWABLE_STATES:
@@ -214,7 +223,7 @@ def review_queue(
     rows = review_candidates(
         study=study, reviewer=reviewer, states=states, model_alias=model_alias, annotator=annotator
     )
-    count = rows.count()
+    count = rows[: count_limit + 1].count()
     fields = REVIEW_ORDERS[order]
     if after:
         values = decode_cursor(after, size=len(fields))
@@ -275,4 +284,10 @@ def review_queue(
             "id": last["id"],
         }
         cursor = encode_cursor([key[name] for name, _ in fields])
-    return {"order": order, "count": count, "items": items, "next": cursor}
+    return {
+        "order": order,
+        "count": min(count, count_limit),
+        "count_capped": count > count_limit,
+        "items": items,
+        "next": cursor,
+    }

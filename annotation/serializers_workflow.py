@@ -362,7 +362,8 @@ class ReviewItem(serializers.Serializer):
 
 class ReviewQueue(serializers.Serializer):
     order = serializers.CharField()
-    count = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="items in the filtered queue, counted up to 1,000")
+    count_capped = serializers.BooleanField(help_text="true: there are more than `count` (the count stops at 1,000)")
     items = serializers.ListField(child=ReviewItem())
     next = serializers.CharField(allow_null=True, help_text="`after` for the next page")
 

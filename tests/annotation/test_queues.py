@@ -9,6 +9,7 @@ from django.test import Client
 
 from annotation import workflow
 from annotation.models import Annotation
+from annotation.queues import review_queue
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotation_start_next, annotations_assign
 from tests.annotation.bulkbuild import build_study
@@ -149,3 +150,16 @@ def test_risk_is_stored_at_submit_and_a_disagreeing_second_annotator_raises_both
     other = caption.annotations.get(annotator=second)
     assert fast.risk == 2.5 and "annotators disagree on the overview" in fast.risk_reasons
     assert "annotators disagree on the overview" in other.risk_reasons
+
+
+def test_the_review_queue_counts_up_to_its_limit_and_says_when_there_are_more(big):
+    """Counting is the one part of a review-queue page whose cost grows with the queue, so the
+    count stops at a limit and says so."""
+    reviewer = big.reviewers[0]
+    waiting = Annotation.objects.filter(state=workflow.SUBMITTED).count()
+    assert waiting > 5
+    capped = review_queue(study=big.study, reviewer=reviewer, count_limit=5)
+    assert (capped["count"], capped["count_capped"]) == (5, True)
+    exact = review_queue(study=big.study, reviewer=reviewer, count_limit=waiting)
+    assert (exact["count"], exact["count_capped"]) == (waiting, False)
+    assert [i["id"] for i in capped["items"]] == [i["id"] for i in exact["items"]]

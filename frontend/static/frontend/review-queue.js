@@ -140,7 +140,9 @@ async function load() {
   }
   const order = data.order === "oldest" ? "oldest first" : "risky first";
   const shown = data.next ? ` (the first ${data.items.length} shown)` : "";
-  summary.textContent = `${data.count} item${data.count === 1 ? "" : "s"}, ${order}${shown}.`;
+  const count = data.count_capped ? `More than ${data.count.toLocaleString("en")}` : data.count.toLocaleString("en");
+  const plural = data.count === 1 && !data.count_capped ? "" : "s";
+  summary.textContent = `${count} item${plural}, ${order}${shown}.`;
   document.body.dataset.loaded = "true";
 }
 
