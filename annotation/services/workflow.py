@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, Value
+from django.db.models import Case, Count, F, Q, Value, When
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
@@ -463,20 +463,33 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     SELECT ... FOR UPDATE SKIP LOCKED (PostgreSQL), so presses at the same moment never open
     the same item and never wait for each other; SQLite has one writer at a time, and the
     conditional update (state still openable) refuses a row another press opened first.
-    Each step reads one index range (Annotation.Meta.indexes "annotation_my_queue").
+    Each read is a short index range (Annotation.Meta.indexes "annotation_my_queue"): the
+    person's few returned and in-progress items, then the first of their new ones.
     """
     mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
     for _attempt in range(3):
-        for state in (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED):
-            rows = mine.filter(state=state).order_by("assigned_at", "id")
-            if state != workflow.IN_PROGRESS:
-                rows = rows.select_for_update(skip_locked=True, of=("self",))
-            chosen = rows.values_list("pk", flat=True).first()
-            if chosen is not None:
-                break
-        else:
-            return None
-        if state == workflow.IN_PROGRESS or _open(chosen, annotator, study_id=study.pk):
+        # Returned and in-progress items are few: one read finds whether there is either.
+        started = (
+            mine.filter(state__in=[workflow.RETURNED, workflow.IN_PROGRESS])
+            .order_by(Case(When(state=workflow.RETURNED, then=0), default=1), "assigned_at", "id")
+            .values_list("pk", "state")
+            .first()
+        )
+        if started is not None and started[1] == workflow.IN_PROGRESS:
+            return started[0]
+        state = workflow.RETURNED if started is not None else workflow.ASSIGNED
+        chosen = (
+            mine.filter(state=state)
+            .order_by("assigned_at", "id")
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if chosen is None:
+            if state == workflow.ASSIGNED:
+                return None
+            continue  # the returned item was just taken by another press; look again
+        if _open(chosen, annotator, study_id=study.pk):
             return chosen
     raise Conflict("Other presses took your next items at the same moment; press again.", {})
 

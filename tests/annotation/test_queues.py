@@ -105,6 +105,25 @@ def test_start_next_resumes_work_in_progress_before_opening_a_new_item(study):
     assert Annotation.objects.filter(state=workflow.IN_PROGRESS).count() == 1
 
 
+def test_start_next_opens_a_returned_item_before_work_in_progress_and_new_ones(study):
+    from annotation.services.workflow import review_claim, review_return
+
+    built = build_study(study, clips=6, models=1, windows=2, annotators=1, submitted_share=0.5)
+    person, reviewer = built.annotators[0], built.reviewers[0]
+    in_progress = annotation_start_next(study=study, annotator=person)
+    submitted = Annotation.objects.filter(annotator=person, state=workflow.SUBMITTED).last()
+    review_claim(annotation_id=submitted.pk, actor=reviewer)
+    review_return(annotation_id=submitted.pk, actor=reviewer,
+                  units=[{"unit": "overview", "comment": "Look again."}])
+    assert annotation_start_next(study=study, annotator=person) == submitted.pk
+    assert Annotation.objects.get(pk=submitted.pk).state == workflow.IN_PROGRESS
+    # Then the work in progress, oldest assignment first, and only then a new item.
+    first_started = min(
+        Annotation.objects.filter(pk__in=[in_progress, submitted.pk]), key=lambda a: (a.assigned_at, a.pk)
+    ).pk
+    assert annotation_start_next(study=study, annotator=person) == first_started
+
+
 def test_start_next_says_when_nothing_is_left(study, personas):
     response = client_for(personas["annotator"]).post("/api/studies/s1/my-queue/next/")
     assert response.status_code == 404
