@@ -101,7 +101,9 @@ def workspace_payload(annotation: Annotation, user) -> dict:
 def get_annotation_for(user, annotation_id: int) -> Annotation:
     """The annotation if `user` may see it: its annotator, the study's reviewers, admins, researchers."""
     annotation = get_object_or_404(
-        Annotation.objects.select_related("caption__clip__study", "caption__model", "taxonomy", "annotator"),
+        Annotation.objects.select_related(
+            "caption__clip__study", "caption__model", "taxonomy", "annotator", "reviewer"
+        ),
         pk=annotation_id,
     )
     roles = user_roles(user, annotation.caption.clip.study)
