@@ -3,7 +3,8 @@
 Models stay thin: fields, constraints and tiny properties. Every write goes
 through `annotation.services`. Constraints that span rows (windows end within
 the clip, in order, without overlap) are database triggers created in
-migration 0002, so that no code path can store an impossible timeline.
+migration 0002 (on PostgreSQL checked once per statement since migration 0011), so that no
+code path can store an impossible timeline.
 """
 
 from __future__ import annotations

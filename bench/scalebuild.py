@@ -11,13 +11,17 @@ measured afterwards (start next, saves, submits, review) goes through the real s
 
 from __future__ import annotations
 
+import cProfile
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TypeVar
 
 BATCH = 2000
+T = TypeVar("T")
 
 
 @dataclass
@@ -71,7 +75,10 @@ def build(
     submitted_share: float,
     seed: int = 0,
     say=print,
+    profiles: dict | None = None,
 ) -> Built:
+    """The study, built and timed step by step; with `profiles` (a dict), each timed step is also
+    profiled there under its name (cProfile)."""
     from django.contrib.auth import get_user_model
 
     from annotation.models import Clip
@@ -120,25 +127,46 @@ def build(
         batch_size=BATCH,
     )
     built.timings["people and clips"] = time.perf_counter() - started
-    started = time.perf_counter()
-    for m in range(models):
-        captions_import_jsonl(study=study, data=caption_lines(names, f"model-{m:02d}", windows, duration))
-        say(f"    imported model {m + 1}/{models}", end="\r", flush=True)
-    say(" " * 40, end="\r")
+
+    files = [caption_lines(names, f"model-{m:02d}", windows, duration) for m in range(models)]
+
+    def import_all() -> None:  # the files a lab uploads, one import each
+        for m, data in enumerate(files):
+            captions_import_jsonl(study=study, data=data)
+            say(f"    imported model {m + 1}/{models}", end="\r", flush=True)
+        say(" " * 40, end="\r")
+
+    _step(built, "caption import", profiles, import_all)
     built.captions, built.windows = clips * models, clips * models * windows
-    built.timings["caption import"] = time.perf_counter() - started
-    started = time.perf_counter()
-    report = annotations_assign(study=study, annotators=built.annotators, overlap_share=overlap, seed=seed)
+    analyze()  # as autovacuum would have between an import and an assignment (it is off here)
+    report = _step(
+        built,
+        "assignment",
+        profiles,
+        lambda: annotations_assign(study=study, annotators=built.annotators, overlap_share=overlap, seed=seed),
+    )
     built.annotations = report.created
-    built.timings["assignment"] = time.perf_counter() - started
-    started = time.perf_counter()
-    built.submitted = submit_in_bulk(study, share=submitted_share, seed=seed)
-    built.timings["bulk submit"] = time.perf_counter() - started
+    built.submitted = _step(
+        built, "bulk submit", profiles, lambda: submit_in_bulk(study, share=submitted_share, seed=seed)
+    )
     return built
+
+
+def _step(built: Built, name: str, profiles: dict | None, function: Callable[[], T]) -> T:
+    """Run one step of the build, timed into built.timings (and profiled into `profiles`)."""
+    profiler = cProfile.Profile() if profiles is not None else None
+    started = time.perf_counter()
+    result = profiler.runcall(function) if profiler else function()
+    built.timings[name] = time.perf_counter() - started
+    if profiler:
+        profiles[name] = profiler
+    return result
 
 
 def submit_in_bulk(study, *, share: float, seed: int) -> int:
     """Give `share` of the study's assigned annotations a complete annotator pass and submit them."""
+    if share <= 0:
+        return 0
     from django.db import connection, transaction
     from django.utils import timezone
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -361,7 +362,8 @@ class _PairRegistry:
     """Detects a clip x model pair seen earlier in the file or already imported."""
 
     def __init__(self, existing_pairs: Collection[tuple[str, str]]) -> None:
-        self.existing = set(existing_pairs)
+        # A set is asked as it is (it may be the caller's lazy view of a large study).
+        self.existing = existing_pairs if isinstance(existing_pairs, AbstractSet) else set(existing_pairs)
         self.first_line: dict[tuple[str, str], int] = {}
 
     def check(self, clip: str, model: str, errors: _LineErrors) -> None:

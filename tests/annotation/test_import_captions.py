@@ -1,3 +1,4 @@
+import dataclasses
 import json
 from io import StringIO
 
@@ -176,3 +177,102 @@ def test_captions_of_many_batches_keep_their_own_windows(clips, tmp_path, monkey
         n = int(caption.model.name[1:])
         assert caption.overview == f"Caption {n}."
         assert caption.windows.count() == 1 + n % 2
+
+
+# The two ways of storing (COPY on PostgreSQL, bulk_create elsewhere) and what they share.
+
+AWKWARD = {
+    "clip": "c",
+    "model": "m1",
+    "overview": 'Tabs\there, a new\nline, a back\\slash, "quotes", é and 🎬.',
+    "windows": [
+        {"start": 0, "end": 1.25, "scene": "\\N is not null.", "shot": "Close-up,\ttracking."},
+        {"start": 1.25, "end": 6.4, "scene": "", "shot": "Wide."},
+    ],
+    "meta": {"input_tokens_per_second": 7, "retried": True, "route": "a/b\tc", "provider": "Ünï",
+             "validation_errors": ["too long"]},
+}
+
+
+def stored_rows(study):
+    captions = {
+        (c["clip__name"], c["model__name"]): {
+            k: v for k, v in c.items() if k not in ("id", "clip_id", "model_id", "created_at")
+        }
+        for c in Caption.objects.filter(clip__study=study).values("clip__name", "model__name", *[
+            f.attname for f in Caption._meta.concrete_fields
+        ])
+    }
+    windows = sorted(
+        Window.objects.filter(caption__clip__study=study).values_list(
+            "caption__clip__name", "caption__model__name", "index", "start", "end", "scene", "shot"
+        )
+    )
+    return captions, windows
+
+
+@pytest.mark.postgres
+def test_copy_stores_the_same_rows_as_bulk_create(study, other_study, monkeypatch):
+    from annotation.services import bulk
+    from annotation.services.captions import captions_import_jsonl
+    from tests.annotation.studybuild import fake_clip
+
+    records = [
+        AWKWARD,
+        {**GOOD, "clip": "c", "model": "m2"},
+        {"clip": "d", "model": "m1", "overview": "Overview only."},
+        {**GOOD, "clip": "d", "model": "m2", "colour": "red"},  # kept invalid, with its error
+    ]
+    for target in (study, other_study):
+        fake_clip(target, "c", duration=6.0)
+        fake_clip(target, "d", duration=6.0)
+    captions_import_jsonl(study=study, data=jsonl(*records), keep_invalid=True)
+    monkeypatch.setattr(bulk, "copy_supported", lambda: False)
+    captions_import_jsonl(study=other_study, data=jsonl(*records), keep_invalid=True)
+
+    copied, created = stored_rows(study), stored_rows(other_study)
+    assert copied == created
+    assert copied[0][("c", "m1")]["overview"] == AWKWARD["overview"]
+    assert copied[0][("c", "m1")]["meta"] == {"route": "a/b\tc", "provider": "Ünï", "validation_errors": ["too long"]}
+    assert copied[0][("c", "m1")]["input_tokens_per_second"] == 7.0 and copied[0][("c", "m1")]["retried"]
+    assert copied[0][("d", "m2")]["invalid_kept"] and copied[0][("d", "m2")]["validation_errors"]
+    assert ("c", "m1", 0, 0.0, 1.25, "\\N is not null.", "Close-up,\ttracking.") in copied[1]
+
+
+def test_a_row_the_database_refuses_in_a_later_batch_leaves_nothing_stored(clips, monkeypatch):
+    """Validation should refuse it first; if the database still does (here a window past the
+    clip end that skipped validation), the batches stored before it are undone too."""
+    from django.db import IntegrityError
+
+    from annotation import formats
+    from annotation.services import captions
+
+    monkeypatch.setattr(captions, "IMPORT_BATCH", 2)
+    good = formats.parse_captions_jsonl(
+        jsonl(*[{**GOOD, "model": f"m{n}"} for n in range(3)]), clip_durations={"a": 4.0}
+    ).records
+    past_the_end = dataclasses.replace(
+        good[0], model="m9", windows=(formats.WindowRecord(start=0.0, end=9.0, scene="", shot=""),)
+    )
+    seen = []
+    with pytest.raises(IntegrityError, match="past the clip end"):
+        captions.captions_store(
+            study=clips["a"].study,
+            result=formats.ParseResult(records=(*good, past_the_end), errors=()),
+            keep_invalid=False,
+            progress=lambda stored, total: seen.append(stored),
+        )
+    assert seen == [2]  # the first batch was stored, then undone with the rest
+    assert state() == (0, 0, 0)
+
+
+def test_stored_pairs_are_read_one_model_at_a_time(clips, tmp_path, django_assert_num_queries):
+    from annotation.services.captions import study_caption_pairs
+
+    run_import(tmp_path, jsonl(GOOD, {**GOOD, "clip": "b"}, {**GOOD, "model": "m2"}))
+    pairs = study_caption_pairs(clips["a"].study)
+    with django_assert_num_queries(1):
+        assert ("a", "m1") in pairs and ("b", "m1") in pairs
+    with django_assert_num_queries(1):
+        assert ("b", "m2") not in pairs and ("a", "m2") in pairs
+    assert set(pairs) == {("a", "m1"), ("b", "m1"), ("a", "m2")} and len(pairs) == 3

@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 
 from annotation import formats
 from annotation.models import CandidateModel, Caption, Clip, Window
@@ -78,8 +79,48 @@ def test_retiming_a_window_in_place_is_allowed(caption):
     assert Window.objects.get(caption=caption, index=1).start == 4.5
 
 
+def test_windows_of_one_statement_that_overlap_each_other_are_refused(caption):
+    empty = Caption.objects.create(clip=caption.clip, model=CandidateModel.objects.create(
+        study=caption.clip.study, name="m2", alias="Model B"), overview="o")
+    with pytest.raises(IntegrityError, match="overlaps or is out of order"), transaction.atomic():
+        Window.objects.bulk_create([
+            Window(caption=empty, index=0, start=0.0, end=5.0),
+            Window(caption=empty, index=1, start=6.0, end=7.0),
+            Window(caption=empty, index=2, start=6.5, end=9.0),
+        ])
+    assert empty.windows.count() == 0
+
+
 @pytest.mark.postgres
-def test_postgres_has_the_timeline_trigger():
+def test_postgres_checks_the_timeline_once_per_statement():
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tgname FROM pg_trigger WHERE tgname = 'annotation_window_timeline'")
-        assert cursor.fetchone() == ("annotation_window_timeline",)
+        cursor.execute(
+            "SELECT tgname, tgtype & 1 FROM pg_trigger WHERE tgrelid = 'annotation_window'::regclass "
+            "AND NOT tgisinternal ORDER BY tgname"
+        )
+        # tgtype bit 0 set means FOR EACH ROW: both triggers are statement triggers, and no row one is left.
+        assert cursor.fetchall() == [("annotation_window_timeline_insert", 0), ("annotation_window_timeline_update", 0)]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [((3, 9.0, 10.6), "past the clip end"), ((3, 8.5, 9.5), "overlaps or is out of order")],
+)
+def test_a_copy_of_impossible_windows_is_refused_whole(caption, row, message):
+    # A possible window, then an impossible one: the whole COPY is refused.
+    with pytest.raises(IntegrityError, match=message), transaction.atomic(), connection.cursor() as cursor:
+        with connection.wrap_database_errors, cursor.copy(
+            'COPY annotation_window (caption_id, "index", start, "end", scene, shot) FROM STDIN'
+        ) as copy:
+            copy.write_row((caption.pk, 2, 8.0, 9.0, "", ""))
+            copy.write_row((caption.pk, *row, "", ""))
+    assert caption.windows.count() == 2
+
+
+@pytest.mark.postgres
+def test_postgres_lets_one_statement_move_every_window_of_a_caption(caption):
+    # A row trigger would have seen window 0 at [1, 5] beside window 1 still at [4, 8]; the
+    # statement trigger sees only where they end up.
+    Window.objects.filter(caption=caption).update(start=F("start") + 1, end=F("end") + 1)
+    assert list(caption.windows.values_list("start", "end")) == [(1.0, 5.0), (5.0, 9.0)]
