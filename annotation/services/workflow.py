@@ -35,6 +35,7 @@ from annotation.models import (
     WindowCorrection,
 )
 from annotation.queues import REVIEW_ORDERS, review_candidates
+from annotation.services import bulk
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_freeze, taxonomy_modes
 from scoring.metrics import edits
@@ -198,6 +199,25 @@ class AssignmentReport:
     reasons: dict[str, int] = dataclass_field(default_factory=dict)
 
 
+def _annotations_create(placed: Sequence[assignment.Placed], *, taxonomy_id: int) -> None:
+    """Store the plan's annotations. Queues are read in (assigned_at, id) order: rows are
+    written in queue-position order, each taking its assigned_at as it is written, so every
+    annotator's queue follows the plan. On PostgreSQL one COPY; elsewhere one INSERT per
+    ASSIGN_BATCH annotations."""
+    if bulk.copy_supported():
+        bulk.rows_copy(
+            model=Annotation,
+            fields=("caption_id", "annotator_id", "taxonomy_id", "queue_position", "exposure", "assigned_at"),
+            rows=((p.caption, p.annotator, taxonomy_id, p.position, p.exposure, timezone.now()) for p in placed),
+        )
+        return
+    Annotation.objects.bulk_create([
+        Annotation(caption_id=p.caption, annotator_id=p.annotator, taxonomy_id=taxonomy_id,
+                   queue_position=p.position, exposure=p.exposure)
+        for p in placed
+    ], batch_size=ASSIGN_BATCH)
+
+
 def _roles(study: Study, user) -> set[str]:
     """The person's roles in the study: as this request's permission check already read them
     (annotation.permissions caches them on the user), or read now."""
@@ -288,15 +308,7 @@ def annotations_assign(
         for name, value in changed.items():
             setattr(study, name, value)
     taxonomy = taxonomy_freeze(taxonomy=study.taxonomy)
-    # Queues are read in assigned_at order: rows are built in queue-position order, each
-    # taking its assigned_at as it is built, so every annotator's queue follows the plan. In
-    # batches: one INSERT per ASSIGN_BATCH annotations, not one per caption.
-    placed = sorted(plan.placed, key=lambda p: p.position)
-    Annotation.objects.bulk_create([
-        Annotation(caption_id=p.caption, annotator_id=p.annotator, taxonomy=taxonomy,
-                   queue_position=p.position, exposure=p.exposure)
-        for p in placed
-    ], batch_size=ASSIGN_BATCH)
+    _annotations_create(sorted(plan.placed, key=lambda p: p.position), taxonomy_id=taxonomy.pk)
     reasons = dict(Counter(reason for _, reason in plan.unplaced))
     report = AssignmentReport(created=len(plan.placed), skipped=len(plan.unplaced), design=design,
                               reasons=reasons)

@@ -121,3 +121,46 @@ def test_the_assignments_api_takes_the_design_and_answers_with_the_reasons(study
     ).json()
     assert (answer["created"], answer["skipped"], answer["design"]) == (8, 4, "one_model_per_clip")
     assert "one model per clip" in answer["detail"] and answer["reasons"]
+
+
+def stored_annotations(study):
+    """Every column of the study's annotations except ids and times, by annotator, clip and model."""
+    skip = {"id", "caption_id", "annotator_id", "taxonomy_id", "assigned_at"}
+    columns = [f.attname for f in Annotation._meta.concrete_fields if f.attname not in skip]
+    return sorted(
+        (a.annotator.username.removesuffix("-twin"), a.caption.clip.name, a.caption.model.name,
+         tuple(getattr(a, c) for c in columns))
+        for a in Annotation.objects.filter(caption__clip__study=study).select_related(
+            "annotator", "caption__clip", "caption__model"
+        )
+    )
+
+
+@pytest.mark.postgres
+def test_copy_stores_the_same_annotations_as_bulk_create(
+    study, other_study, crew, make_user, monkeypatch
+):
+    from annotation.services import bulk
+
+    annotations_assign(study=study, annotators=crew, seed=7, overlap_share=0.5, design="spread", gap=1)
+    for name in ("c1", "c2", "c3", "c4"):
+        fake_clip(other_study, name)
+    captions_add(other_study, [caption_record(c, m) for c in ("c1", "c2", "c3", "c4") for m in MODELS])
+    twins = []
+    for person in crew:
+        twins.append(make_user(f"{person.username}-twin"))
+        membership_grant(study=other_study, user=twins[-1], role="annotator")
+    monkeypatch.setattr(bulk, "copy_supported", lambda: False)
+    annotations_assign(study=other_study, annotators=twins, seed=7, overlap_share=0.5, design="spread", gap=1)
+
+    copied = stored_annotations(study)
+    assert copied == stored_annotations(other_study)
+    assert len(copied) == 18 and {row[3][0] for row in copied} == {"assigned"}
+    # Queues read in (assigned_at, id) order follow the plan's positions.
+    for person in crew:
+        positions = list(
+            Annotation.objects.filter(annotator=person).order_by("assigned_at", "pk").values_list(
+                "queue_position", flat=True
+            )
+        )
+        assert positions == list(range(1, len(positions) + 1))
