@@ -106,8 +106,11 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-    # Wait for a competing writer instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Wait for a competing writer instead of failing with "database is locked". Write-ahead
+    # logging lets the web server read while a worker's long transaction (a 100,000-caption
+    # import) writes: without it, the page following that import waits for its commit.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20, init_command="PRAGMA journal_mode=WAL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -280,13 +283,15 @@ LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("LOGIN_FAILURE_WINDOW_SECONDS"
 # Behind a proxy every connection comes from the proxy: name the header carrying the browser's
 # address (HTTP_X_REAL_IP with the README's nginx lines). Unset: the connection's address.
 CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
-# The failure counts live in Django's cache: shared by every web process through Redis when
-# CACHE_URL is set (production), in the process's memory otherwise (one development server).
+# Django's cache holds the failure counts and the progress of running caption imports (written
+# by a worker, read by the web): shared by every process through Redis when CACHE_URL is set
+# (production), through files in var/cache otherwise (the demo's web server and worker, one machine).
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                 "LOCATION": os.environ["CACHE_URL"]}
     if os.environ.get("CACHE_URL")
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+          "LOCATION": str(VAR_DIR / "cache")}
 }
 
 LOGGING = {

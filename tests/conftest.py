@@ -53,6 +53,16 @@ def media_root(settings, tmp_path_factory):
     return settings.MEDIA_ROOT
 
 
+@pytest.fixture(autouse=True)
+def var_dir(settings, tmp_path_factory):
+    """Every test has its own var/ folder for Django's cache: files under var/cache, as in the
+    demo; a process started with REDLINE_VAR_DIR set to this folder shares the test's cache."""
+    folder = tmp_path_factory.mktemp("var")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                                   "LOCATION": str(folder / "cache")}}
+    return folder
+
+
 @pytest.fixture
 def make_user(django_user_model):
     def make(username: str, **extra):

@@ -59,3 +59,25 @@ def test_an_unknown_job_runner_is_refused():
     result = load_settings(JOB_RUNNER="inline")
     assert result.returncode != 0
     assert "JOB_RUNNER must be celery or threads" in result.stderr
+
+
+CACHE = ("import django; django.setup(); from django.conf import settings as s; "
+         "c = s.CACHES['default']; print(c['BACKEND'].rsplit('.', 1)[-1], c['LOCATION'])")
+
+
+def cache_settings(**env) -> list[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"CACHE_URL", "REDLINE_VAR_DIR"}}
+    result = subprocess.run(
+        [sys.executable, "-c", CACHE], cwd=REPO, capture_output=True, text=True, check=True,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+    )
+    return result.stdout.split()
+
+
+def test_without_cache_url_the_cache_is_files_in_var_that_the_web_and_the_worker_share(tmp_path):
+    """Not per-process memory: the demo's worker writes import progress that the web reads."""
+    assert cache_settings(REDLINE_VAR_DIR=str(tmp_path)) == ["FileBasedCache", str(tmp_path / "cache")]
+
+
+def test_cache_url_puts_the_cache_in_redis():
+    assert cache_settings(CACHE_URL="redis://127.0.0.1:6379/1") == ["RedisCache", "redis://127.0.0.1:6379/1"]
