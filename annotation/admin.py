@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from annotation.models import (
     CandidateModel,
     Caption,
+    CaptionImportJob,
     Clip,
     FailureMode,
     Membership,
@@ -110,3 +111,19 @@ class CaptionAdmin(admin.ModelAdmin):
 class ReferenceAdmin(admin.ModelAdmin):
     list_display = ("clip", "source", "language")
     list_filter = ("source", "language")
+
+
+@admin.register(CaptionImportJob)
+class CaptionImportJobAdmin(admin.ModelAdmin):
+    """Browsing only: jobs are written by the import job services."""
+
+    list_display = ("id", "study", "file_name", "format", "state", "stored", "attempts", "created_at",
+                    "finished_at")
+    list_filter = ("state", "study")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import media
-from annotation.models import Caption, Clip
+from annotation.models import Caption, CaptionImportJob, Clip
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
@@ -23,10 +23,12 @@ from annotation.permissions import (
 )
 from annotation.serializers import (
     CandidateModelSerializer,
+    CaptionImportJobSerializer,
     CaptionSerializer,
     ClipSerializer,
     StudySerializer,
 )
+from annotation.services.caption_jobs import caption_import_job_create, caption_import_jobs_recover
 from annotation.services.captions import (
     REFERENCE_FORMATS,
     captions_import_clip_cc,
@@ -216,6 +218,67 @@ class CaptionImport(APIView):
             },
             status=status.HTTP_201_CREATED,
         )
+
+
+class CaptionImportJobs(generics.ListAPIView):
+    """GET: the study's caption import jobs, newest first. POST: import a caption file in a
+    background job; the answer (202) gives the job's URL to follow its progress."""
+
+    permission_classes = [IsStudyAdmin]
+    serializer_class = CaptionImportJobSerializer
+
+    def get_queryset(self):
+        return CaptionImportJob.objects.filter(study=study_from_view(self)).select_related(
+            "study", "requested_by")
+
+    def get(self, request, *args, **kwargs):
+        # Whoever looks sees a job whose process died sent again or failed, not running forever.
+        caption_import_jobs_recover(study=study_from_view(self))
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=UploadSerializer,
+        parameters=[
+            OpenApiParameter("format", str, enum=["jsonl", "clip-cc"]),
+            OpenApiParameter("model", str, description="model name for clip-cc files"),
+            OpenApiParameter("keep_invalid", bool),
+        ],
+        responses={202: CaptionImportJobSerializer, 400: ImportRefusal},
+    )
+    def post(self, request, slug):
+        study = study_from_view(self)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise serializers.ValidationError({"file": "Attach the file as multipart field 'file'."})
+        try:
+            job = caption_import_job_create(
+                study=study,
+                upload=upload,
+                file_name=upload.name or "",
+                format=request.query_params.get("format", "jsonl"),
+                model=request.query_params.get("model", ""),
+                keep_invalid=request.query_params.get("keep_invalid", "").lower() in {"1", "true", "yes"},
+                requested_by=request.user,
+            )
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        job.refresh_from_db()  # queued, or already finished by an eager task
+        answer = CaptionImportJobSerializer(job).data
+        return Response(answer, status=status.HTTP_202_ACCEPTED, headers={"Location": answer["url"]})
+
+
+class CaptionImportJobDetail(generics.RetrieveAPIView):
+    permission_classes = [IsStudyAdmin]
+    serializer_class = CaptionImportJobSerializer
+    lookup_url_kwarg = "job_id"
+
+    def get_queryset(self):
+        return CaptionImportJob.objects.filter(study=study_from_view(self)).select_related(
+            "study", "requested_by")
+
+    def get(self, request, *args, **kwargs):
+        caption_import_jobs_recover(study=study_from_view(self))
+        return super().get(request, *args, **kwargs)
 
 
 class ReferenceImport(APIView):

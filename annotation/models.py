@@ -508,3 +508,72 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action}"
+
+
+class CaptionImportJob(models.Model):
+    """A caption file imported by a background job (the study page's imports, or the API's
+    import jobs): where it stands, then what it stored or why it was refused.
+
+    While it runs, its counts live in the cache, not here (``annotation.services.caption_jobs``):
+    the import writes in one transaction, so no row it touches can show progress before the end.
+    """
+
+    class Format(models.TextChoices):
+        JSONL = "jsonl", "JSON Lines"
+        CLIP_CC = "clip-cc", "CLIP-CC-Bench model file"
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        REFUSED = "refused", "refused (nothing stored)"
+        FAILED = "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="caption_import_jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    file_name = models.CharField(max_length=255, help_text="the uploaded file's name")
+    format = models.CharField(max_length=10, choices=Format.choices, default=Format.JSONL)
+    model = models.CharField(max_length=200, blank=True, help_text="the model of a clip-cc file")
+    keep_invalid = models.BooleanField(default=False)
+    # The uploaded bytes, in the media storage that every worker shares; removed when the job ends.
+    upload = models.FileField(upload_to="imports/captions/", blank=True, max_length=400)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    stored = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    # Done: {"stored", "kept_invalid", "models_created", "errors" (of the captions kept invalid)}.
+    report = models.JSONField(default=dict, blank=True)
+    # Refused: every error ("line N, field: reason"); failed: why.
+    errors = models.JSONField(default=list, blank=True)
+    # The Celery task id, chosen before sending: a redelivered or retried task carries it.
+    task_id = models.CharField(max_length=64, blank=True)
+    # Set by each claim; a run whose token was replaced has been taken over and stores nothing.
+    run_token = models.CharField(max_length=32, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="how many runs claimed it")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["queued", "running", "done", "refused", "failed"]),
+                name="caption_import_job_state_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(format__in=["jsonl", "clip-cc"]), name="caption_import_job_format_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(stored__lte=F("total")), name="caption_import_job_stored_within_total"
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "state"])]
+
+    def __str__(self) -> str:
+        return f"caption import #{self.pk} of {self.file_name} into {self.study.slug} ({self.state})"
+
+    @property
+    def finished(self) -> bool:
+        return self.state in {self.State.DONE, self.State.REFUSED, self.State.FAILED}

@@ -1,9 +1,19 @@
 """API representations. Model identity is shown only to admins and researchers."""
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import CandidateModel, Caption, Clip, FailureMode, Study, Window
+from annotation.models import (
+    CandidateModel,
+    Caption,
+    CaptionImportJob,
+    Clip,
+    FailureMode,
+    Study,
+    Window,
+)
+from annotation.services.caption_jobs import caption_import_job_status
 
 
 class FailureModeSerializer(serializers.ModelSerializer):
@@ -125,3 +135,44 @@ class CaptionSerializer(serializers.ModelSerializer):
 class ImportResultSerializer(serializers.Serializer):
     stored = serializers.IntegerField()
     detail = serializers.CharField()
+
+
+class CaptionImportReportSerializer(serializers.Serializer):
+    stored = serializers.IntegerField()
+    kept_invalid = serializers.IntegerField()
+    models_created = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField(),
+                                   help_text="schema errors of the captions kept invalid")
+
+
+class CaptionImportJobSerializer(serializers.Serializer):
+    """A caption import job; while it runs, its phase and counts come from the cache."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField(help_text="this job in the API, to follow it")
+    state = serializers.ChoiceField(choices=CaptionImportJob.State.values)
+    phase = serializers.ChoiceField(
+        choices=["", "waiting", "validating", "storing"],
+        help_text="while running: waiting for the study's earlier import, validating, storing")
+    file_name = serializers.CharField()
+    format = serializers.ChoiceField(choices=CaptionImportJob.Format.values)
+    model = serializers.CharField(allow_blank=True, help_text="the model of a clip-cc file")
+    keep_invalid = serializers.BooleanField()
+    requested_by = serializers.CharField(allow_null=True)
+    stored = serializers.IntegerField(help_text="captions stored so far (all once done)")
+    total = serializers.IntegerField(help_text="captions to store; 0 until storing starts")
+    report = CaptionImportReportSerializer(allow_null=True, help_text="what a finished import stored")
+    errors = serializers.ListField(child=serializers.CharField(),
+                                   help_text="refused: every error (line, field, reason); failed: why")
+    detail = serializers.CharField(help_text="where the job stands, in one sentence")
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, instance: CaptionImportJob) -> dict:
+        return super().to_representation({
+            **caption_import_job_status(instance),
+            "url": reverse("api-caption-import-job",
+                           kwargs={"slug": instance.study.slug, "job_id": instance.pk}),
+        })

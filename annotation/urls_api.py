@@ -16,6 +16,16 @@ urlpatterns = [
     path("studies/<slug:slug>/captions/", api.CaptionList.as_view(), name="api-captions"),
     path("studies/<slug:slug>/captions/import/", api.CaptionImport.as_view(), name="api-caption-import"),
     path(
+        "studies/<slug:slug>/captions/import-jobs/",
+        api.CaptionImportJobs.as_view(),
+        name="api-caption-import-jobs",
+    ),
+    path(
+        "studies/<slug:slug>/captions/import-jobs/<int:job_id>/",
+        api.CaptionImportJobDetail.as_view(),
+        name="api-caption-import-job",
+    ),
+    path(
         "studies/<slug:slug>/references/import/",
         api.ReferenceImport.as_view(),
         name="api-reference-import",

@@ -94,7 +94,12 @@ def captions_import_jsonl(
 
 
 def captions_import_clip_cc(
-    *, study: Study, data: bytes, model: str, keep_invalid: bool = False
+    *,
+    study: Study,
+    data: bytes,
+    model: str,
+    keep_invalid: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CaptionImportReport:
     """A CLIP-CC-Bench model file ({"001": text}) as overview-only captions of `model`."""
     try:
@@ -107,7 +112,7 @@ def captions_import_clip_cc(
         )
     except ValueError as exc:  # an unusable model name
         raise ImportRefused([str(exc)]) from exc
-    return captions_store(study=study, result=result, keep_invalid=keep_invalid)
+    return captions_store(study=study, result=result, keep_invalid=keep_invalid, progress=progress)
 
 
 def captions_import_clip_cc_files(

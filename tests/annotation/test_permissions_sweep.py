@@ -113,6 +113,8 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-clip-upload": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-clip-properties": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-caption-import": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-caption-import-jobs": {"GET": Expect(ADMINS), "POST": Expect(ADMINS, **UPLOAD)},
+    "api-caption-import-job": {"GET": Expect(ADMINS)},
     "api-reference-import": {"POST": Expect(ADMINS, **UPLOAD)},
     # The workflow.
     "api-my-queue": {"GET": Expect(MEMBERS)},  # the caller's own items only
@@ -343,6 +345,17 @@ def _llmfacts_result_id(world) -> int:
     ).pk
 
 
+def _caption_import_job_id(world) -> int:
+    """A caption import job of the study, queued (its task never runs in the sweep)."""
+    from django.core.files.base import ContentFile
+
+    from annotation.services.caption_jobs import caption_import_job_create
+
+    return caption_import_job_create(
+        study=world["study"], upload=ContentFile(b"{}"), file_name="c.jsonl", enqueue=False
+    ).pk
+
+
 def url_for(route: Route, world) -> str:
     values = {
         "slug": lambda: world["study"].slug,
@@ -362,6 +375,7 @@ def url_for(route: Route, world) -> str:
     }
     # Where a route's parameter of the same name means something else.
     values_of_route = {
+        "api-caption-import-job": {"job_id": lambda: _caption_import_job_id(world)},
         "profile-job-file": {
             "job": lambda: _profile_job(world, finished=True),
             "name": lambda: "table.csv",

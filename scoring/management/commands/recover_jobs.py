@@ -1,4 +1,5 @@
-"""Find jobs whose process died (scoring, profile exports, clip media) and resume or fail them."""
+"""Find jobs whose process died (scoring, profile exports, clip media, caption imports) and resume
+or fail them."""
 
 from django.core.management.base import BaseCommand
 
