@@ -17,7 +17,8 @@ from annotation.permissions import (
     studies_of,
     user_roles,
 )
-from annotation.serializers import CaptionSerializer
+from annotation.serializers import CaptionImportJobSerializer, CaptionSerializer
+from annotation.services.caption_jobs import caption_import_jobs_shown
 
 
 def _member_study(request, slug: str) -> Study:
@@ -45,6 +46,9 @@ def home(request):
 def study_detail(request, slug: str):
     study = _member_study(request, slug)
     clips = study.clips.annotate(caption_count=Count("captions"))
+    is_admin = Role.ADMIN in user_roles(request.user, study)
+    # The caption imports still running (a reload resumes their progress bars) and the last one.
+    import_jobs = caption_import_jobs_shown(study=study) if is_admin else []
     return render(
         request,
         "frontend/study.html",
@@ -54,7 +58,8 @@ def study_detail(request, slug: str):
             "models": study.candidate_models.annotate(caption_count=Count("captions")),
             "modes": study.taxonomy.modes.all(),
             "roles": sorted(user_roles(request.user, study)),
-            "is_admin": Role.ADMIN in user_roles(request.user, study),
+            "is_admin": is_admin,
+            "caption_import_jobs": CaptionImportJobSerializer(import_jobs, many=True).data,
             "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),
             "sees_everything": sees_every_caption(request.user, study),
