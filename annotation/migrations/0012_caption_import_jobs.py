@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0010_annotation_undo'),
+        ('annotation', '0011_window_timeline_per_statement'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
