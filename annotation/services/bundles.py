@@ -40,6 +40,7 @@ from annotation.models import (
 )
 from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
+from annotation.services.workflow import annotations_risk_refresh
 
 CLIP_FIELDS = (
     "original_filename",
@@ -780,6 +781,9 @@ def _store(
                     for row in correction["windows"]
                 ]
             )
+
+    # Submitting stores an annotation's review risk; these were stored without being submitted.
+    annotations_risk_refresh(study=study)
 
     progress(f"{len(bundle['audit'])} audit events")
     for n, event in enumerate(bundle["audit"]):

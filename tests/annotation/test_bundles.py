@@ -163,6 +163,41 @@ def test_importing_under_another_slug_and_exporting_again_gives_the_same_bundle(
     assert bundles.dumps(again) == bundles.dumps(original)
 
 
+def submitted_risks(study):
+    return {
+        (a.caption.clip.name, a.caption.model.name, a.annotator.username): (a.risk, a.risk_reasons)
+        for a in Annotation.objects.filter(
+            caption__clip__study=study, state__in=["submitted", "in_review", "approved"]
+        ).select_related("caption__clip", "caption__model", "annotator")
+    }
+
+
+def test_imported_submitted_annotations_carry_the_review_risk_submitting_gave_them(worked):
+    original = submitted_risks(worked)
+    assert len(original) == 3 and all(score > 0 for score, _ in original.values())
+    report = bundle_import(data=bundles.dumps(bundle_export(study=worked)), slug="s1-copy", grant_existing=True)
+    assert submitted_risks(report.study) == original
+
+
+def test_imported_annotations_that_disagree_carry_their_risk_and_reasons(study, personas, make_user):
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    fake_clip(study, "a")
+    captions_add(study, [caption_record("a")])
+    annotations_assign(study=study, annotators=[personas["annotator"], second], overlap_share=1.0)
+    quick, rewrite = Annotation.objects.order_by("annotator__username")
+    complete(quick, quick.annotator, overview={"verdict": "accept"}, active_seconds=3)
+    complete(rewrite, rewrite.annotator, overview={
+        "verdict": "reject", "modes": ["factual"],
+        "text": "Two dogs chase a red ball across a wet lawn while a child laughs and claps.",
+    })
+    original = submitted_risks(study)
+    reasons = {reason for _, why in original.values() for reason in why}
+    assert "annotators disagree on the overview" in reasons and "near-total overview repair" in reasons
+    report = bundle_import(data=bundles.dumps(bundle_export(study=study)), slug="s1-copy", grant_existing=True)
+    assert submitted_risks(report.study) == original
+
+
 def test_a_study_that_already_exists_is_not_imported_again(worked):
     data = bundles.dumps(bundle_export(study=worked))
     with pytest.raises(ServiceError, match="already exists here .same taxonomy"):
