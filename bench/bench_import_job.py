@@ -113,10 +113,10 @@ def run(url: str, captions: int) -> None:
         env.pop(name, None)
     os.environ.update(env)
     server = worker = None
+    log = open(f"{scratch}/worker.log", "wb")  # noqa: SIM115 - closed in the finally below
     try:
         slug, token = build(captions)
         data = caption_file(captions)
-        log = open(f"{scratch}/worker.log", "wb")  # noqa: SIM115 - closed with the scratch folder
         worker = subprocess.Popen(WORKER, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         port = free_port()
         server = subprocess.Popen(
@@ -159,6 +159,7 @@ def run(url: str, captions: int) -> None:
     finally:
         for process in (worker, server):
             stop_server(process)
+        log.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
