@@ -410,15 +410,21 @@ class Annotation(models.Model):
             ),
         ]
         # One index per queue ordering, so a page of a queue is a short index scan:
-        # the annotator's queue, and the review queue riskiest first or oldest first.
+        # the annotator's queue, and the review queue riskiest first or oldest first. The review
+        # indexes hold only what the review queue shows (submitted and in review), in its order,
+        # so its first page reads its first rows whatever the number waiting.
         indexes = [
             models.Index(
                 fields=["annotator", "state", "assigned_at", "id"], name="annotation_my_queue"
             ),
             models.Index(
-                fields=["state", "-risk", "submitted_at", "id"], name="annotation_review_risk"
+                fields=["-risk", "submitted_at", "id"], name="annotation_review_risk",
+                condition=models.Q(state__in=["submitted", "in_review"]),
             ),
-            models.Index(fields=["state", "submitted_at", "id"], name="annotation_review_oldest"),
+            models.Index(
+                fields=["submitted_at", "id"], name="annotation_review_oldest",
+                condition=models.Q(state__in=["submitted", "in_review"]),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -223,7 +223,7 @@ def review_queue(
     rows = review_candidates(
         study=study, reviewer=reviewer, states=states, model_alias=model_alias, annotator=annotator
     )
-    count = rows[: count_limit + 1].count()
+    count = rows.order_by()[: count_limit + 1].count()  # no ORDER BY: it reads at most the limit
     fields = REVIEW_ORDERS[order]
     if after:
         values = decode_cursor(after, size=len(fields))
