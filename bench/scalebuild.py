@@ -146,6 +146,7 @@ def build(
         lambda: annotations_assign(study=study, annotators=built.annotators, overlap_share=overlap, seed=seed),
     )
     built.annotations = report.created
+    analyze()  # again: the annotation table was empty when last analyzed
     built.submitted = _step(
         built, "bulk submit", profiles, lambda: submit_in_bulk(study, share=submitted_share, seed=seed)
     )
