@@ -148,7 +148,10 @@ def _review_seconds(events: Sequence[Mapping[str, Any]]) -> list[float]:
     return seconds
 
 
-def study_progress(*, study: Study) -> StudyProgress:
+def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgress:
+    """The study's progress. Agreement is the one costly part on a large study (every unit
+    of every double-annotated caption): without `with_agreement` its rows are left empty and
+    the page asks for them separately (`agreement_on_double_annotations`)."""
     annotations = list(
         Annotation.objects.filter(caption__clip__study=study).values(
             "id",
@@ -215,7 +218,10 @@ def study_progress(*, study: Study) -> StudyProgress:
         mine, theirs = about(annotations_of_model.get(model.name, []))
         models.append(_fill(Row(label=model.alias, detail=model.name), mine, theirs))
 
-    rows, double = agreement_on_double_annotations(study=study)
+    if with_agreement:
+        rows, double = agreement_on_double_annotations(study=study)
+    else:
+        rows, double = [], double_annotated_captions(study=study)
     unassigned = (
         Caption.objects.filter(clip__study=study)
         .exclude(Exists(Annotation.objects.filter(caption_id=OuterRef("pk"))))
@@ -231,6 +237,12 @@ def study_progress(*, study: Study) -> StudyProgress:
         unassigned_captions=unassigned,
         totals=_fill(Row(label="all"), annotations, events),
     )
+
+
+def double_annotated_captions(*, study: Study) -> int:
+    """Captions with two or more annotations submitted (submitted, in review or approved)."""
+    submitted = Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE)
+    return submitted.values("caption_id").annotate(n=Count("id")).filter(n__gte=2).count()
 
 
 def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow], int]:

@@ -15,6 +15,7 @@ urlpatterns = [
     path("studies/<slug:slug>/review/", views_review.review_queue, name="review-queue"),
     path("review/<int:annotation_id>/", views_review.review, name="review"),
     path("studies/<slug:slug>/progress/", views_progress.progress, name="progress"),
+    path("studies/<slug:slug>/progress/agreement/", views_progress.progress_agreement, name="progress-agreement"),
     path("studies/<slug:slug>/profiles/", views_profiles.profile_page, name="profiles"),
     path("studies/<slug:slug>/profiles/jobs/", views_profiles.profile_job_start, name="profile-jobs"),
     path("studies/<slug:slug>/profiles/llmfacts/<int:result_id>/", views_profiles.llmfacts_facts,

@@ -101,6 +101,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "review-queue": {"GET": Expect(QC_AND_ADMINS)},
     "review": {"GET": Expect(QC_AND_ADMINS)},
     "progress": {"GET": Expect(ADMINS)},
+    "progress-agreement": {"GET": Expect(ADMINS)},
     # The API's description holds no data.
     "schema": {"GET": Expect(ANYONE)},
     "api-docs": {"GET": Expect(ANYONE)},

@@ -149,8 +149,27 @@ def test_progress_page_shows_the_tables_to_a_study_admin(worked, personas):
     response = client.get("/studies/s1/progress/")
     assert response.status_code == 200
     html = response.content.decode()
-    for text in ("annotator2", SECRET_MODEL, "Model A", "Krippendorff", "33%", "0.400"):
+    for text in ("annotator2", SECRET_MODEL, "Model A", "Krippendorff", "33%", 'id="agreement-status"'):
         assert text in html
+    agreement = client.get("/studies/s1/progress/agreement/").json()
+    assert agreement["double_annotated"] == study_progress(study=worked).double_annotated
+    assert "0.400" in {value for row in agreement["rows"] for value in (row["kappa"], row["alpha"])}
+
+
+def test_the_progress_page_leaves_agreement_to_its_own_request(worked, personas):
+    """Agreement reads every unit of every double-annotated caption: the page itself must not."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(personas["admin"])
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get("/studies/s1/progress/").status_code == 200
+    assert not any("annotation_windowcorrection" in q["sql"] for q in captured.captured_queries)
+    rows = client.get("/studies/s1/progress/agreement/").json()["rows"]
+    expected = study_progress(study=worked).agreement
+    assert [row["label"] for row in rows] == [row.label for row in expected]
+    assert [row["items"] for row in rows] == [row.result.items for row in expected]
 
 
 @pytest.mark.parametrize("role", ["annotator", "reviewer", "researcher", "outsider"])
@@ -158,6 +177,7 @@ def test_progress_page_is_not_found_for_anyone_but_study_admins(worked, personas
     client = Client()
     client.force_login(personas[role])
     assert client.get("/studies/s1/progress/").status_code == 404
+    assert client.get("/studies/s1/progress/agreement/").status_code == 404
 
 
 def test_study_page_links_to_progress_for_admins_only(study, personas):
@@ -231,8 +251,8 @@ def test_kappa_is_the_same_after_an_export_and_import_of_the_study(study, make_u
     membership_grant(study=copy, user=admin, role="admin")
     client = Client()
     client.force_login(admin)
-    page = client.get(f"/studies/{copy.slug}/progress/").content.decode()
-    assert f">{by_assignment:.3f}<" in page
+    rows = client.get(f"/studies/{copy.slug}/progress/agreement/").json()["rows"]
+    assert f"{by_assignment:.3f}" in {row["kappa"] for row in rows}
 
 
 def test_progress_page_of_a_study_with_thousands_of_double_annotated_windows(study, personas):
