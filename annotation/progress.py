@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, F, OuterRef, Window
+from django.db.models.functions import Lag, TruncDate
 
 from annotation import workflow
 from annotation.agreement import Agreement, agreement
@@ -100,123 +101,116 @@ class StudyProgress:
     totals: Row
 
 
-def _per_day(moments: Iterable[datetime]) -> list[tuple[date, int]]:
-    return sorted(Counter(moment.date() for moment in moments).items())
-
-
 def _median(values: Sequence[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def _fill(
-    row: Row,
-    annotations: Sequence[Mapping[str, Any]],
-    events: Sequence[Mapping[str, Any]],
-    *,
-    decider: bool = False,
-) -> Row:
-    """Fill `row` from its annotations and the audit events about them (by them, for reviewers)."""
-    row.counts = dict(Counter(a["state"] for a in annotations))
-    submits = [e for e in events if e["action"] == "submit"]
-    decisions = [e for e in events if e["action"] in DECISIONS]
-    done = decisions if decider else submits
-    row.done = len(done)
-    row.per_day = _per_day(e["at"] for e in done)
-    row.decisions = len(decisions)
-    row.returns = sum(1 for e in decisions if e["action"] == "return")
-    row.approvals = sum(1 for e in decisions if e["action"] == "approve")
-    row.amends = sum(1 for e in decisions if e["action"] == "amend")
-    if decider:
-        row.median_seconds = _median(_review_seconds(events))
-    else:
-        submitted = {e["annotation_id"] for e in submits}
-        row.median_seconds = _median(
-            [a["active_seconds"] for a in annotations if a["id"] in submitted]
-        )
-    return row
+class _Tally:
+    """Rows by label, filled from grouped counts: `add_*` take one grouped row each."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = defaultdict(lambda: Row(label=""))
+        self.days: dict[str, Counter[date]] = defaultdict(Counter)
+        self.seconds: dict[str, list[float]] = defaultdict(list)
+
+    def add_state(self, key: str, state: str, n: int) -> None:
+        counts = self.rows[key].counts
+        counts[state] = counts.get(state, 0) + n
+
+    def add_done(self, key: str, day: date, n: int) -> None:
+        self.rows[key].done += n
+        self.days[key][day] += n
+
+    def add_decision(self, key: str, action: str, n: int) -> None:
+        row = self.rows[key]
+        row.decisions += n
+        row.returns += n if action == "return" else 0
+        row.approvals += n if action == "approve" else 0
+        row.amends += n if action == "amend" else 0
+
+    def row(self, key: str, label: str, detail: str = "") -> Row:
+        row = self.rows[key]
+        row.label, row.detail = label, detail
+        row.per_day = sorted(self.days[key].items())
+        row.median_seconds = _median(self.seconds[key])
+        return row
 
 
-def _review_seconds(events: Sequence[Mapping[str, Any]]) -> list[float]:
-    """Claim-to-decision times of one reviewer's events (ordered by time)."""
-    claimed: dict[int, datetime] = {}
-    seconds = []
-    for event in events:
-        if event["action"] == "claim":
-            claimed[event["annotation_id"]] = event["at"]
-        elif event["action"] in DECISIONS and event["annotation_id"] in claimed:
-            seconds.append((event["at"] - claimed.pop(event["annotation_id"])).total_seconds())
-    return seconds
+ALL = "\0all"  # the totals' key: no username or model name starts with a NUL character
 
 
 def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgress:
-    """The study's progress. Agreement is the one costly part on a large study (every unit
-    of every double-annotated caption): without `with_agreement` its rows are left empty and
-    the page asks for them separately (`agreement_on_double_annotations`)."""
-    annotations = list(
-        Annotation.objects.filter(caption__clip__study=study).values(
-            "id",
-            "state",
-            "active_seconds",
-            "caption_id",
-            "annotator__username",
-            "caption__model__name",
-            "caption__model__alias",
-        )
-    )
-    by_id = {a["id"]: a for a in annotations}
-    events = list(
-        AuditEvent.objects.filter(
-            study=study, annotation__isnull=False, action__in=("submit", "claim", *DECISIONS)
-        )
-        .order_by("at", "pk")
-        .values("pk", "annotation_id", "action", "at", "actor__username")
-    )
-    members: dict[str, set[str]] = defaultdict(set)
-    for username, role in Membership.objects.filter(study=study).values_list(
-        "user__username", "role"
+    """The study's progress, counted in the database: a few grouped queries whose answers
+    are as long as the number of people, models and days, not of annotations.
+
+    Agreement is the one costly part on a large study (every unit of every double-annotated
+    caption): without `with_agreement` its rows are left empty and the page asks for them
+    separately (`agreement_on_double_annotations`)."""
+    annotations = Annotation.objects.filter(caption__clip__study=study).order_by()
+    events = AuditEvent.objects.filter(study=study, annotation__isnull=False).order_by()
+    annotators, models, reviewers = _Tally(), _Tally(), _Tally()
+
+    for name, model, state, n in annotations.values_list(
+        "annotator__username", "caption__model__name", "state"
+    ).annotate(n=Count("id")):
+        annotators.add_state(name, state, n)
+        annotators.add_state(ALL, state, n)
+        models.add_state(model, state, n)
+    for name, state, n in (
+        annotations.filter(reviewer__isnull=False)
+        .values_list("reviewer__username", "state")
+        .annotate(n=Count("id"))
     ):
+        reviewers.add_state(name, state, n)
+
+    # Submissions per day, by the annotation's annotator and model.
+    for name, model, day, n in (
+        events.filter(action="submit")
+        .values_list("annotation__annotator__username", "annotation__caption__model__name", TruncDate("at"))
+        .annotate(n=Count("id"))
+    ):
+        annotators.add_done(name, day, n)
+        annotators.add_done(ALL, day, n)
+        models.add_done(model, day, n)
+    # QC decisions about each annotator's and model's annotations (their return rates).
+    for name, model, action, n in (
+        events.filter(action__in=DECISIONS)
+        .values_list("annotation__annotator__username", "annotation__caption__model__name", "action")
+        .annotate(n=Count("id"))
+    ):
+        annotators.add_decision(name, action, n)
+        annotators.add_decision(ALL, action, n)
+        models.add_decision(model, action, n)
+    # Each reviewer's own decisions per day (and who claimed anything: a reviewer too).
+    acted = set()
+    for name, action, day, n in (
+        events.filter(action__in=("claim", *DECISIONS), actor__isnull=False)
+        .values_list("actor__username", "action", TruncDate("at"))
+        .annotate(n=Count("id"))
+    ):
+        acted.add(name)
+        if action in DECISIONS:
+            reviewers.add_done(name, day, n)
+            reviewers.add_decision(name, action, n)
+
+    # Median active time of the items submitted at least once, per annotator and model.
+    submitted_once = Exists(events.filter(action="submit", annotation_id=OuterRef("pk")))
+    for name, model, seconds in annotations.filter(submitted_once).values_list(
+        "annotator__username", "caption__model__name", "active_seconds"
+    ):
+        annotators.seconds[name].append(seconds)
+        annotators.seconds[ALL].append(seconds)
+        models.seconds[model].append(seconds)
+    # Claim to decision: a decision whose previous event by the same reviewer on the same
+    # annotation is a claim (a claim claimed again counts from the later claim).
+    for name, decided, claimed in _claim_to_decision(events):
+        reviewers.seconds[name].append((decided - claimed).total_seconds())
+
+    members: dict[str, set[str]] = defaultdict(set)
+    for username, role in Membership.objects.filter(study=study).values_list("user__username", "role"):
         members[role].add(username)
-
-    # Group once, so the page costs one pass over the rows, not one per person or model.
-    annotations_of: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    annotations_of_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for a in annotations:
-        annotations_of[a["annotator__username"]].append(a)
-        annotations_of_model[a["caption__model__name"]].append(a)
-    events_about: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
-    acted_by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for e in events:
-        events_about[e["annotation_id"]].append(e)
-        if e["action"] != "submit" and e["actor__username"]:
-            acted_by[e["actor__username"]].append(e)
-
-    def about(
-        chosen: list[Mapping[str, Any]],
-    ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-        """The annotations and the events about them, in time order."""
-        theirs = [e for a in chosen for e in events_about.get(a["id"], ())]
-        theirs.sort(key=lambda e: (e["at"], e["pk"]))
-        return chosen, theirs
-
-    annotators = []
-    for name in sorted(members[Membership.Role.ANNOTATOR] | set(annotations_of)):
-        mine, theirs = about(annotations_of.get(name, []))
-        annotators.append(_fill(Row(label=name), mine, theirs))
-
-    reviewer_names = members[Membership.Role.REVIEWER] | set(acted_by)
-    reviewers = []
-    held = Annotation.objects.filter(caption__clip__study=study, reviewer__isnull=False)
-    held_by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for annotation_id, username in held.values_list("id", "reviewer__username"):
-        held_by[username].append(by_id[annotation_id])
-    for name in sorted(reviewer_names):
-        acted = acted_by.get(name, [])
-        reviewers.append(_fill(Row(label=name), held_by[name], acted, decider=True))
-
-    models = []
-    for model in study.candidate_models.order_by("alias"):
-        mine, theirs = about(annotations_of_model.get(model.name, []))
-        models.append(_fill(Row(label=model.alias, detail=model.name), mine, theirs))
+    annotator_names = (members[Membership.Role.ANNOTATOR] | set(annotators.rows)) - {ALL}
+    reviewer_names = members[Membership.Role.REVIEWER] | acted
 
     if with_agreement:
         rows, double = agreement_on_double_annotations(study=study)
@@ -229,14 +223,34 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
     )
     return StudyProgress(
         states=[str(label) for _, label in Annotation.State.choices],
-        annotators=annotators,
-        reviewers=reviewers,
-        models=models,
+        annotators=[annotators.row(name, name) for name in sorted(annotator_names)],
+        reviewers=[reviewers.row(name, name) for name in sorted(reviewer_names)],
+        models=[
+            models.row(model.name, model.alias, model.name)
+            for model in study.candidate_models.order_by("alias")
+        ],
         agreement=rows,
         double_annotated=double,
         unassigned_captions=unassigned,
-        totals=_fill(Row(label="all"), annotations, events),
+        totals=annotators.row(ALL, "all"),
     )
+
+
+def _claim_to_decision(events) -> Iterable[tuple[str, datetime, datetime]]:
+    """(reviewer, decided at, claimed at) of every decision that follows its reviewer's claim."""
+    partition = {"partition_by": [F("actor_id"), F("annotation_id")], "order_by": [F("at").asc(), F("pk").asc()]}
+    # Only the window condition may follow the annotation: a plain one would be applied before
+    # LAG looks back. Claims that follow a claim are few; they are dropped here.
+    after_a_claim = (
+        events.filter(action__in=("claim", *DECISIONS), actor__isnull=False)
+        .annotate(
+            previous=Window(Lag("action"), **partition),
+            previous_at=Window(Lag("at"), **partition),
+        )
+        .filter(previous="claim")
+        .values_list("actor__username", "action", "at", "previous_at")
+    )
+    return [(name, at, claimed) for name, action, at, claimed in after_a_claim if action in DECISIONS]
 
 
 def double_annotated_captions(*, study: Study) -> int:

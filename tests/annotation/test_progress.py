@@ -113,6 +113,40 @@ def test_reviewer_row_counts_decisions_and_claim_to_decision_time(worked):
     assert row.median_seconds is not None and row.median_seconds >= 0
 
 
+def test_claim_to_decision_counts_from_the_latest_claim_and_only_once(worked, make_user):
+    """Per annotation, a decision pairs with the reviewer's claim just before it: a second
+    claim restarts the clock, a decision without a claim (or after one already paired) adds
+    no time, and another reviewer's claim is not theirs."""
+    from datetime import timedelta
+
+    from django.db import connection
+
+    from annotation.models import Annotation, AuditEvent
+
+    second = make_user("reviewer2")
+    membership_grant(study=worked, user=second, role="reviewer")
+    other = make_user("reviewer3")
+    first, later = Annotation.objects.filter(caption__clip__study=worked).order_by("pk")[:2]
+    start = first.assigned_at
+    script = [  # (annotation, actor, action, seconds after start)
+        (first, second, "claim", 0), (first, second, "claim", 100), (first, second, "approve", 130),
+        (first, second, "return", 200),  # no claim since the approve: no time
+        (later, other, "claim", 0), (later, second, "amend", 50),  # someone else's claim
+        (later, second, "claim", 300), (later, second, "return", 310),
+    ]
+    table = AuditEvent._meta.db_table
+    with connection.cursor() as cursor:  # at chosen: the model sets it to now, and events never change
+        for annotation, actor, action, seconds in script:
+            cursor.execute(
+                f"INSERT INTO {table} (study_id, annotation_id, actor_id, action, at, before, after) "
+                "VALUES (%s, %s, %s, %s, %s, '{}', '{}')",
+                [worked.pk, annotation.pk, actor.pk, action, start + timedelta(seconds=seconds)],
+            )
+    row = next(r for r in study_progress(study=worked).reviewers if r.label == "reviewer2")
+    assert (row.done, row.approvals, row.amends, row.returns) == (4, 1, 1, 2)
+    assert row.median_seconds == pytest.approx(20)  # the times 30 and 10
+
+
 def test_model_rows_are_by_alias_with_the_name_beside_it(worked):
     rows = rows_by_label(study_progress(study=worked).models)
     first = rows["Model A"]
