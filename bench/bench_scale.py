@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.utils.crypto import get_random_string
         from scalebuild import analyze, build
 
-        from annotation.progress import study_progress
+        from annotation.progress import agreement_on_double_annotations, study_progress
         from annotation.services.bundles import bundle_export_bytes
 
         call_command("migrate", verbosity=0)
@@ -347,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         for step, seconds in built.timings.items():
             print(f"    {step}: {seconds:.1f} s")
 
-        progress_s = min(timed(lambda: study_progress(study=built.study)) for _ in range(3))
+        progress_s = min(timed(lambda: study_progress(study=built.study, with_agreement=False)) for _ in range(3))
+        agreement_s = timed(lambda: agreement_on_double_annotations(study=built.study))
         export_s = min(timed(lambda: bundle_export_bytes(study=paper.study)) for _ in range(2))
         counts = queries_per_request(built)
 
@@ -437,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'whole job':<48}{'seconds':>9}{'target':>10}{'ratio':>8}")
         rows = [
             (f"progress page data ({built.annotations:,} annotations)", progress_s, 1.0),
+            ("  its agreement table (a request of its own)", agreement_s, None),
             (
                 f"assignment of {built.captions:,} captions to {ANNOTATORS} annotators",
                 built.timings["assignment"],
@@ -450,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"bundle export ({paper.annotations:,} annotations)", export_s, 1.0),
         ]
         for name, seconds, target in rows:
+            if target is None:
+                print(f"{name:<48}{seconds:>9.2f}")
+                continue
             print(f"{name:<48}{seconds:>9.2f}{target:>10.2f}{seconds / target:>7.2f}x")
         print("  (assignment and import targets are scaled to the size built: 10 s and 30 s per 100,000 captions)")
         print()
