@@ -401,11 +401,15 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[tuple[int, str], dict[str, list[float]]] = {}
         failed: dict[tuple[int, str], dict[str, list[int]]] = {}
         modes = (("back to back", 0.0), ("at work", args.think))
+        throughput: dict[tuple[int, str], float] = {}
         for level in LEVELS:
             for mode, think in modes:
+                began = time.perf_counter()
                 a, fa = drive(sessions(built.annotators[:level], think), annotator_cycle, "scale", args.cycles)
                 r, fr = drive(sessions(built.reviewers[:level], think), reviewer_cycle, "scale", args.cycles)
                 results[level, mode], failed[level, mode] = {**a, **r}, {**fa, **fr}
+                served = sum(len(values) for values in results[level, mode].values())
+                throughput[level, mode] = served / (time.perf_counter() - began)
 
         print()
         print(
@@ -432,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{'':<26}{level:>8}  {mode:<13}{len(values):>5}{p50:>9.1f}{p95:>9.1f}{p99:>9.1f}"
                         f"{goal:>10}{ratio:>12}{note}"
                     )
+        print("requests served per second (all kinds):")
+        for mode, _ in modes:
+            print(f"  {mode:<13}" + "  ".join(f"{level} clients {throughput[level, mode]:.0f}/s" for level in LEVELS))
         print(f"  (back to back: no pause between requests; at work: a pause of ~{args.think:g} s before each; "
               f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         print()
