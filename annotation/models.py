@@ -425,6 +425,11 @@ class Annotation(models.Model):
                 fields=["submitted_at", "id"], name="annotation_review_oldest",
                 condition=models.Q(state__in=["submitted", "in_review"]),
             ),
+            # Review next also takes over claims that expired: the few items in review, by expiry.
+            models.Index(
+                fields=["claim_expires_at"], name="annotation_claims_expiring",
+                condition=models.Q(state="in_review"),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -290,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in (
                 "DATABASE_URL",
                 "MEDIA_ROOT",
+                "STATIC_ROOT",
                 "DJANGO_SETTINGS_MODULE",
                 "SECRET_KEY",
                 "DEBUG",
