@@ -270,11 +270,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scale bench: skipped, cannot create {DATABASE}: {created.stderr.strip()}")
         return 0
     scratch = tempfile.mkdtemp(prefix="redline-bench-scale-")
+    os.makedirs(os.path.join(scratch, "static"))
     env = {
         **os.environ,
         "DATABASE_URL": f"postgres://{user}@{HOST}:5432/{DATABASE}",
         "MEDIA_ROOT": scratch,
-        "STATIC_ROOT": scratch,
+        "STATIC_ROOT": os.path.join(scratch, "static"),
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(48),
         "ALLOWED_HOSTS": HOST,
