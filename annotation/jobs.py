@@ -24,13 +24,32 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from celery import Task
 from django.conf import settings
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
 RUNNERS = ("celery", "threads")
+
+# Worth trying again: the database or broker was briefly unreachable. Every job's writes are
+# upserts or one all-or-nothing transaction, so running it again cannot store anything twice.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+
+
+class JobTask(Task):
+    """Base of the tasks that run one job record, its id the first argument: when the task
+    gives up (retries spent, or an unexpected error), `job_failed` says so on the job."""
+
+    @staticmethod
+    def job_failed(*, job_id: int, error: str) -> None:
+        raise NotImplementedError("a JobTask names the service that marks its job failed")
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        job_id = args[0] if args else kwargs.get("job_id")
+        if job_id is not None:
+            self.job_failed(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

@@ -1,14 +1,10 @@
 """Celery tasks of the annotation app: thin, idempotent, taking ids."""
 
-from celery import Task, shared_task
-from django.db import InterfaceError, OperationalError
+from celery import shared_task
 
+from annotation.jobs import TRANSIENT_ERRORS, JobTask
 from annotation.services.caption_jobs import caption_import_job_fail, caption_import_job_run
 from annotation.services.clips import clip_prepare_media
-
-# Worth trying again: the database or broker was briefly unreachable. An import that met one of
-# these rolled back whole, so running it again cannot store anything twice.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=3)
@@ -17,12 +13,8 @@ def prepare_clip_media(clip_id: int) -> None:
     clip_prepare_media(clip_id=clip_id)
 
 
-class CaptionImportTask(Task):
-    def on_failure(self, exc, task_id, args, kwargs, einfo):
-        """The task gave up (retries spent, or an unexpected error): say so on the job."""
-        job_id = args[0] if args else kwargs.get("job_id")
-        if job_id is not None:
-            caption_import_job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+class CaptionImportTask(JobTask):
+    job_failed = staticmethod(caption_import_job_fail)
 
 
 @shared_task(

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from celery import Task, shared_task
-from django.db import InterfaceError, OperationalError
+from celery import shared_task
 
+from annotation.jobs import TRANSIENT_ERRORS, JobTask
 from scoring.services import score_job_fail, score_job_run
 
-# Worth trying again: the database or broker was briefly unreachable. A job's writes are upserts
-# keyed by item and metric, so running it again after one of these cannot duplicate anything.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
-
-class ScoreJobTask(Task):
-    def on_failure(self, exc, task_id, args, kwargs, einfo):
-        """The task gave up (retries spent, or an unexpected error): say so on the job."""
-        job_id = args[0] if args else kwargs.get("job_id")
-        if job_id is not None:
-            score_job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+class ScoreJobTask(JobTask):
+    job_failed = staticmethod(score_job_fail)
 
 
 @shared_task(
