@@ -72,11 +72,27 @@ def refused(exc: ImportRefused) -> Response:
     )
 
 
-def uploaded_bytes(request) -> bytes:
+def uploaded_file(request):
     upload = request.FILES.get("file")
     if upload is None:
         raise serializers.ValidationError({"file": "Attach the file as multipart field 'file'."})
-    return upload.read()
+    return upload
+
+
+def uploaded_bytes(request) -> bytes:
+    return uploaded_file(request).read()
+
+
+def keeps_invalid(request) -> bool:
+    return request.query_params.get("keep_invalid", "").lower() in {"1", "true", "yes"}
+
+
+# The query parameters of a caption file import, at once or as a job.
+CAPTION_IMPORT_PARAMETERS = [
+    OpenApiParameter("format", str, enum=["jsonl", "clip-cc"]),
+    OpenApiParameter("model", str, description="model name for clip-cc files"),
+    OpenApiParameter("keep_invalid", bool),
+]
 
 
 class StudyList(generics.ListAPIView):
@@ -187,17 +203,13 @@ class CaptionImport(APIView):
 
     @extend_schema(
         request=UploadSerializer,
-        parameters=[
-            OpenApiParameter("format", str, enum=["jsonl", "clip-cc"]),
-            OpenApiParameter("model", str, description="model name for clip-cc files"),
-            OpenApiParameter("keep_invalid", bool),
-        ],
+        parameters=CAPTION_IMPORT_PARAMETERS,
         responses={201: CaptionsImported, 400: ImportRefusal},
     )
     def post(self, request, slug):
         study = study_from_view(self)
         data = uploaded_bytes(request)
-        keep_invalid = request.query_params.get("keep_invalid", "").lower() in {"1", "true", "yes"}
+        keep_invalid = keeps_invalid(request)
         try:
             if request.query_params.get("format", "jsonl") == "clip-cc":
                 model = request.query_params.get("model") or Path(request.FILES["file"].name).stem
@@ -220,9 +232,9 @@ class CaptionImport(APIView):
         )
 
 
-class CaptionImportJobs(generics.ListAPIView):
-    """GET: the study's caption import jobs, newest first. POST: import a caption file in a
-    background job; the answer (202) gives the job's URL to follow its progress."""
+class CaptionImportJobViews:
+    """The study's caption import jobs, for its admins. Whoever looks sees a job whose process
+    died sent again or failed, not running forever."""
 
     permission_classes = [IsStudyAdmin]
     serializer_class = CaptionImportJobSerializer
@@ -232,24 +244,22 @@ class CaptionImportJobs(generics.ListAPIView):
             "study", "requested_by")
 
     def get(self, request, *args, **kwargs):
-        # Whoever looks sees a job whose process died sent again or failed, not running forever.
         caption_import_jobs_recover(study=study_from_view(self))
         return super().get(request, *args, **kwargs)
 
+
+class CaptionImportJobs(CaptionImportJobViews, generics.ListAPIView):
+    """GET: the study's caption import jobs, newest first. POST: import a caption file in a
+    background job; the answer (202) gives the job's URL to follow its progress."""
+
     @extend_schema(
         request=UploadSerializer,
-        parameters=[
-            OpenApiParameter("format", str, enum=["jsonl", "clip-cc"]),
-            OpenApiParameter("model", str, description="model name for clip-cc files"),
-            OpenApiParameter("keep_invalid", bool),
-        ],
+        parameters=CAPTION_IMPORT_PARAMETERS,
         responses={202: CaptionImportJobSerializer, 400: ImportRefusal},
     )
     def post(self, request, slug):
         study = study_from_view(self)
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise serializers.ValidationError({"file": "Attach the file as multipart field 'file'."})
+        upload = uploaded_file(request)
         try:
             job = caption_import_job_create(
                 study=study,
@@ -257,7 +267,7 @@ class CaptionImportJobs(generics.ListAPIView):
                 file_name=upload.name or "",
                 format=request.query_params.get("format", "jsonl"),
                 model=request.query_params.get("model", ""),
-                keep_invalid=request.query_params.get("keep_invalid", "").lower() in {"1", "true", "yes"},
+                keep_invalid=keeps_invalid(request),
                 requested_by=request.user,
             )
         except ServiceError as exc:
@@ -267,18 +277,8 @@ class CaptionImportJobs(generics.ListAPIView):
         return Response(answer, status=status.HTTP_202_ACCEPTED, headers={"Location": answer["url"]})
 
 
-class CaptionImportJobDetail(generics.RetrieveAPIView):
-    permission_classes = [IsStudyAdmin]
-    serializer_class = CaptionImportJobSerializer
+class CaptionImportJobDetail(CaptionImportJobViews, generics.RetrieveAPIView):
     lookup_url_kwarg = "job_id"
-
-    def get_queryset(self):
-        return CaptionImportJob.objects.filter(study=study_from_view(self)).select_related(
-            "study", "requested_by")
-
-    def get(self, request, *args, **kwargs):
-        caption_import_jobs_recover(study=study_from_view(self))
-        return super().get(request, *args, **kwargs)
 
 
 class ReferenceImport(APIView):

@@ -12,12 +12,23 @@ Role = Membership.Role
 SEES_MODEL_IDENTITY = {Role.ADMIN, Role.RESEARCHER}
 
 
-def user_roles(user, study: Study) -> set[str]:
-    if not user.is_authenticated:
-        return set()
+def _roles_cache(user) -> dict[int, set[str]]:
+    """{study id: roles} read so far for this user object (one request's user)."""
     cache = getattr(user, "_redline_roles", None)
     if cache is None:
         cache = user._redline_roles = {}
+    return cache
+
+
+def known_roles(user, study: Study) -> set[str] | None:
+    """The person's roles in the study if this request has read them already, else None."""
+    return getattr(user, "_redline_roles", {}).get(study.pk)
+
+
+def user_roles(user, study: Study) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    cache = _roles_cache(user)
     if study.pk not in cache:
         cache[study.pk] = set(
             Membership.objects.filter(study=study, user=user).values_list("role", flat=True)
@@ -76,10 +87,7 @@ def member_study_from_view(view, user) -> Study:
         if not memberships:
             raise NotFound("No such study.")
         study = view._study = memberships[0].study
-        cache = getattr(user, "_redline_roles", None)
-        if cache is None:
-            cache = user._redline_roles = {}
-        cache[study.pk] = {m.role for m in memberships}
+        _roles_cache(user)[study.pk] = {m.role for m in memberships}
     if not is_member(user, study):
         raise NotFound("No such study.")
     return study

@@ -34,6 +34,7 @@ from annotation.models import (
     Study,
     WindowCorrection,
 )
+from annotation.permissions import known_roles
 from annotation.queues import REVIEW_ORDERS, review_candidates
 from annotation.services import bulk
 from annotation.services.errors import ServiceError
@@ -219,9 +220,9 @@ def _annotations_create(placed: Sequence[assignment.Placed], *, taxonomy_id: int
 
 
 def _roles(study: Study, user) -> set[str]:
-    """The person's roles in the study: as this request's permission check already read them
-    (annotation.permissions caches them on the user), or read now."""
-    known = getattr(user, "_redline_roles", {}).get(study.pk)
+    """The person's roles in the study: as this request's permission check already read them,
+    or read now (a service called outside a request caches nothing)."""
+    known = known_roles(user, study)
     if known is not None:
         return known
     return set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
