@@ -86,6 +86,24 @@ def new_assignment_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+class StudyState(models.TextChoices):
+    """A study's lifecycle: setup -> running -> closed -> archived (annotation.services.studies)."""
+
+    SETUP = "setup", "setting up"
+    RUNNING = "running", "running"
+    CLOSED = "closed", "closed"
+    ARCHIVED = "archived", "archived"
+
+
+class CaptionLanguage(models.TextChoices):
+    """The language captions are written in: it decides what a word is for edit size."""
+
+    ENGLISH = "en", "English"
+    CHINESE = "zh", "Chinese"
+    JAPANESE = "ja", "Japanese"
+    OTHER = "other", "another language written with spaces"
+
+
 class Study(models.Model):
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=200)
@@ -102,6 +120,15 @@ class Study(models.Model):
         default=DEFAULT_SPREAD_GAP, help_text="spread design: items at least between two captions of a clip"
     )
     assignment_seed = models.BigIntegerField(default=new_assignment_seed, help_text="draws the random order")
+    # Studies made before the lifecycle existed were already at work: they default to running.
+    state = models.CharField(max_length=10, choices=StudyState.choices, default=StudyState.RUNNING)
+    caption_language = models.CharField(
+        max_length=10, choices=CaptionLanguage.choices, default=CaptionLanguage.ENGLISH,
+        help_text="what a word is for edit size",
+    )
+    undo_seconds = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="how long a decision may be undone; empty: the site's UNDO_SECONDS"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,0 +1,446 @@
+"""The annotator's steps: open, autosave, lock the overview, submit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Case, F, When
+from django.utils import timezone
+
+from annotation import audit_diff, returns, workflow
+from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
+from annotation.models import (
+    Annotation,
+    AuditEvent,
+    CorrectionPass,
+    Study,
+    WindowCorrection,
+)
+from annotation.services.annotation_common import (
+    MAX_ACTIVE_SECONDS_PER_SAVE,
+    MAX_RETURN_COMMENT_CHARS,
+    MAX_UI_STATE_CHARS,
+    Added,
+    Conflict,
+    NotAllowed,
+    _annotator_pass,
+    _audit,
+    _check_modes,
+    _claim_version,
+    _mapping,
+    _modes,
+    _reread,
+    _seconds,
+    _text,
+    _undo_window,
+    pass_snapshot,
+    pass_window_rows,
+)
+from annotation.services.errors import ServiceError
+from annotation.services.risks import (
+    annotation_risk_refresh,
+)
+
+# --------------------------------------------------------------------------- annotator
+
+
+@transaction.atomic
+def annotation_open(*, annotation: Annotation, actor) -> Annotation:
+    """The annotator starts (or restarts after a return) work on their annotation."""
+    if annotation.annotator_id != actor.pk:
+        raise NotAllowed("Only the assigned annotator may work on this annotation.")
+    if annotation.state not in workflow.TRANSITIONS["open"].sources:
+        return annotation
+    _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
+    _reread(annotation)
+    return annotation
+
+
+def _open(annotation_id: int, actor, *, study_id: int) -> bool:
+    """Move an assigned or returned annotation to in progress with one conditional update,
+    with its annotator pass and the audit event; False when it was no longer openable.
+
+    Three statements: the UPDATE, the pass's INSERT (a returned annotation keeps the pass it
+    has) and the audit event's INSERT."""
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
+    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now())
+    if not moved:
+        return False
+    CorrectionPass.objects.bulk_create(
+        [CorrectionPass(annotation_id=annotation_id, kind=CorrectionPass.Kind.ANNOTATOR, author_id=actor.pk)],
+        ignore_conflicts=True,
+    )
+    AuditEvent.objects.create(
+        study_id=study_id, annotation_id=annotation_id, actor=actor, action="open",
+        before={}, after={"state": workflow.IN_PROGRESS},
+    )
+    return True
+
+
+@transaction.atomic
+def annotation_start_next(*, study: Study, annotator) -> int | None:
+    """Open the annotator's next item and give its id: returned ones first, then work in
+    progress, then new ones, each in assignment order; None when nothing is left.
+
+    The item is claimed with one conditional update of a row picked with
+    SELECT ... FOR UPDATE SKIP LOCKED (PostgreSQL), so presses at the same moment never open
+    the same item and never wait for each other; SQLite has one writer at a time, and the
+    conditional update (state still openable) refuses a row another press opened first.
+    Each read is a short index range (Annotation.Meta.indexes "annotation_my_queue"): the
+    person's few returned and in-progress items, then the first of their new ones.
+    """
+    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    for _attempt in range(3):
+        # Returned and in-progress items are few: one read finds whether there is either.
+        started = (
+            mine.filter(state__in=[workflow.RETURNED, workflow.IN_PROGRESS])
+            .order_by(Case(When(state=workflow.RETURNED, then=0), default=1), "assigned_at", "id")
+            .values_list("pk", "state")
+            .first()
+        )
+        if started is not None and started[1] == workflow.IN_PROGRESS:
+            return started[0]
+        state = workflow.RETURNED if started is not None else workflow.ASSIGNED
+        chosen = (
+            mine.filter(state=state)
+            .order_by("assigned_at", "id")
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if chosen is None:
+            if state == workflow.ASSIGNED:
+                return None
+            continue  # the returned item was just taken by another press; look again
+        if _open(chosen, annotator, study_id=study.pk):
+            return chosen
+    raise Conflict("Other presses took your next items at the same moment; press again.", {})
+
+
+def _apply_overview(annotation: Annotation, correction: CorrectionPass, change: Any) -> None:
+    change = _mapping(change, "overview")
+    if annotation.overview_locked_at is not None:
+        raise ServiceError("The overview verdict is locked; it was submitted before the window pass.")
+    if "verdict" in change:
+        if change["verdict"] not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown verdict {change['verdict']!r}: use accept or reject.")
+        correction.overview_verdict = change["verdict"]
+    if "text" in change:
+        correction.overview_text = _text(change["text"], "overview.text", MAX_OVERVIEW_CHARS)
+    if "modes" in change:
+        modes = _modes(change["modes"], "overview.modes")
+        correction.overview_modes = _check_modes(annotation, modes, unit="overview")
+    if correction.overview_verdict == CorrectionPass.Verdict.ACCEPT:
+        # An accept carries no modes and no corrected text.
+        correction.overview_modes = []
+        correction.overview_text = ""
+
+
+def _apply_windows(
+    annotation: Annotation, correction: CorrectionPass, changes: Any, rows: list[WindowCorrection]
+) -> list[WindowCorrection]:
+    """Apply window changes to the pass's window corrections `rows` (as read, in window order)
+    and give the rows after them. Bounded writes whatever the number of windows changed: one
+    read of the caption's windows, one INSERT of the new rows, one UPDATE of the changed ones."""
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first: the window pass opens after it.")
+    if not isinstance(changes, list):
+        raise ServiceError("windows must be a list of window changes.")
+    windows = {w.index: w for w in annotation.caption.windows.all()}
+    existing = {row.window_id: row for row in rows}
+    created: dict[int, WindowCorrection] = {}
+    changed: dict[int, WindowCorrection] = {}
+    for number, change in enumerate(changes):
+        change = _mapping(change, f"windows[{number}]")
+        index = change.get("index")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ServiceError(
+                f"windows[{number}].index must be a window number, not {index!r:.40}."
+            )
+        if index not in windows:
+            raise ServiceError(f"This caption has no window {index!r}.")
+        window = windows[index]
+        row = existing.get(window.pk) or created.get(window.pk)
+        if row is None:
+            row = created[window.pk] = WindowCorrection(
+                correction_pass=correction, window=window,
+                scene=window.scene, shot=window.shot, start=window.start, end=window.end,
+            )
+        elif row.pk is not None:
+            changed[window.pk] = row
+        verdict = change.get("verdict", row.verdict)
+        if verdict not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown verdict {verdict!r} for window {index}.")
+        row.verdict = verdict
+        for field in ("scene", "shot"):
+            if field in change:
+                text = _text(change[field], f"windows[{number}].{field}", MAX_WINDOW_TEXT_CHARS)
+                setattr(row, field, text)
+        for field in ("start", "end"):
+            if field in change:
+                setattr(row, field, _seconds(change[field], f"windows[{number}].{field}"))
+        if not 0 <= row.start < row.end <= annotation.caption.clip.duration + 0.5:
+            raise ServiceError(
+                f"Window {index + 1}: {row.start:g}-{row.end:g} s is not a span inside the clip "
+                f"(0-{annotation.caption.clip.duration:g} s)."
+            )
+        if "modes" in change:
+            modes = _modes(change["modes"], f"windows[{number}].modes")
+            row.modes = _check_modes(annotation, modes, unit=f"window {index + 1}")
+        if verdict == CorrectionPass.Verdict.ACCEPT:
+            row.modes, row.scene, row.shot, row.start, row.end = [], window.scene, window.shot, window.start, window.end
+    if created:
+        WindowCorrection.objects.bulk_create(created.values())
+    if changed:
+        WindowCorrection.objects.bulk_update(
+            changed.values(), ["verdict", "scene", "shot", "start", "end", "modes"]
+        )
+    return sorted([*rows, *created.values()], key=lambda row: row.window.index)
+
+
+def _check_timeline(windows: Any, duration: float) -> list[dict[str, Any]]:
+    if not isinstance(windows, list):
+        raise ServiceError("segmentation.windows must be a list of windows.")
+    clean = []
+    previous_end = 0.0
+    for number, window in enumerate(windows, start=1):
+        window = _mapping(window, f"segmentation.windows[{number - 1}]")
+        if "start" not in window or "end" not in window:
+            raise ServiceError(f"Corrected window {number} needs numeric start and end.")
+        start = _seconds(window["start"], f"segmentation.windows[{number - 1}].start")
+        end = _seconds(window["end"], f"segmentation.windows[{number - 1}].end")
+        if not 0 <= start < end <= duration + 0.5:
+            raise ServiceError(f"Corrected window {number}: {start:g}-{end:g} s is not inside the clip.")
+        if start < previous_end:
+            raise ServiceError(f"Corrected window {number} starts before window {number - 1} ends.")
+        previous_end = end
+        place = f"segmentation.windows[{number - 1}]"
+        clean.append({
+            "start": start, "end": end,
+            "scene": _text(window.get("scene", ""), f"{place}.scene", MAX_WINDOW_TEXT_CHARS),
+            "shot": _text(window.get("shot", ""), f"{place}.shot", MAX_WINDOW_TEXT_CHARS),
+        })
+    return clean
+
+
+def _apply_segmentation(annotation: Annotation, correction: CorrectionPass, change: Any) -> None:
+    change = _mapping(change, "segmentation")
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first: segmentation is judged in the window pass.")
+    if "verdict" in change:
+        if change["verdict"] not in CorrectionPass.Verdict.values:
+            raise ServiceError(f"Unknown segmentation verdict {change['verdict']!r}.")
+        correction.segmentation_verdict = change["verdict"]
+    if "modes" in change:
+        modes = _modes(change["modes"], "segmentation.modes")
+        correction.segmentation_modes = _check_modes(annotation, modes, unit="segmentation")
+    if "windows" in change:
+        correction.corrected_windows = _check_timeline(change["windows"], annotation.caption.clip.duration)
+    if correction.segmentation_verdict == CorrectionPass.Verdict.ACCEPT:
+        correction.segmentation_modes, correction.corrected_windows = [], []
+
+
+@transaction.atomic
+def annotation_save(
+    *, annotation_id: int, actor, base_version: int, changes: Mapping[str, Any]
+) -> Annotation:
+    """Autosave part of the annotator's pass. Keys of `changes`, all optional:
+
+    overview {verdict, text, modes} · windows [{index, verdict, scene, shot, start, end, modes}] ·
+    segmentation {verdict, modes, windows} · ui_state {...} · active_seconds (to add) ·
+    telemetry {...}. Refused with Conflict when `base_version` is not the current version.
+    """
+    changes = _mapping(changes, "changes")
+    # Checked before anything is written; written by the versioned UPDATE itself, so a save
+    # is one read, one UPDATE and, when the pass changed, its rows and one audit event.
+    fields: dict[str, Any] = {}
+    if "ui_state" in changes:
+        ui_state = dict(_mapping(changes["ui_state"], "ui_state"))
+        if len(json.dumps(ui_state)) > MAX_UI_STATE_CHARS:
+            raise ServiceError(
+                f"ui_state is longer than {MAX_UI_STATE_CHARS:,} characters of JSON."
+            )
+        fields["ui_state"] = ui_state
+    telemetry = _checked_telemetry(changes["telemetry"]) if "telemetry" in changes else None
+    if "active_seconds" in changes:
+        seconds = _seconds(changes["active_seconds"], "active_seconds")
+        fields["active_seconds"] = Added(
+            "active_seconds", min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+        )
+
+    def also(current: Annotation) -> dict[str, Any]:
+        if telemetry is None:
+            return fields
+        return {**fields, "telemetry": {**current.telemetry, **telemetry}}
+
+    annotation = _claim_version(
+        annotation_id, base_version, workflow.EDITABLE, annotator=actor, also=also
+    )
+    # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
+    touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
+    if touches_pass:
+        annotation.annotator_pass_snapshot = _save_pass_changes(annotation, actor, changes)
+    return annotation
+
+
+def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
+    """Telemetry the review queue can read: its `watched_share` ranks fast accepts."""
+    if not isinstance(telemetry, Mapping):
+        raise ServiceError("telemetry must be an object.")
+    share = telemetry.get("watched_share", 0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise ServiceError(
+            f"telemetry.watched_share must be a number from 0 to 1, not {share!r:.40}."
+        )
+    return dict(telemetry)
+
+
+def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
+    """After a return that names units, only those units may change."""
+    if not annotation.returned_units:
+        return
+    touched = []
+    if "overview" in changes:
+        touched.append(returns.OVERVIEW)
+    for change in changes.get("windows", []) or []:
+        if isinstance(change, Mapping) and isinstance(change.get("index"), int):
+            touched.append(returns.window_unit(change["index"]))
+    if "segmentation" in changes:
+        touched.append(returns.SEGMENTATION)
+    closed = [unit for unit in touched if unit not in returns.reopened(annotation.returned_units)]
+    if closed:
+        names = ", ".join(returns.unit_label(unit) for unit in closed)
+        raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
+
+
+def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply the changes to the annotator pass; give the pass's snapshot after them."""
+    _check_reopened(annotation, changes)
+    correction = _annotator_pass(annotation)
+    rows = pass_window_rows(correction)
+    before = pass_snapshot(correction, rows)
+    if "overview" in changes:
+        _apply_overview(annotation, correction, changes["overview"])
+    if "windows" in changes:
+        rows = _apply_windows(annotation, correction, changes["windows"], rows)
+    if "segmentation" in changes:
+        _apply_segmentation(annotation, correction, changes["segmentation"])
+    after = pass_snapshot(correction, rows)
+    if after != before:
+        correction.save()
+        # Only what changed, texts as patches: a save's event is about as large as the edit.
+        _audit(annotation, actor, "save", *audit_diff.pass_changes(before, after))
+    return after
+
+
+def overview_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
+    original = annotation.caption.overview
+    if correction.overview_verdict == CorrectionPass.Verdict.REJECT:
+        problems = []
+        if correction.overview_text.strip() == original.strip():
+            problems.append("A rejected overview needs a corrected text that differs from the original.")
+        if not correction.overview_modes:
+            problems.append("A rejected overview needs at least one failure mode.")
+        return problems
+    if correction.overview_verdict == CorrectionPass.Verdict.ACCEPT:
+        return []
+    return ["Accept or reject the overview."]
+
+
+@transaction.atomic
+def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
+    """Submit the overview verdict: it is locked, and the window pass opens."""
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
+    correction = _annotator_pass(annotation)
+    problems = overview_problems(annotation, correction)
+    if problems:
+        raise ServiceError(" ".join(problems))
+    if annotation.overview_locked_at is None:
+        Annotation.objects.filter(pk=annotation.pk).update(
+            overview_locked_at=timezone.now(), **_undo_window("lock_overview", actor)
+        )
+        _reread(annotation)
+        _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
+    return annotation
+
+
+def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
+    """Everything that keeps a pass from being complete, in words for the person."""
+    problems = overview_problems(annotation, correction)
+    judged = {w.window_id: w for w in correction.windows.all()}
+    for window in annotation.caption.windows.all():
+        row = judged.get(window.pk)
+        label = f"Window {window.index + 1}"
+        if row is None or not row.verdict:
+            problems.append(f"{label}: accept or reject it.")
+        elif row.verdict == CorrectionPass.Verdict.REJECT:
+            corrected = (row.scene, row.shot, row.start, row.end)
+            unchanged = corrected == (window.scene, window.shot, window.start, window.end)
+            if unchanged:
+                problems.append(f"{label}: a rejected window needs a correction.")
+            if not row.modes:
+                problems.append(f"{label}: a rejected window needs at least one failure mode.")
+    if not correction.segmentation_verdict:
+        problems.append("Judge the segmentation: accept or reject the window boundaries.")
+    elif correction.segmentation_verdict == CorrectionPass.Verdict.REJECT:
+        if not correction.segmentation_modes:
+            problems.append("A rejected segmentation needs at least one failure mode.")
+        if not correction.corrected_windows:
+            problems.append("A rejected segmentation needs the corrected window boundaries.")
+    return problems
+
+
+@transaction.atomic
+def annotation_submit(
+    *, annotation_id: int, actor, base_version: int, replies: Mapping[str, str] | None = None
+) -> Annotation:
+    """Send the complete annotation to QC.
+
+    After a return, `replies` maps returned units to the annotator's answer to the
+    reviewer's comment; a returned unit resubmitted unchanged needs one. The replies are
+    kept beside the comments (for the reviewer) and in the audit trail.
+    """
+    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
+    correction = _annotator_pass(annotation)
+    if annotation.overview_locked_at is None:
+        raise ServiceError("Submit the overview verdict first.")
+    problems = pass_problems(annotation, correction)
+    replies = {str(unit): str(text or "").strip() for unit, text in (replies or {}).items()}
+    for unit, text in replies.items():
+        _text(text, f"replies.{unit[:40]}", MAX_RETURN_COMMENT_CHARS)
+    returned = annotation.returned_units
+    strays = sorted(set(replies) - returns.reopened(returned))
+    if strays:
+        problems.append(f"Only returned units take a reply, not {', '.join(strays)}.")
+    snapshot = pass_snapshot(correction)
+    problems += returns.unanswered(returned, snapshot, replies)
+    if problems:
+        raise ServiceError(" ".join(problems))
+    thread = [
+        {**item, "reply": replies.get(item["unit"], ""),
+         "changed": returns.unit_value(snapshot, item["unit"]) != item.get("before")}
+        for item in returned
+    ]
+    # Undone, the annotation goes back to how it was before: after a return, with its comments.
+    before = {"submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
+              "return_comment": annotation.return_comment, "returned_units": annotation.returned_units}
+    Annotation.objects.filter(pk=annotation.pk).update(
+        state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
+        returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
+        **_undo_window("submit", actor, before),
+    )
+    annotation_risk_refresh(caption_id=annotation.caption_id)
+    _reread(annotation)
+    after: dict[str, Any] = {"state": annotation.state}
+    if thread:
+        after["replies"] = [
+            {"unit": item["unit"], "comment": item["comment"], "reply": item["reply"],
+             "changed": item["changed"]}
+            for item in thread
+        ]
+    _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
+    return annotation

@@ -1,0 +1,287 @@
+"""What every step of an annotation's workflow shares: its errors, its snapshots, the undo window,
+the audit trail, the conditional version bump and the input checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.expressions import CombinedExpression
+from django.utils import timezone
+
+from annotation.models import (
+    Annotation,
+    AuditEvent,
+    CorrectionPass,
+    Membership,
+    Study,
+    WindowCorrection,
+)
+from annotation.permissions import known_roles
+from annotation.services.errors import ServiceError
+from annotation.services.taxonomy import taxonomy_modes
+
+CLAIM_MINUTES = 30
+
+# Called with an annotation id after the transaction that made its verdict final
+# commits. Other apps register here (scoring enqueues its jobs) so that this
+# module does not depend on them.
+FINAL_VERDICT_HOOKS: list[Callable[[int], None]] = []
+
+
+def _after_final_verdict(annotation_id: int) -> None:
+    for hook in FINAL_VERDICT_HOOKS:
+        transaction.on_commit(lambda hook=hook: hook(annotation_id))
+MAX_ACTIVE_SECONDS_PER_SAVE = 600  # a save never credits more than 10 minutes of work
+# A return comment says what to fix; a page of text is plenty.
+MAX_RETURN_COMMENT_CHARS = 5_000
+# The workspace's view state (unit, time, focus) is a few dozen characters of JSON.
+MAX_UI_STATE_CHARS = 10_000
+
+
+class Conflict(ServiceError):
+    """The annotation changed since the client loaded it; `current` is what it is now."""
+
+    def __init__(self, message: str, current: Mapping[str, Any]):
+        super().__init__(message)
+        self.current = dict(current)
+
+
+class NotAllowed(ServiceError):
+    """The person may not do this to this annotation."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def pass_window_rows(correction: CorrectionPass) -> list[WindowCorrection]:
+    """The pass's window corrections, each with its window, in window order (one query)."""
+    return list(correction.windows.select_related("window").order_by("window__index"))
+
+
+def pass_snapshot(
+    correction: CorrectionPass | None, window_rows: Sequence[WindowCorrection] | None = None
+) -> dict[str, Any]:
+    """A pass as plain data: what the API returns and what the audit trail records.
+    `window_rows` are its window corrections when the caller has them already (in window
+    order, each with its window), else they are read."""
+    if correction is None:
+        return {}
+    if window_rows is None:
+        window_rows = pass_window_rows(correction)
+    return {
+        "overview": {
+            "verdict": correction.overview_verdict,
+            "text": correction.overview_text,
+            "modes": list(correction.overview_modes),
+        },
+        "windows": [
+            {
+                "index": w.window.index,
+                "verdict": w.verdict,
+                "scene": w.scene,
+                "shot": w.shot,
+                "start": w.start,
+                "end": w.end,
+                "modes": list(w.modes),
+            }
+            for w in window_rows
+        ],
+        "segmentation": {
+            "verdict": correction.segmentation_verdict,
+            "modes": list(correction.segmentation_modes),
+            "windows": list(correction.corrected_windows),
+        },
+    }
+
+
+def annotation_snapshot(
+    annotation: Annotation, annotator_pass: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The annotation's state and passes as plain data. `annotator_pass` is its annotator
+    pass's snapshot when the caller has just made it (an autosave), which saves reading it."""
+    passes = {p.kind: p for p in annotation.passes.all()}
+    if annotator_pass is None:
+        annotator_pass = pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR))
+    return {
+        "id": annotation.pk,
+        "state": annotation.state,
+        "version": annotation.version,
+        "overview_locked": annotation.overview_locked_at is not None,
+        "return_comment": annotation.return_comment,
+        "returned_units": [
+            {key: item.get(key, "") for key in ("unit", "comment", "reply")}
+            for item in annotation.returned_units
+        ],
+        "reviewer": annotation.reviewer.username if annotation.reviewer_id else None,
+        "claim_expires_at": annotation.claim_expires_at.isoformat() if annotation.claim_expires_at else None,
+        "undo": _undo_offer(annotation),
+        "active_seconds": annotation.active_seconds,
+        "telemetry": annotation.telemetry,
+        "ui_state": annotation.ui_state,
+        "annotator_pass": annotator_pass,
+        "qc_pass": pass_snapshot(passes.get(CorrectionPass.Kind.QC)),
+    }
+
+
+def _undo_offer(annotation: Annotation) -> dict[str, Any] | None:
+    """The action that may still be undone, and until when; None when none."""
+    now = timezone.now()
+    if not annotation.undo or annotation.undo_until is None or annotation.undo_until < now:
+        return None
+    return {"action": annotation.undo.get("action"), "until": annotation.undo_until.isoformat(),
+            "seconds_left": round((annotation.undo_until - now).total_seconds(), 1)}
+
+
+def _undo_window(action: str, actor, before: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fields that let `actor` undo `action` for settings.UNDO_SECONDS, restoring `before`."""
+    return {
+        "undo_until": timezone.now() + timedelta(seconds=settings.UNDO_SECONDS),
+        "undo": {"action": action, "actor": actor.pk, "before": dict(before or {})},
+    }
+
+
+def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: Mapping) -> None:
+    AuditEvent.objects.create(
+        study_id=annotation.caption.clip.study_id,
+        annotation=annotation,
+        actor=actor,
+        action=action,
+        before=dict(before),
+        after=dict(after),
+    )
+
+
+def _reread(annotation: Annotation) -> None:
+    """Read the annotation's own columns again after an UPDATE (one query), keeping its
+    caption, clip, study and taxonomy as already read: those never change."""
+    annotation.refresh_from_db(fields=REREAD_FIELDS)
+
+
+# Every column of an annotation but the ones fixed at assignment.
+REREAD_FIELDS = [
+    f.attname for f in Annotation._meta.concrete_fields
+    if f.attname not in ("id", "caption_id", "taxonomy_id", "annotator_id")
+]
+
+
+
+def _roles(study: Study, user) -> set[str]:
+    """The person's roles in the study: as this request's permission check already read them,
+    or read now (a service called outside a request caches nothing)."""
+    known = known_roles(user, study)
+    if known is not None:
+        return known
+    return set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
+
+
+def _claim_version(
+    annotation_id: int,
+    base_version: int,
+    states: Iterable[str],
+    *,
+    annotator=None,
+    also: Callable[[Annotation], dict[str, Any]] | None = None,
+) -> Annotation:
+    """Bump the version if it is still `base_version` in one of `states` (and, with
+    `annotator`, belongs to them); else NotAllowed or Conflict.
+
+    One read and one conditional UPDATE: the fields `also(annotation)` returns (computed from
+    the row as read) are written by the same UPDATE, which is safe because it applies only
+    while the version is still the one read. The returned annotation carries the new values.
+    """
+    annotation = Annotation.objects.select_related("caption__clip", "taxonomy", "reviewer").get(pk=annotation_id)
+    if annotator is not None and annotation.annotator_id != annotator.pk:
+        raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    states = list(states)
+    moved, updates = 0, {}
+    if annotation.version == base_version and annotation.state in states:
+        updates = also(annotation) if also else {}
+        rows = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=states)
+        if annotator is not None:
+            rows = rows.filter(annotator=annotator)
+        moved = rows.update(version=F("version") + 1, **updates)
+    if not moved:
+        annotation.refresh_from_db()  # someone may have acted since the read
+        if annotation.version != base_version:
+            message = (
+                f"This annotation changed since you loaded it (your version {base_version}, "
+                f"now {annotation.version})."
+            )
+        else:
+            message = f"This annotation is {annotation.get_state_display()} and cannot be changed now."
+        raise Conflict(message, annotation_snapshot(annotation))
+    annotation.version = base_version + 1
+    for name, value in updates.items():
+        if isinstance(value, Added):
+            setattr(annotation, name, getattr(annotation, name) + value.amount)
+        else:
+            setattr(annotation, name, value)
+    return annotation
+
+
+class Added(CombinedExpression):
+    """`field + amount` in an UPDATE, remembering the amount for the in-memory copy."""
+
+    def __init__(self, name: str, amount: float):
+        super().__init__(F(name), "+", Value(amount))
+        self.amount = amount
+
+
+def _annotator_pass(annotation: Annotation) -> CorrectionPass:
+    correction, _ = CorrectionPass.objects.get_or_create(
+        annotation=annotation, kind=CorrectionPass.Kind.ANNOTATOR, defaults={"author_id": annotation.annotator_id}
+    )
+    return correction
+
+
+def _check_modes(annotation: Annotation, modes: Sequence[str], *, unit: str) -> list[str]:
+    levels = {mode["key"]: mode["level"] for mode in taxonomy_modes(annotation.taxonomy)}
+    unknown = [m for m in modes if m not in levels]
+    if unknown:
+        raise ServiceError(f"Unknown failure mode(s) {unknown} in taxonomy {annotation.taxonomy}.")
+    if unit != "segmentation":
+        caption_only = [m for m in modes if levels[m] == "caption"]
+        if caption_only:
+            raise ServiceError(f"{', '.join(caption_only)} is judged once per caption, not on the {unit}.")
+    return sorted(set(modes), key=list(levels).index)
+
+
+def _text(value: Any, field: str, limit: int) -> str:
+    """`value` as stored text, or ServiceError naming `field`: the limits are the import's."""
+    if not isinstance(value, str):
+        raise ServiceError(f"{field} must be text, not {type(value).__name__}.")
+    if len(value) > limit:
+        raise ServiceError(f"{field} is {len(value):,} characters long; the limit is {limit:,}.")
+    if "\x00" in value:
+        raise ServiceError(f"{field} contains a NUL character (\\u0000), which cannot be stored.")
+    return value
+
+
+def _seconds(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ServiceError(f"{field} must be a number of seconds, not {value!r:.40}.")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise ServiceError(f"{field} must be a finite number of seconds.")
+    return seconds
+
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ServiceError(f"{field} must be an object, not {type(value).__name__}.")
+    return value
+
+
+def _modes(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+        raise ServiceError(f"{field} must be a list of failure-mode keys.")
+    return value

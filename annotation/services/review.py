@@ -1,0 +1,365 @@
+"""QC: claim, approve, amend, return, release, and undoing a decision."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotation import returns, workflow
+from annotation.models import (
+    Annotation,
+    CorrectionPass,
+    Membership,
+    Study,
+    WindowCorrection,
+)
+from annotation.queues import REVIEW_ORDERS, review_candidates
+from annotation.services.annotating import (
+    _apply_overview,
+    _apply_segmentation,
+    _apply_windows,
+    pass_problems,
+)
+from annotation.services.annotation_common import (
+    CLAIM_MINUTES,
+    MAX_RETURN_COMMENT_CHARS,
+    Conflict,
+    NotAllowed,
+    _after_final_verdict,
+    _annotator_pass,
+    _audit,
+    _mapping,
+    _reread,
+    _roles,
+    _text,
+    _undo_window,
+    annotation_snapshot,
+    pass_snapshot,
+    pass_window_rows,
+)
+from annotation.services.errors import ServiceError
+from scoring.metrics import edits
+
+# --------------------------------------------------------------------------- QC
+
+
+def _require_reviewer(annotation: Annotation, actor) -> None:
+    study = annotation.caption.clip.study
+    if Membership.Role.REVIEWER not in _roles(study, actor):
+        raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    if annotation.annotator_id == actor.pk:
+        raise NotAllowed("Nobody reviews their own annotation.")
+    # Their own verdict on the same caption would weigh in: reviews must be independent.
+    if Annotation.objects.filter(caption_id=annotation.caption_id, annotator=actor).exists():
+        raise NotAllowed(
+            "You annotated this caption yourself, so another reviewer reviews this version of it."
+        )
+
+
+@transaction.atomic
+def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> Annotation:
+    """Lock a submitted annotation for this reviewer for `minutes`; an expired claim may be taken over."""
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    now = timezone.now()
+    expires = now + timedelta(minutes=minutes)
+    # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
+    # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
+    # would let both of two racing reviewers win.
+    # A submission is the annotator's own until their undo window passes.
+    undone_possible = Q(undo_until__gt=now)
+    claimable = (
+        (Q(state=workflow.SUBMITTED) & ~undone_possible)
+        | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=now)
+        | Q(state=workflow.IN_REVIEW, reviewer=actor)
+    )
+    moved = Annotation.objects.filter(claimable, pk=annotation_id).update(
+        state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
+    )
+    _reread(annotation)
+    if not moved:
+        holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
+        claim = "."
+        if annotation.state == workflow.IN_REVIEW:
+            claim = f", claimed by {holder} until {annotation.claim_expires_at:%H:%M} UTC."
+        elif annotation.state == workflow.SUBMITTED and annotation.undo_until and annotation.undo_until > now:
+            raise Conflict("This annotation was submitted a moment ago and may still be undone; "
+                           "it reaches the review queue in a few seconds.", annotation_snapshot(annotation))
+        raise Conflict(f"This annotation is {annotation.get_state_display()}{claim}", annotation_snapshot(annotation))
+    _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
+    return annotation
+
+
+@transaction.atomic
+def review_claim_next(
+    *, study: Study, actor, order: str = "risk", minutes: int = CLAIM_MINUTES
+) -> Annotation | None:
+    """Claim the next item of the review queue for this reviewer (riskiest or oldest first,
+    never their own); None when nothing is waiting.
+
+    Candidates are submitted items and in-review items whose claim expired; the first of
+    each is picked with SELECT ... FOR UPDATE SKIP LOCKED in the order of its index, so fifty
+    reviewers pressing at once get fifty different items without waiting for each other.
+    The claim itself is the conditional update of review_claim.
+    """
+    if Membership.Role.REVIEWER not in _roles(study, actor):
+        raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    if order not in REVIEW_ORDERS:
+        raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
+    fields = REVIEW_ORDERS[order]
+    ordering = [f"-{name}" if descending else name for name, descending in fields]
+    now = timezone.now()
+    for _attempt in range(3):
+        waiting = review_candidates(study=study, reviewer=actor, states=[workflow.SUBMITTED])
+        expired = review_candidates(
+            study=study, reviewer=actor, states=[workflow.IN_REVIEW]
+        ).filter(claim_expires_at__lt=now)
+        picks = []
+        for rows in (waiting, expired):
+            row = (
+                rows.select_for_update(skip_locked=True, of=("self",))
+                .order_by(*ordering)
+                .values("pk", "risk", "submitted_at")
+                .first()
+            )
+            if row is not None:
+                picks.append(row)
+        if not picks:
+            return None
+
+        def key(row: Mapping[str, Any]) -> tuple:
+            values = [-row[n] if desc else row[n] for n, desc in fields if n != "id"]
+            return (*values, row["pk"])
+
+        chosen = min(picks, key=key)["pk"]
+        try:
+            return review_claim(annotation_id=chosen, actor=actor, minutes=minutes)
+        except Conflict:
+            continue  # taken between the pick and the claim (SQLite); pick again
+    raise Conflict("Other reviewers took the next items at the same moment; press again.", {})
+
+
+def _finish_review(annotation_id: int, actor, action: str, **fields: Any) -> Annotation:
+    target = workflow.TRANSITIONS[action].target
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at__gte=timezone.now()
+    ).update(state=target, version=F("version") + 1, **fields)
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    if not moved:
+        raise Conflict(
+            "Claim this annotation first (your claim may have expired or another reviewer holds it).",
+            annotation_snapshot(annotation),
+        )
+    return annotation
+
+
+@transaction.atomic
+def review_approve(*, annotation_id: int, actor) -> Annotation:
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    annotation = _finish_review(
+        annotation_id, actor, "approve", reviewed_at=timezone.now(), **_undo_window("approve", actor)
+    )
+    _after_final_verdict(annotation.pk)
+    _audit(annotation, actor, "approve", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
+    return annotation
+
+
+@transaction.atomic
+def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> Annotation:
+    """Approve with the reviewer's amendments stored as the QC pass, beside the annotator's."""
+    changes = _mapping(changes, "changes")
+    annotation = Annotation.objects.select_related("caption__clip__study", "taxonomy").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    annotator_pass = _annotator_pass(annotation)
+    qc, _ = CorrectionPass.objects.get_or_create(
+        annotation=annotation,
+        kind=CorrectionPass.Kind.QC,
+        defaults={
+            "author": actor,
+            "overview_verdict": annotator_pass.overview_verdict,
+            "overview_text": annotator_pass.overview_text,
+            "overview_modes": annotator_pass.overview_modes,
+            "segmentation_verdict": annotator_pass.segmentation_verdict,
+            "segmentation_modes": annotator_pass.segmentation_modes,
+            "corrected_windows": annotator_pass.corrected_windows,
+        },
+    )
+    for row in annotator_pass.windows.all():
+        WindowCorrection.objects.get_or_create(
+            correction_pass=qc, window_id=row.window_id,
+            defaults={f: getattr(row, f) for f in ("verdict", "scene", "shot", "start", "end", "modes")},
+        )
+    # The overview lock applies to the annotator only; QC may amend the overview too.
+    unlocked = Annotation(pk=annotation.pk, caption=annotation.caption, taxonomy=annotation.taxonomy)
+    if "overview" in changes:
+        _apply_overview(unlocked, qc, changes["overview"])
+    unlocked.overview_locked_at = annotation.overview_locked_at
+    if "windows" in changes:
+        _apply_windows(unlocked, qc, changes["windows"], pass_window_rows(qc))
+    if "segmentation" in changes:
+        _apply_segmentation(unlocked, qc, changes["segmentation"])
+    qc.save()
+    problems = pass_problems(annotation, qc)
+    if problems:
+        raise ServiceError("The amended version is incomplete: " + " ".join(problems))
+    annotation = _finish_review(annotation_id, actor, "amend", reviewed_at=timezone.now())
+    _after_final_verdict(annotation.pk)
+    after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
+    _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), after)
+    return annotation
+
+
+def _size(original: str, corrected: str, cut: float) -> dict[str, Any]:
+    size = edits.edit_size(original, corrected, near_total_cut=cut)
+    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 4),
+            "near_total": size.near_total}
+
+
+def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: CorrectionPass) -> dict[str, Any]:
+    """Edit size from the annotator's version to the QC version: the overview, and each window QC changed.
+
+    A version is the text it stands for: the original where the pass accepted it,
+    else the corrected text. A window's text is its scene and shot together.
+    """
+    cut = annotation.caption.clip.study.near_total_cut
+    original = annotation.caption.overview
+
+    def overview_of(correction: CorrectionPass) -> str:
+        rejected = correction.overview_verdict == CorrectionPass.Verdict.REJECT
+        return correction.overview_text if rejected else original
+
+    fields = ("verdict", "scene", "shot", "start", "end", "modes")
+    mine = {row.window_id: row for row in annotator_pass.windows.all()}
+    windows = []
+    for row in qc.windows.select_related("window").order_by("window__index"):
+        before = mine.get(row.window_id)
+        if before is not None and all(getattr(before, f) == getattr(row, f) for f in fields):
+            continue
+        source = before or row.window
+        windows.append({"index": row.window.index,
+                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", cut)})
+    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), cut), "windows": windows}
+
+
+@transaction.atomic
+def review_return(
+    *, annotation_id: int, actor, units: Sequence[Mapping[str, Any]], comment: str = ""
+) -> Annotation:
+    """Send the annotation back to its annotator, naming the units to fix, each with a comment.
+
+    `units` is [{unit, comment}] with unit "overview", "segmentation" or "window:<index>"
+    (see annotation.returns). Those units reopen for the annotator (a returned overview
+    unlocks, with the window pass kept); the others stay as submitted. `comment` is an
+    optional note on the whole annotation.
+    """
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    comment = _text(comment, "comment", MAX_RETURN_COMMENT_CHARS)
+    if not isinstance(units, list):
+        raise ServiceError("units must be a list of {unit, comment}.")
+    for number, item in enumerate(units):
+        if isinstance(item, Mapping) and "comment" in item:
+            _text(item["comment"], f"units[{number}].comment", MAX_RETURN_COMMENT_CHARS)
+    indices = annotation.caption.windows.values_list("index", flat=True)
+    try:
+        named = returns.parse_units(units, indices)
+    except ValueError as exc:
+        raise ServiceError(str(exc)) from None
+    snapshot = pass_snapshot(_annotator_pass(annotation))
+    returned = [{**item, "before": returns.unit_value(snapshot, item["unit"]), "reply": ""} for item in named]
+    summary = comment.strip() or "; ".join(
+        f"{returns.unit_label(item['unit'])}: {item['comment']}" for item in named
+    )
+    fields: dict[str, Any] = {"return_comment": summary, "returned_units": returned}
+    if returns.OVERVIEW in returns.reopened(returned):
+        fields["overview_locked_at"] = None
+    annotation = _finish_review(annotation_id, actor, "return", **fields)
+    _audit(annotation, actor, "return", {"state": workflow.IN_REVIEW}, {
+        "state": annotation.state, "comment": summary,
+        "units": [{"unit": item["unit"], "comment": item["comment"]} for item in named],
+    })
+    return annotation
+
+
+@transaction.atomic
+def review_release(*, annotation_id: int, actor) -> Annotation:
+    """Give the actor's claim on an annotation back to the queue. Refused (Conflict) when the
+    actor holds no claim on it: someone else's claim, or no claim at all."""
+    moved = Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor).update(
+        state=workflow.SUBMITTED, claim_expires_at=None, version=F("version") + 1
+    )
+    annotation = Annotation.objects.select_related("caption__clip__study", "reviewer").get(pk=annotation_id)
+    if not moved:
+        if annotation.state == workflow.IN_REVIEW:
+            holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
+            message = f"This annotation is claimed by {holder}, not by you: only they release it."
+        else:
+            message = f"This annotation is {annotation.get_state_display()}: there is no claim of yours to release."
+        raise Conflict(message, annotation_snapshot(annotation))
+    _audit(annotation, actor, "release", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
+    return annotation
+
+
+def final_pass(annotation: Annotation) -> CorrectionPass | None:
+    """The final verdict: the QC pass where the reviewer amended, else the annotator's; None until approved."""
+    if annotation.state != workflow.APPROVED:
+        return None
+    passes = {p.kind: p for p in annotation.passes.all()}
+    return passes.get(CorrectionPass.Kind.QC) or passes.get(CorrectionPass.Kind.ANNOTATOR)
+
+
+# --------------------------------------------------------------------------- undo
+
+
+@transaction.atomic
+def decision_undo(*, annotation_id: int, actor) -> Annotation:
+    """Take back the annotation's last decisive action (locking the overview, submitting,
+    approving) while its undo window is open, for the person who took it; audited as "undo".
+
+    Refused with NotAllowed for anyone else, and with Conflict when there is nothing to undo
+    or the window has passed (the change is then everyone's). The move back is a conditional
+    UPDATE on the recorded window, and the database trigger refuses it once the window passed.
+    """
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    record = annotation.undo or {}
+    action = record.get("action")
+    if action not in workflow.UNDOABLE or annotation.undo_until is None:
+        raise Conflict("There is nothing to undo on this annotation.", annotation_snapshot(annotation))
+    if record.get("actor") != actor.pk:
+        raise NotAllowed("Only the person who took this decision may undo it.")
+    now = timezone.now()
+    if annotation.undo_until < now:
+        raise Conflict(
+            f"The {settings.UNDO_SECONDS} seconds to undo this have passed; it stands.",
+            annotation_snapshot(annotation),
+        )
+    source, target = workflow.UNDOABLE[action]
+    before = record.get("before") or {}
+    fields: dict[str, Any] = {"state": target}
+    if action == "lock_overview":
+        fields["overview_locked_at"] = None
+    elif action == "submit":
+        fields.update(
+            submitted_at=before.get("submitted_at"),
+            return_comment=before.get("return_comment", ""),
+            returned_units=before.get("returned_units", []),
+        )
+    else:  # approve: back to the reviewer's claim, as it was just before
+        fields.update(reviewed_at=None, claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
+    moved = Annotation.objects.filter(
+        pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
+    ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)
+    _reread(annotation)
+    if not moved:
+        raise Conflict("This annotation changed meanwhile; there is nothing to undo now.",
+                       annotation_snapshot(annotation))
+    _audit(annotation, actor, "undo", {"state": source, "action": action},
+           {"state": annotation.state, "undone": action})
+    return annotation
