@@ -106,11 +106,14 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-    # Wait for a competing writer instead of failing with "database is locked". Write-ahead
-    # logging lets the web server read while a worker's long transaction (a 100,000-caption
-    # import) writes: without it, the page following that import waits for its commit.
+    # The web server and the worker (or the job threads) write to one file. A transaction takes
+    # the write lock when it begins (IMMEDIATE): a deferred one that has read cannot upgrade to a
+    # write once another connection committed, and SQLite then fails it at once with "database
+    # is locked", whatever the timeout. The timeout (seconds) is how long a writer waits for the
+    # other's commit. Write-ahead logging lets the web server read while a worker's long
+    # transaction (a 100,000-caption import) writes: without it, pages wait for that commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        timeout=20, init_command="PRAGMA journal_mode=WAL")
+        timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -81,3 +81,33 @@ def test_without_cache_url_the_cache_is_files_in_var_that_the_web_and_the_worker
 
 def test_cache_url_puts_the_cache_in_redis():
     assert cache_settings(CACHE_URL="redis://127.0.0.1:6379/1") == ["RedisCache", "redis://127.0.0.1:6379/1"]
+
+
+def sqlite_writers(tmp_path) -> dict:
+    """tests/sqlite_writers_main.py on a SQLite file: two threads, read-then-write against a commit."""
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DEBUG", "SECRET_KEY"}}
+    result = subprocess.run(
+        [sys.executable, "tests/sqlite_writers_main.py"], cwd=REPO, capture_output=True, text=True,
+        timeout=120, env={**clean, "DATABASE_URL": f"sqlite:///{tmp_path / 'two-writers.sqlite3'}",
+                          "REDLINE_VAR_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_on_sqlite_a_read_then_write_survives_another_connections_commit(tmp_path):
+    """A deferred transaction that read before another connection committed cannot upgrade to a
+    write: SQLite answers "database is locked" at once, whatever the busy timeout. Immediate
+    transactions take the write lock first, so the second writer waits instead."""
+    outcome = sqlite_writers(tmp_path)
+    assert outcome["results"] == {"a": "ok", "b": "ok"}
+    assert outcome["values"] == {"a": 1, "b": 1}
+
+
+def test_sqlite_keeps_write_ahead_logging_and_waits_for_a_competing_writer(tmp_path):
+    outcome = sqlite_writers(tmp_path)
+    assert outcome["journal_mode"] == "wal"
+    # Long enough for a worker's chunk of scores or an import's batch, short enough to say so.
+    assert 5_000 <= outcome["busy_timeout_ms"] <= 60_000
