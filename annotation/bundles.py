@@ -12,6 +12,7 @@ taxonomies by content hash.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from annotation.formats import MAX_WINDOWS
 from annotation.formats.common import unstorable_character
 from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
 
@@ -85,6 +87,22 @@ MAX_BYTES = 2**63 - 1
 MAX_NAME_CHARS = 200
 MAX_ALIAS_CHARS = 40
 CLIP_FILE_KINDS = ("original", "proxy", "poster")
+# A clip is seconds to minutes of video; a day is far above any real one, and keeps the times
+# computed from it (window ends, playback positions) ordinary numbers.
+MAX_CLIP_SECONDS = 86_400
+MAX_FPS = 1_000
+# Django's rule for usernames (UnicodeUsernameValidator, 150 characters): a name shown on every
+# page of the study may not carry markup or spaces.
+USERNAME = re.compile(r"^[\w.@+-]{1,150}\Z")
+MODE_LEVELS = ("unit", "caption")  # annotation.models.FailureMode.Level
+
+
+def username_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be a username here, or None."""
+    if not isinstance(name, str) or not USERNAME.match(name):
+        return (f"the username {str(name)[:40]!r} may hold only letters, digits and @ . + - _ "
+                "(1 to 150 characters)")
+    return None
 
 
 def slug_problem(slug: Any) -> str | None:
@@ -344,6 +362,10 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         ):
             errors.append(f"{where}: every mode needs the text fields {', '.join(MODE_FIELDS)}")
             continue
+        for m, mode in enumerate(modes):
+            if mode["level"] not in MODE_LEVELS:
+                errors.append(f"{where}.modes[{m}].level: {mode['level'][:40]!r} is not one of "
+                              f"{', '.join(MODE_LEVELS)}")
         if taxonomy_hash(modes, taxonomy["precedence_rules"]) != taxonomy["content_hash"]:
             errors.append(
                 f"{where}: the content hash does not match its modes and rules (edited by hand?)"
@@ -384,6 +406,9 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
     users = bundle["users"]
     if not all(isinstance(u, str) and u for u in users):
         errors.append('"users" must be a list of usernames')
+    for n, username in enumerate(users):
+        if isinstance(username, str) and username and (problem := username_problem(username)):
+            errors.append(f"users[{n}]: {problem}")
     users_known = {u for u in users if isinstance(u, str)}
     for username in _duplicates([u for u in users if isinstance(u, str)]):
         errors.append(f"users: {username!r} is listed twice")
@@ -448,9 +473,10 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             problem = clip_name_problem(clip["name"])
             if problem:
                 errors.append(f"{where}.name: {problem}")
-            for field in ("duration", "fps"):
-                if not clip[field] > 0:
-                    errors.append(f"{where}.{field}: must be more than 0, not {clip[field]}")
+            for field, most in (("duration", MAX_CLIP_SECONDS), ("fps", MAX_FPS)):
+                if not 0 < clip[field] <= most:
+                    errors.append(f"{where}.{field}: must be more than 0 and at most {most:,}, "
+                                  f"not {clip[field]}")
             files = clip["files"]
             for kind in sorted(set(files) - set(CLIP_FILE_KINDS)):
                 errors.append(f"{where}.files: unknown file {kind!r}")
@@ -523,6 +549,9 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         if key in windows_of:
             errors.append(f"{where}: a second caption of model {key[1]!r} for clip {key[0]!r}")
         indexes = set()
+        if len(caption["windows"]) > MAX_WINDOWS:
+            errors.append(f"{where}.windows: {len(caption['windows']):,} windows; a caption may "
+                          f"have at most {MAX_WINDOWS:,}")
         for w, window in enumerate(caption["windows"]):
             if need(
                 window,
@@ -555,6 +584,10 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             stamp(reference, where, "created_at")
             if reference["clip"] not in clips:
                 errors.append(f'{where}: clip {reference["clip"]!r} is not in "clips"')
+            digest = hashlib.sha256(reference["text"].encode("utf-8", "surrogatepass")).hexdigest()
+            if reference["text_sha256"] != digest:
+                errors.append(f"{where}.text_sha256: does not match the reference's text (edited "
+                              "by hand?)")
 
     annotations: set[tuple[str, str, str]] = set()
     for n, annotation in enumerate(bundle["annotations"]):
@@ -577,6 +610,10 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             },
         ):
             continue
+        share = annotation["telemetry"].get("watched_share", 0)
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+            errors.append(f"{where}.telemetry.watched_share: must be a number from 0 to 1, not "
+                          f"{str(share)[:40]!r}")
         for field in ("queue_position", "exposure"):
             value = annotation.get(field)
             if value is not None and (

@@ -3,6 +3,7 @@ database."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -94,7 +95,8 @@ def worked(study, personas, make_user):
     from annotation.models import Reference
 
     Reference.objects.create(
-        clip=study.clips.get(name="a"), source="expert", text="Bars.", text_sha256="a" * 64
+        clip=study.clips.get(name="a"), source="expert", text="Bars.",
+        text_sha256=hashlib.sha256(b"Bars.").hexdigest(),
     )
     annotations_assign(
         study=study,
@@ -534,6 +536,19 @@ TAMPERED = {
                               "clips[0]: 'content_type': Value 'bogus' is not a valid choice"),
     "model name longer than its column": (_set("models.0.name", "m" * 201),
                                           "models[0].name: must be 1 to 200 characters"),
+    "clip lasting 1e308 seconds": (_set("clips.0.duration", 1e308),
+                                   "clips[0].duration: must be more than 0 and at most 86,400, "
+                                   "not 1e+308"),
+    "markup in a user name": (_set("users.0", "<img src=x onerror=alert(1)>"),
+                              "users[0]: the username '<img src=x onerror=alert(1)>' may hold "
+                              "only letters, digits"),
+    "text in watched_share": (_set("annotations.0.telemetry.watched_share", "all of it"),
+                              "annotations[0].telemetry.watched_share: must be a number from 0 "
+                              "to 1, not 'all of it'"),
+    "unknown mode level": (_set("taxonomies.0.modes.0.level", "galaxy"),
+                           "taxonomies[0].modes[0].level: 'galaxy' is not one of unit, caption"),
+    "wrong reference hash": (_set("references.0.text_sha256", "0" * 64),
+                             "references[0].text_sha256: does not match the reference's text"),
 }
 
 
