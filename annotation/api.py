@@ -5,8 +5,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -72,10 +74,38 @@ def refused(exc: ImportRefused) -> Response:
     )
 
 
+class FileTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "file_too_large"
+
+
+TooLarge = inline_serializer("TooLarge", {"detail": serializers.CharField()})
+# Multipart framing around the file: boundaries, headers, a field or two.
+MULTIPART_SLACK_BYTES = 64 * 1024
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:,.2f}".rstrip("0").rstrip(".")
+
+
 def uploaded_file(request):
+    """The import file (multipart field ``file``); refused with 413 naming the limit when it is
+    larger than ``MAX_IMPORT_FILE_MB``, before the body is read when its length says so."""
+    limit = settings.MAX_IMPORT_FILE_MB * 1_000_000
+    sentence = "files imported here may be at most {mb:,} MB (MAX_IMPORT_FILE_MB)."
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > limit + MULTIPART_SLACK_BYTES:
+        raise FileTooLarge(f"The upload is {_megabytes(length)} MB; "
+                           + sentence.format(mb=settings.MAX_IMPORT_FILE_MB))
     upload = request.FILES.get("file")
     if upload is None:
         raise serializers.ValidationError({"file": "Attach the file as multipart field 'file'."})
+    if upload.size > limit:
+        raise FileTooLarge(f"{Path(upload.name or 'The file').name} is {_megabytes(upload.size)} MB; "
+                           + sentence.format(mb=settings.MAX_IMPORT_FILE_MB))
     return upload
 
 
@@ -156,7 +186,7 @@ class ClipPropertiesImport(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        request=UploadSerializer, responses={200: PropertiesImported, 400: ImportRefusal}
+        request=UploadSerializer, responses={200: PropertiesImported, 400: ImportRefusal, 413: TooLarge}
     )
     def post(self, request, slug):
         study = study_from_view(self)
@@ -204,7 +234,7 @@ class CaptionImport(APIView):
     @extend_schema(
         request=UploadSerializer,
         parameters=CAPTION_IMPORT_PARAMETERS,
-        responses={201: CaptionsImported, 400: ImportRefusal},
+        responses={201: CaptionsImported, 400: ImportRefusal, 413: TooLarge},
     )
     def post(self, request, slug):
         study = study_from_view(self)
@@ -255,7 +285,7 @@ class CaptionImportJobs(CaptionImportJobViews, generics.ListAPIView):
     @extend_schema(
         request=UploadSerializer,
         parameters=CAPTION_IMPORT_PARAMETERS,
-        responses={202: CaptionImportJobSerializer, 400: ImportRefusal},
+        responses={202: CaptionImportJobSerializer, 400: ImportRefusal, 413: TooLarge},
     )
     def post(self, request, slug):
         study = study_from_view(self)
@@ -291,7 +321,7 @@ class ReferenceImport(APIView):
             OpenApiParameter("format", str, enum=list(REFERENCE_FORMATS)),
             OpenApiParameter("language", str),
         ],
-        responses={201: ReferencesImported, 400: ImportRefusal},
+        responses={201: ReferencesImported, 400: ImportRefusal, 413: TooLarge},
     )
     def post(self, request, slug):
         study = study_from_view(self)

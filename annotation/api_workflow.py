@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
+from annotation import workflow
 from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study
 from annotation.permissions import (
     IsStudyAdmin,
@@ -66,9 +67,12 @@ def workspace_payload(annotation: Annotation, user) -> dict:
     caption = annotation.caption
     clip = caption.clip
     study = clip.study
-    # The annotator works blind, even one who is also an admin of the study; and an annotator of
-    # the study never sees names, not even on others' annotations (sees_model_identity).
-    sees_identity = sees_model_identity(user, study) and annotation.annotator_id != user.pk
+    # The annotator works blind, even one who is also an admin of the study; an annotator of the
+    # study never sees names, not even on others' annotations (sees_model_identity); and a
+    # reviewer reviews blind, even one who is also an admin: an item they review (theirs, or
+    # waiting in the review queue they draw from) shows the alias, as the review page does.
+    sees_identity = (sees_model_identity(user, study) and annotation.annotator_id != user.pk
+                     and not reviews_it(user, annotation))
     snapshot = annotation_snapshot(annotation)
     if snapshot["undo"] and (annotation.undo or {}).get("actor") != user.pk:
         snapshot["undo"] = None  # only who took the decision is offered to undo it
@@ -96,6 +100,15 @@ def workspace_payload(annotation: Annotation, user) -> dict:
             "modes": [dict(mode) for mode in taxonomy_modes(annotation.taxonomy)],
         },
     }
+
+
+def reviews_it(user, annotation: Annotation) -> bool:
+    """Whether `user` reviews this annotation: its reviewer, or a reviewer of the study while it
+    waits for review or is in review."""
+    if annotation.reviewer_id == user.pk:
+        return True
+    return (annotation.state in (workflow.SUBMITTED, workflow.IN_REVIEW)
+            and Role.REVIEWER in user_roles(user, annotation.caption.clip.study))
 
 
 def get_annotation_for(user, annotation_id: int) -> Annotation:

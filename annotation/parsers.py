@@ -95,6 +95,25 @@ def json_loads_strict(text: str) -> Any:
     return value
 
 
+def json_object_from_body(body: bytes, encoding: str = "utf-8") -> dict[str, Any]:
+    """A request body that must be a JSON object (empty means ``{}``), parsed as the API's
+    parser does; ValueError with a sentence for the client otherwise (not text in `encoding`,
+    not JSON, unstorable JSON as :func:`json_loads_strict` says, or not an object)."""
+    try:
+        text = body.decode(encoding) if body else "{}"
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"The body is not valid {encoding} text: {exc.reason}.") from None
+    except LookupError:
+        raise ValueError(f"The body's charset {encoding!r} is unknown.") from None
+    try:
+        value = json_loads_strict(text)
+    except ValueError as exc:
+        raise ValueError(f"JSON parse error - {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError("Send a JSON object.")
+    return value
+
+
 class StrictJSONParser(JSONParser):
     """DRF's JSON parser with :func:`json_loads_strict`: 400 instead of 500 for unstorable JSON."""
 

@@ -94,9 +94,14 @@ class ClipSerializer(serializers.ModelSerializer):
 
 
 class CandidateModelSerializer(serializers.ModelSerializer):
+    """A model as a study member sees it: the alias, and the rest only for who sees identities."""
+
     class Meta:
         model = CandidateModel
         fields = ["alias", "name", "identifier", "route", "providers"]
+        # Left out of the answer for who does not see identities: the schema must not promise them.
+        extra_kwargs = {name: {"required": False} for name in ("name", "identifier", "route",
+                                                               "providers")}
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

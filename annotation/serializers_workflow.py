@@ -12,7 +12,7 @@ import json
 
 from rest_framework import serializers
 
-from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
+from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS, MAX_WINDOWS
 from annotation.models import AssignmentDesign, CorrectionPass
 from annotation.services.workflow import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
@@ -20,9 +20,9 @@ from annotation.services.workflow import (
     MAX_UI_STATE_CHARS,
 )
 
-# Far above a real taxonomy (Redline's has about a dozen modes) or timeline (tens of windows).
+# Far above a real taxonomy (Redline's has about a dozen modes). A caption's windows are bounded
+# by the import's limit (annotation.formats.MAX_WINDOWS), so that every imported timeline fits.
 MAX_MODES = 100
-MAX_WINDOWS = 10_000
 MAX_VERSION = 2**31 - 1
 
 
@@ -57,7 +57,7 @@ class OverviewChange(serializers.Serializer):
 
 
 class WindowChange(serializers.Serializer):
-    index = serializers.IntegerField(min_value=0, max_value=MAX_WINDOWS)
+    index = serializers.IntegerField(min_value=0, max_value=MAX_WINDOWS - 1)
     verdict = verdict_field()
     scene = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
     shot = Text(allow_blank=True, max_length=MAX_WINDOW_TEXT_CHARS, required=False)
@@ -192,11 +192,6 @@ class Assign(serializers.Serializer):
 # answers as plain dicts; the schema test (tests/test_api_schema.py) checks they match.
 
 
-def optional(field):
-    field.required = False
-    return field
-
-
 class Error(serializers.Serializer):
     """A refusal: `detail` says why in words; a 400 also keys each message by its field."""
 
@@ -228,9 +223,9 @@ class SegmentationVersion(serializers.Serializer):
 class PassVersion(serializers.Serializer):
     """A correction pass; empty until the pass exists (the QC pass exists once QC amends)."""
 
-    overview = optional(OverviewVersion())
-    windows = optional(serializers.ListField(child=WindowVersion()))
-    segmentation = optional(SegmentationVersion())
+    overview = OverviewVersion(required=False)
+    windows = serializers.ListField(child=WindowVersion(), required=False)
+    segmentation = SegmentationVersion(required=False)
 
 
 class ReturnedUnitThread(serializers.Serializer):
@@ -255,7 +250,7 @@ class Snapshot(serializers.Serializer):
     version = serializers.IntegerField()
     overview_locked = serializers.BooleanField()
     return_comment = serializers.CharField(allow_blank=True)
-    returned_units = optional(serializers.ListField(child=ReturnedUnitThread()))
+    returned_units = serializers.ListField(child=ReturnedUnitThread(), required=False)
     reviewer = serializers.CharField(allow_null=True)
     claim_expires_at = serializers.DateTimeField(allow_null=True)
     undo = UndoOffer(allow_null=True, help_text="the last decision, while it may still be undone; "
@@ -278,7 +273,7 @@ class ClipFacts(serializers.Serializer):
     fps = serializers.FloatField()
     video_url = serializers.CharField()
     poster_url = serializers.CharField(allow_null=True)
-    shot_changes = optional(serializers.ListField(child=serializers.FloatField()))
+    shot_changes = serializers.ListField(child=serializers.FloatField(), required=False)
 
 
 class CaptionWindow(serializers.Serializer):
@@ -332,15 +327,15 @@ class QueueItem(serializers.Serializer):
     clip = serializers.CharField()
     model = serializers.CharField(help_text="the neutral alias")
     url = serializers.CharField()
-    windows = optional(serializers.IntegerField())
-    return_comment = optional(serializers.CharField(allow_blank=True))
+    windows = serializers.IntegerField(required=False)
+    return_comment = serializers.CharField(allow_blank=True, required=False)
 
 
 class AnnotatorQueue(serializers.Serializer):
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="items per state")
     total = serializers.IntegerField()
     done = serializers.IntegerField()
-    returned = optional(serializers.IntegerField())
+    returned = serializers.IntegerField(required=False)
     items = serializers.ListField(child=QueueItem())
     next = serializers.CharField(allow_null=True, help_text="`after` for the next page")
 

@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Largest caption, reference or clip-properties file an import takes, in megabytes (10^6 bytes):
+# a larger one is refused in the request (413). 100,000 captions of two windows are 30 MB.
+MAX_IMPORT_FILE_MB = int(os.environ.get("MAX_IMPORT_FILE_MB", "100"))
 # Largest upload accepted through the API (clips), in bytes.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

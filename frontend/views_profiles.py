@@ -8,7 +8,6 @@ progress page: the profile names the models, which annotators and reviewers must
 
 from __future__ import annotations
 
-import json
 import mimetypes
 from typing import Any
 
@@ -21,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import workflow
 from annotation.models import CandidateModel, Study
+from annotation.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.permissions import Role, user_roles
 from annotation.services.errors import ServiceError
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
@@ -117,11 +117,14 @@ def _number(data: dict[str, Any], key: str, default: int) -> int:
     value = data.get(key, default)
     if value in ("", None):
         return default
+    name = key.replace("_", " ")
+    if isinstance(value, str) and len(value.strip().lstrip("+-")) > MAX_INTEGER_DIGITS:
+        raise ServiceError(f"{name} must be a whole number of at most {MAX_INTEGER_DIGITS} digits, "
+                           f"not {value[:20]!r}...")
     try:
         return int(value)
     except (TypeError, ValueError):
-        name = key.replace("_", " ")
-        raise ServiceError(f"{name} must be a whole number, not {value!r}.") from None
+        raise ServiceError(f"{name} must be a whole number, not {str(value)[:40]!r}.") from None
 
 
 @login_required
@@ -134,11 +137,9 @@ def profile_job_start(request, slug: str):
     from_form = request.content_type != "application/json"
     if not from_form:
         try:
-            data = json.loads(request.body or b"{}")
-        except json.JSONDecodeError:
-            return JsonResponse({"detail": "The body is not valid JSON."}, status=400)
-        if not isinstance(data, dict):
-            return JsonResponse({"detail": "Send a JSON object."}, status=400)
+            data = json_object_from_body(request.body, request.encoding or "utf-8")
+        except ValueError as refusal:
+            return JsonResponse({"detail": str(refusal)}, status=400)
     else:
         data = request.POST.dict()
     paired = data.get("paired_only", False)

@@ -8,6 +8,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.parsers import StrictJSONParser
 from annotation.permissions import (
     IsStudyAdmin,
     Role,
@@ -91,9 +92,12 @@ class ScoreResultSerializer(serializers.ModelSerializer):
 
 
 class ScoreJobList(generics.ListAPIView):
-    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins)."""
+    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins),
+    with a JSON object (or no body): a form or a multipart body is refused (415), as a JSON
+    body that is not an object is (400), instead of starting a job with every default."""
 
     serializer_class = ScoreJobSerializer
+    parser_classes = [StrictJSONParser]
 
     def get_permissions(self):
         return [IsStudyAdmin()] if self.request.method == "POST" else [SeesScores()]

@@ -49,6 +49,9 @@ WINDOW_END_TOLERANCE_S = 0.5
 MAX_OVERVIEW_CHARS = 50_000
 # A window covers seconds of video; real windows are a sentence or two.
 MAX_WINDOW_TEXT_CHARS = 5_000
+# Real timelines have tens of windows. The same number bounds a draft's window changes
+# (annotation/serializers_workflow.py): a caption imported with more could not be corrected.
+MAX_WINDOWS = 10_000
 CAPTION_KEYS = frozenset({"clip", "model", "overview", "windows", "meta"})
 WINDOW_KEYS = frozenset({"start", "end", "scene", "shot"})
 # Generation metadata the protocol names. `invalid_kept` is deliberately not here: whether a
@@ -255,6 +258,10 @@ def _check_windows(
     value = obj["windows"]
     if not isinstance(value, list):
         errors.add("windows", f"must be a list of windows, got {_describe(value)}", storable=True)
+        return ()
+    if len(value) > MAX_WINDOWS:
+        errors.add("windows", f"has {len(value):,} windows; a caption may have at most "
+                   f"{MAX_WINDOWS:,}", storable=False)
         return ()
     windows: list[WindowRecord] = []
     previous: tuple[float, float] | None = None

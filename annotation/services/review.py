@@ -277,6 +277,10 @@ def review_return(
     summary = comment.strip() or "; ".join(
         f"{returns.unit_label(item['unit'])}: {item['comment']}" for item in named
     )
+    if len(summary) > MAX_RETURN_COMMENT_CHARS:
+        # The units' own comments are kept whole in returned_units; the summary shown in lists
+        # and the audit keeps to the limit of one comment.
+        summary = summary[: MAX_RETURN_COMMENT_CHARS - 1].rstrip() + "…"
     fields: dict[str, Any] = {"return_comment": summary, "returned_units": returned}
     if returns.OVERVIEW in returns.reopened(returned):
         fields["overview_locked_at"] = None
