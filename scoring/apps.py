@@ -9,10 +9,12 @@ class ScoringConfig(AppConfig):
     verbose_name = "Scoring"
 
     def ready(self) -> None:
-        from annotation.services.workflow import FINAL_VERDICT_HOOKS
+        from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.families import register_llmfacts_family
-        from scoring.services import score_final_verdict
+        from scoring.services import score_final_verdict, score_verdict_withdrawn
 
         register_llmfacts_family()
         if score_final_verdict not in FINAL_VERDICT_HOOKS:
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
+        if score_verdict_withdrawn not in VERDICT_WITHDRAWN_HOOKS:
+            VERDICT_WITHDRAWN_HOOKS.append(score_verdict_withdrawn)

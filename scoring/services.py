@@ -193,6 +193,25 @@ def score_final_verdict(annotation_id: int) -> None:
         logger.exception("could not queue scoring for annotation %s", annotation_id)
 
 
+WITHDRAWN = "the approval was undone before scoring finished; none of its scores are kept"
+
+
+def score_verdict_withdrawn(annotation_id: int) -> None:
+    """The hook of an undone approval: stop the annotation's unfinished verdict jobs and discard
+    every score computed for it (a job still running stores nothing more, see _Run._final_rows).
+    Nothing happens when the annotation is approved again meanwhile."""
+    with transaction.atomic():
+        withdrawn = Annotation.objects.select_for_update().filter(pk=annotation_id).exclude(
+            state=workflow.APPROVED)
+        if not withdrawn.exists():
+            return
+        ScoreJob.objects.filter(
+            kind=ScoreJob.Kind.VERDICT, annotation_id=annotation_id,
+            status__in=[Status.QUEUED, Status.RUNNING],
+        ).update(status=Status.FAILED, errors={"job": WITHDRAWN}, finished_at=timezone.now())
+        ScoreResult.objects.filter(annotation_id=annotation_id).delete()
+
+
 def score_job_fail(*, job_id: int, error: str) -> None:
     """Mark an unfinished job failed with ``error`` (a task that gave up, a broker refusal)."""
     job = ScoreJob.objects.filter(pk=job_id).first()
@@ -498,7 +517,11 @@ class Progress:
 
 
 class _Superseded(Exception):
-    """Another run took the job over: this one stops."""
+    """Another run took the job over, or the job was ended meanwhile: this one stops."""
+
+
+class _Withdrawn(Exception):
+    """The verdict a verdict job scores is no longer final: the job stops, storing nothing more."""
 
 
 def score_job_run(
@@ -538,6 +561,13 @@ def score_job_run(
     except _Superseded:
         logger.warning("scoring job %s was taken over by another run", job_id)
         return "superseded"
+    except _Withdrawn:
+        run.errors["job"] = WITHDRAWN
+        try:
+            run.finish(Status.FAILED)
+        except _Superseded:
+            return "superseded"
+        return "withdrawn"
     except DATABASE_ERRORS:
         raise
     except Exception as error:  # noqa: BLE001 - recorded on the job, which then ends failed
@@ -579,7 +609,26 @@ class _Run:
         return self._idf
 
     def _claimed(self):
-        return ScoreJob.objects.filter(pk=self.job.pk, run_token=self.token)
+        # Still running: a job ended meanwhile (failed by its task, or its verdict withdrawn)
+        # is not brought back to life by this run's next update.
+        return ScoreJob.objects.filter(pk=self.job.pk, run_token=self.token, status=Status.RUNNING)
+
+    def _final_rows(self, rows: list[ScoreResult]) -> list[ScoreResult]:
+        """The rows whose annotation's verdict is still final, its row locked until the commit
+        (an undo waits for it, and its hook then discards what was stored). Raises _Withdrawn
+        when a verdict job's own verdict is no longer final."""
+        ids = {row.annotation_id for row in rows if row.annotation_id is not None}
+        if self.job.kind == ScoreJob.Kind.VERDICT:
+            ids.add(self.job.annotation_id)
+        if not ids:
+            return rows
+        final = set(
+            Annotation.objects.select_for_update().filter(pk__in=ids, state=workflow.APPROVED)
+            .order_by("pk").values_list("pk", flat=True)
+        )
+        if self.job.kind == ScoreJob.Kind.VERDICT and self.job.annotation_id not in final:
+            raise _Withdrawn
+        return [row for row in rows if row.annotation_id is None or row.annotation_id in final]
 
     def _advance(self, count: int, step: str, **extra: Any) -> None:
         """Count ``count`` more items done and renew the heartbeat; stop if taken over."""
@@ -644,11 +693,12 @@ class _Run:
                 rows, chunk_failed = self._score(unit, chunk, label, version)
                 failed.update(chunk_failed)
                 with transaction.atomic():
+                    rows = self._final_rows(rows)
                     _upsert(rows)
                     self._advance(len(chunk), step)
                 self.stored += len(rows)
                 remaining = rest
-        except (_Superseded, *DATABASE_ERRORS):
+        except (_Superseded, _Withdrawn, *DATABASE_ERRORS):
             raise
         except Exception as error:  # noqa: BLE001 - one family failing must not stop the others
             logger.warning("scoring job %s: %s failed: %s", self.job.pk, step, error)

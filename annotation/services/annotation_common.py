@@ -34,8 +34,18 @@ CLAIM_MINUTES = 30
 FINAL_VERDICT_HOOKS: list[Callable[[int], None]] = []
 
 
+# Called with an annotation id after the transaction that took its final verdict back (an undone
+# approval) commits: scoring discards what it computed for that verdict.
+VERDICT_WITHDRAWN_HOOKS: list[Callable[[int], None]] = []
+
+
 def _after_final_verdict(annotation_id: int) -> None:
     for hook in FINAL_VERDICT_HOOKS:
+        transaction.on_commit(lambda hook=hook: hook(annotation_id))
+
+
+def _after_verdict_withdrawn(annotation_id: int) -> None:
+    for hook in VERDICT_WITHDRAWN_HOOKS:
         transaction.on_commit(lambda hook=hook: hook(annotation_id))
 MAX_ACTIVE_SECONDS_PER_SAVE = 600  # a save never credits more than 10 minutes of work
 # A return comment says what to fix; a page of text is plenty.

@@ -32,6 +32,7 @@ from annotation.services.annotation_common import (
     Conflict,
     NotAllowed,
     _after_final_verdict,
+    _after_verdict_withdrawn,
     _annotator_pass,
     _audit,
     _mapping,
@@ -366,4 +367,6 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
                        annotation_snapshot(annotation))
     _audit(annotation, actor, "undo", {"state": source, "action": action},
            {"state": annotation.state, "undone": action})
+    if action == "approve":
+        _after_verdict_withdrawn(annotation.pk)  # its scores go with it
     return annotation
