@@ -281,15 +281,28 @@ CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY") or "; ".join
     "frame-ancestors 'none'",
 ])
 
-# Sign-in throttling (frontend/throttle.py): after this many failed sign-ins within
-# LOGIN_FAILURE_WINDOW_SECONDS, the account, or the address, must wait until the window passes.
-LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+# Sign-in throttling (frontend/throttle.py), in fixed windows of LOGIN_FAILURE_WINDOW_SECONDS from
+# the first failure: after LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS failures an address may not try
+# that account again, after LOGIN_FAILURES_PER_ADDRESS it may not try any; after
+# LOGIN_FAILURES_PER_ACCOUNT (from many addresses) each address may try the account once every
+# LOGIN_SLOWED_SECONDS. A new password lifts the account's limits.
+LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "100"))
+LOGIN_SLOWED_SECONDS = int(os.environ.get("LOGIN_SLOWED_SECONDS", "10"))
 LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("LOGIN_FAILURE_WINDOW_SECONDS", "900"))
+if LOGIN_FAILURES_PER_ACCOUNT <= LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
+    # Else one address alone would slow the account for its owner everywhere.
+    raise ImproperlyConfigured(
+        f"LOGIN_FAILURES_PER_ACCOUNT ({LOGIN_FAILURES_PER_ACCOUNT}) must be well above "
+        f"LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS ({LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS}).")
 # Behind a proxy every connection comes from the proxy: name the header carrying the browser's
-# address (HTTP_X_REAL_IP with the README's nginx lines). Unset: the connection's address.
+# address (HTTP_X_REAL_IP with the README's nginx lines, or HTTP_X_FORWARDED_FOR) and how many
+# proxies in front append to it; the address is the one the right-most trusted proxy wrote
+# (entries further left are whatever the client sent). Unset: the connection's address.
 CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
-# Django's cache holds the failure counts and the progress of running caption imports (written
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1"))
+# Django's cache holds the progress of running caption imports (written
 # by a worker, read by the web): shared by every process through Redis when CACHE_URL is set
 # (production), through files in var/cache otherwise (the demo's web server and worker, one machine).
 CACHES = {

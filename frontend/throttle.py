@@ -1,78 +1,179 @@
-"""Sign-in throttling: too many failed sign-ins for one account, or from one address, and further
-tries are refused (even with the right password) until the window has passed.
+"""Sign-in throttling that a stranger cannot turn against an account's owner.
 
-The counts live in Django's cache (``CACHES``; Redis in production, see README), so every web
-process sees the same counts. Limits: ``LOGIN_FAILURES_PER_ACCOUNT``,
-``LOGIN_FAILURES_PER_ADDRESS`` within ``LOGIN_FAILURE_WINDOW_SECONDS``.
+Failed sign-ins are counted in fixed windows of ``LOGIN_FAILURE_WINDOW_SECONDS`` from the first
+failure, in the database (one table, shared by every web process, whatever the cache backend):
+
+- per account and address (``LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS``): that address may not try
+  that account again until the window has passed. The owner, elsewhere, still signs in;
+- per address (``LOGIN_FAILURES_PER_ADDRESS``): that address may not try any account;
+- per account (``LOGIN_FAILURES_PER_ACCOUNT``, far above what one address may reach, against
+  guessing spread over many addresses): sign-ins to the account are *slowed*, not refused: each
+  address may try once every ``LOGIN_SLOWED_SECONDS``; the right password still gets in.
+
+A try is counted before its password is checked, under a row lock, so that parallel guesses check
+no more passwords than the limit; a successful one gives its count back. The account's keys include
+a digest of its password hash: a new password (reset, change, an admin's) lifts its limits.
+Behind proxies the address is the one the right-most trusted proxy saw (``CLIENT_ADDRESS_HEADER``,
+``TRUSTED_PROXY_COUNT``): entries a client writes itself into X-Forwarded-For are ignored.
 """
 
 from __future__ import annotations
 
-import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm
-from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from frontend.models import SignInCount
 
 
 def client_address(request) -> str:
-    """The browser's address: from the header the proxy sets (``CLIENT_ADDRESS_HEADER``, e.g.
-    ``HTTP_X_REAL_IP`` behind nginx) when configured, else the connection's."""
+    """The browser's address. Without ``CLIENT_ADDRESS_HEADER``, the connection's. With it (e.g.
+    ``HTTP_X_REAL_IP`` or ``HTTP_X_FORWARDED_FOR``), the entry written by the right-most of the
+    ``TRUSTED_PROXY_COUNT`` proxies in front: each proxy appends the address it was reached from,
+    so entries further left are whatever the client sent."""
     header = settings.CLIENT_ADDRESS_HEADER
-    value = request.META.get(header, "") if header else ""
-    return value.split(",")[0].strip() or request.META.get("REMOTE_ADDR", "")
+    hops = [hop.strip() for hop in request.META.get(header, "").split(",")] if header else []
+    hops = [hop for hop in hops if hop]
+    if hops:
+        return hops[-min(max(1, settings.TRUSTED_PROXY_COUNT), len(hops))]
+    return request.META.get("REMOTE_ADDR", "")
 
 
-def _keys(username: str, address: str) -> tuple[str, str]:
-    account = hashlib.sha256(username.strip().casefold().encode()).hexdigest()
-    return f"login-failures:account:{account}", f"login-failures:address:{address}"
+def _digest(*parts: str) -> str:
+    return salted_hmac("redline.sign-in-throttle", "\x00".join(parts)).hexdigest()[:64]
 
 
-def login_refused(*, username: str, address: str) -> str | None:
-    """Why a sign-in must not even be tried now, or None."""
-    account_key, address_key = _keys(username, address)
-    minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
-    if cache.get(account_key, 0) >= settings.LOGIN_FAILURES_PER_ACCOUNT:
-        return (f"Too many failed sign-ins for this account. Wait {minutes} minutes and try "
-                "again, or ask an admin to set a new password.")
-    if cache.get(address_key, 0) >= settings.LOGIN_FAILURES_PER_ADDRESS:
-        return f"Too many failed sign-ins from your address. Wait {minutes} minutes and try again."
+def _account(username: str) -> str:
+    """The account as the throttle knows it: its name and its current password hash."""
+    User = get_user_model()
+    password = (User._default_manager.filter(**{User.USERNAME_FIELD: username})
+                .values_list("password", flat=True).first()) or ""
+    return _digest("account", username.strip().casefold(), password)
+
+
+@dataclass(frozen=True)
+class ThrottleKeys:
+    """The counts one try touches. Made once per try: a successful sign-in may rehash the
+    password, which would change the account's keys."""
+
+    pair: str
+    address: str
+    account: str
+    slowed: str
+
+
+def throttle_keys(*, username: str, address: str) -> ThrottleKeys:
+    account = _account(username)
+    return ThrottleKeys(pair=_digest("pair", account, address), address=_digest("address", address),
+                        account=account, slowed=_digest("slowed", account, address))
+
+
+def _locked(keys: list[str], now: datetime) -> dict[str, SignInCount]:
+    """The rows of `keys`, created when missing, locked until the transaction ends."""
+    rows = {row.key: row for row in SignInCount.objects.select_for_update().filter(key__in=keys)}
+    for key in sorted(set(keys) - set(rows)):
+        try:
+            with transaction.atomic():
+                rows[key] = SignInCount.objects.create(key=key, window_start=now, count=0)
+        except IntegrityError:  # created meanwhile by a parallel try
+            rows[key] = SignInCount.objects.select_for_update().get(key=key)
+    return rows
+
+
+def _current(row: SignInCount, now: datetime, seconds: int) -> int:
+    """The row's count in its window; a window that has passed starts again from now."""
+    if row.window_start <= now - timedelta(seconds=seconds):
+        row.window_start, row.count = now, 0
+    return row.count
+
+
+def _minutes() -> int:
+    return max(1, -(-settings.LOGIN_FAILURE_WINDOW_SECONDS // 60))
+
+
+def sign_in_reserve(keys: ThrottleKeys) -> str | None:
+    """Count this try before its password is checked; why it must not be tried, or None.
+
+    A refused try counts for nothing. An accepted one counts against the account at this address
+    and against the address until :func:`sign_in_succeeded` gives it back."""
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    now = timezone.now()
+    with transaction.atomic():
+        rows = _locked([keys.pair, keys.address, keys.account, keys.slowed], now)
+        pair, by_address = (_current(rows[keys.pair], now, window),
+                            _current(rows[keys.address], now, window))
+        if pair >= settings.LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
+            return (f"Too many failed sign-ins for this account from your address. Wait {_minutes()} "
+                    "minutes and try again, or ask an admin to set a new password.")
+        if by_address >= settings.LOGIN_FAILURES_PER_ADDRESS:
+            return (f"Too many failed sign-ins from your address. Wait {_minutes()} minutes and try "
+                    "again.")
+        if _current(rows[keys.account], now, window) >= settings.LOGIN_FAILURES_PER_ACCOUNT:
+            slowed = rows[keys.slowed]
+            seconds = settings.LOGIN_SLOWED_SECONDS
+            if _current(slowed, now, seconds) >= 1:
+                wait = seconds - (now - slowed.window_start).total_seconds()
+                return (f"This account has had many failed sign-ins from many addresses, so each "
+                        f"address may try it once every {seconds} seconds. Wait {max(1, round(wait))} "
+                        "seconds and try again.")
+            slowed.count = 1
+            slowed.save()
+        for row in (rows[keys.pair], rows[keys.address]):
+            row.count += 1
+            row.save()
+        rows[keys.account].save()  # its window, started again if it had passed
     return None
 
 
-def login_failure_record(*, username: str, address: str) -> None:
-    """Count one failed sign-in against the account and the address."""
-    for key in _keys(username, address):
-        # add() starts the window only for the first failure; incr() keeps its expiry.
-        cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add() and incr()
-            cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+def sign_in_failed(keys: ThrottleKeys) -> None:
+    """The reserved try failed: it stays counted, and counts against the account everywhere."""
+    now = timezone.now()
+    with transaction.atomic():
+        row = _locked([keys.account], now)[keys.account]
+        _current(row, now, settings.LOGIN_FAILURE_WINDOW_SECONDS)
+        row.count += 1
+        row.save()
+    # Counts whose windows passed long ago are of no use.
+    longest = max(settings.LOGIN_FAILURE_WINDOW_SECONDS, settings.LOGIN_SLOWED_SECONDS)
+    SignInCount.objects.filter(window_start__lt=now - timedelta(seconds=2 * longest)).delete()
 
 
-def login_success_record(*, username: str, address: str) -> None:
-    """A successful sign-in clears the account's count (not the address's)."""
-    cache.delete(_keys(username, address)[0])
+def sign_in_succeeded(keys: ThrottleKeys) -> None:
+    """The reserved try signed in: the account's failures at this address are cleared and the
+    address's count gets the try back."""
+    now = timezone.now()
+    with transaction.atomic():
+        rows = _locked([keys.pair, keys.address], now)
+        rows[keys.pair].delete()
+        address = rows[keys.address]
+        address.count = max(0, address.count - 1)
+        address.save()
 
 
 class ThrottledSignIn:
-    """Mixin for Django's sign-in forms: refuse while throttled, count failures."""
+    """Mixin for Django's sign-in forms: refuse while throttled, count tries."""
 
     def clean(self):
-        username = self.data.get("username", "") or ""
+        username = str(self.data.get("username", "") or "")[:300]
         address = client_address(self.request) if self.request else ""
-        refused = login_refused(username=username, address=address)
+        keys = throttle_keys(username=username, address=address)
+        refused = sign_in_reserve(keys)
         if refused:
             raise forms.ValidationError(refused, code="throttled")
         try:
             cleaned = super().clean()
         except forms.ValidationError:
-            login_failure_record(username=username, address=address)
+            sign_in_failed(keys)
             raise
-        login_success_record(username=username, address=address)
+        sign_in_succeeded(keys)
         return cleaned
 
 
