@@ -9,10 +9,16 @@ class ScoringConfig(AppConfig):
     verbose_name = "Scoring"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from annotation.services.workflow import FINAL_VERDICT_HOOKS
         from scoring.families import register_llmfacts_family
+        from scoring.metrics import embeddings
         from scoring.services import score_final_verdict
 
         register_llmfacts_family()
+        embeddings.configure(
+            device=settings.SCORING_EMBED_DEVICE, batch_size=settings.SCORING_EMBED_BATCH
+        )
         if score_final_verdict not in FINAL_VERDICT_HOOKS:
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
