@@ -710,6 +710,13 @@ class _Run:
                 chunk, rest = remaining[:size], remaining[size:]
                 rows, chunk_failed = self._score(unit, chunk, label, version)
                 failed.update(chunk_failed)
+                if not unit.corpus:
+                    # The hash a study job plans: a verdict scored here is up to date there.
+                    from scoring.chunks import dependency_hash
+
+                    hashes = {item.key: dependency_hash(item, label, version) for item in chunk}
+                    for row in rows:
+                        row.dep_hash = hashes[row.item_key]
                 with transaction.atomic():
                     _upsert(rows)
                     self._advance(len(chunk), step)
