@@ -76,17 +76,31 @@ def _run_here(task: Any, args: Sequence[Any], task_id: str | None) -> None:
         connections.close_all()
 
 
-def job_send(task: str | Any, *, args: Sequence[Any], task_id: str | None = None) -> Future | None:
+def job_send(
+    task: str | Any,
+    *,
+    args: Sequence[Any],
+    task_id: str | None = None,
+    queue: str | None = None,
+    countdown: float | None = None,
+) -> Future | None:
     """Start ``task(*args)`` away from the current request (see the module's docstring).
 
     ``task`` is a Celery task's dotted path (``"scoring.tasks.run_score_job"``), or the task.
     Returns the thread pool's future with the ``threads`` runner (tests wait on it), else None.
     Raises what the broker raises when it refuses the job (callers record that on the job), and
-    ImportError when no task has that path.
+    ImportError when no task has that path. ``queue`` names the Celery queue (default: the
+    task's route, else ``CELERY_TASK_DEFAULT_QUEUE``); ``countdown`` delays a Celery job by that
+    many seconds (the job threads start it at once).
     """
     if isinstance(task, str):
         task = import_string(task)
     if settings.JOB_RUNNER == "threads":
         return _thread_pool().submit(_run_here, task, tuple(args), task_id)
-    task.apply_async(args=list(args), task_id=task_id)
+    options: dict[str, Any] = {}
+    if queue:
+        options["queue"] = queue
+    if countdown:
+        options["countdown"] = countdown
+    task.apply_async(args=list(args), task_id=task_id, **options)
     return None

@@ -191,6 +191,36 @@ UNDO_SECONDS = int(os.environ.get("UNDO_SECONDS", "10"))
 SCORING_VERDICT_METRICS = env_list("SCORING_VERDICT_METRICS", [])
 # Items scored between two commits (and progress updates) of a job.
 SCORING_CHUNK_SIZE = int(os.environ.get("SCORING_CHUNK_SIZE", "64"))
+# A study job fans out into chunks (scoring/chunks.py): one metric family over the items of a few
+# clips, this many items at most per family ("family=items,..."), so that a chunk takes seconds
+# to a minute.
+SCORING_STUDY_CHUNK_ITEMS = {
+    "edit": 2000, "embedding": 400, "reference": 400, "llmfacts": 16,
+    **{name: int(count) for name, _, count in (
+        entry.partition("=") for entry in env_list("SCORING_STUDY_CHUNK_ITEMS", []))},
+}
+# Queues by need (README, "Scaling out"): each family's chunks go to its queue; empty means the
+# default queue, so one worker does everything. Edit size and the reference metrics (CPU,
+# METEOR's JVMs) go to SCORING_QUEUE_CPU, embedding judges to SCORING_QUEUE_EMBED, LLMFactsF1 to
+# SCORING_QUEUE_LLM; a study job's planning runs on the default queue.
+SCORING_QUEUES = {
+    "edit": os.environ.get("SCORING_QUEUE_CPU", ""),
+    "reference": os.environ.get("SCORING_QUEUE_CPU", ""),
+    "embedding": os.environ.get("SCORING_QUEUE_EMBED", ""),
+    "llmfacts": os.environ.get("SCORING_QUEUE_LLM", ""),
+}
+# The embedding judges' device ("cpu", "cuda", "cuda:1") and encode batch size on this worker.
+SCORING_EMBED_DEVICE = os.environ.get("SCORING_EMBED_DEVICE", "cpu")
+SCORING_EMBED_BATCH = int(os.environ.get("SCORING_EMBED_BATCH", "64"))
+# A chunk whose family raised is tried this many more times (with backoff) before it is recorded
+# failed with its reason; the other chunks go on.
+SCORING_CHUNK_RETRIES = int(os.environ.get("SCORING_CHUNK_RETRIES", "2"))
+SCORING_CHUNK_RETRY_SECONDS = float(os.environ.get("SCORING_CHUNK_RETRY_SECONDS", "5"))
+# Live scores: a verdict that becomes final re-scores its clip's leave-out sets (and whatever
+# else of the clip is stale) with the metrics of the study's latest study job, this many seconds
+# later, so that verdicts in quick succession on one clip share one job.
+SCORING_LIVE_SCORES = env_bool("SCORING_LIVE_SCORES", True)
+SCORING_LIVE_DELAY_SECONDS = float(os.environ.get("SCORING_LIVE_DELAY_SECONDS", "10"))
 # A running job whose last progress update is older than this may be taken over by another run.
 SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
 # A job found stalled (its process died) is sent again until it has been claimed this many times;

@@ -23,6 +23,7 @@ from annotation.models import CandidateModel, Study
 from annotation.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.permissions import Role, user_roles
 from annotation.services.errors import ServiceError
+from scoring.freshness import scores_freshness
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
 from scoring.metrics import exports
 
@@ -108,6 +109,7 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
         "job": _job_data(study, jobs[0] if jobs else None),
         "earlier": earlier,
         "llmfacts": llmfacts_by_model(study=study),
+        "freshness": scores_freshness(study),
         "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
         "error": error,
     }, status=status)

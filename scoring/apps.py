@@ -9,11 +9,17 @@ class ScoringConfig(AppConfig):
     verbose_name = "Scoring"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.families import register_llmfacts_family
+        from scoring.metrics import embeddings
         from scoring.services import score_final_verdict, score_verdict_withdrawn
 
         register_llmfacts_family()
+        embeddings.configure(
+            device=settings.SCORING_EMBED_DEVICE, batch_size=settings.SCORING_EMBED_BATCH
+        )
         if score_final_verdict not in FINAL_VERDICT_HOOKS:
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
         if score_verdict_withdrawn not in VERDICT_WITHDRAWN_HOOKS:

@@ -170,8 +170,8 @@ def score_batch(
 ) -> BatchOutcome:
     """Score ``metrics`` (all of ``family``) for every pair. Raises when the whole family fails.
 
-    Reference metrics are scored in one corpus run (CIDEr's idf comes from that batch) and keep
-    the corpus value and size in their detail; LLMFactsF1 keeps facts and labels.
+    Reference metrics are scored in one run of the toolkit per batch (CIDEr-D's idf from the
+    ``idf_documents`` option, else from the batch); LLMFactsF1 keeps facts and labels.
     """
     if not pairs:
         return BatchOutcome()
@@ -202,11 +202,10 @@ def _reference_batch(
     outcome = BatchOutcome()
     for key, values in result.per_item.items():
         outcome.scores[key] = {name: finite(value) for name, value in values.items()}
-        outcome.details[key] = {
-            name: {"corpus": result.corpus.get(name), "corpus_size": len(pairs)} for name in values
-        }
-        if idf_documents is not None and "cider" in outcome.details[key]:
-            outcome.details[key]["cider"]["idf_documents"] = len(idf_documents)
+        # Only what the item's own value depends on: a study job scores its items in chunks,
+        # and re-scores only the stale ones, so a batch's corpus value would say nothing.
+        if idf_documents is not None and "cider" in values:
+            outcome.details[key] = {"cider": {"idf_documents": len(idf_documents)}}
     return outcome
 
 

@@ -29,11 +29,16 @@ class ScoreJob(models.Model):
         DONE = "done"
         PARTIAL = "partial", "partly failed"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="score_jobs")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     annotation = models.ForeignKey(
         Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="score_jobs"
+    )
+    # A study job limited to one clip: what a new final verdict changes (live scores).
+    clip = models.ForeignKey(
+        "annotation.Clip", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     metrics = models.JSONField(default=list, help_text="metric names, in the order asked")
     judges = models.JSONField(default=list, blank=True, help_text="judges of embedding metrics")
@@ -43,6 +48,10 @@ class ScoreJob(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # A study job fans out into chunks (ScoreChunk); these count them.
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_failed = models.PositiveIntegerField(default=0)
     # {"cospar@minilm": "overview: ...", "llmfacts_f1": "..."}: what failed, and why.
     errors = models.JSONField(default=dict, blank=True)
     requested_by = models.ForeignKey(
@@ -67,7 +76,9 @@ class ScoreJob(models.Model):
                 name="score_job_verdict_has_annotation",
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "partial", "failed"]),
+                condition=Q(
+                    status__in=["queued", "running", "done", "partial", "failed", "cancelled"]
+                ),
                 name="score_job_status_known",
             ),
             models.CheckConstraint(
@@ -82,7 +93,72 @@ class ScoreJob(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.status in {self.Status.DONE, self.Status.PARTIAL, self.Status.FAILED}
+        return self.status in {
+            self.Status.DONE, self.Status.PARTIAL, self.Status.FAILED, self.Status.CANCELLED
+        }
+
+
+class ScoreChunk(models.Model):
+    """One piece of a study job: one metric family (and judge) over the items of a few clips.
+
+    ``items`` holds the texts to compare, as planned, so that a chunk scores the same thing
+    whichever worker takes it and whenever. Any worker claims it (``queued`` to ``running``,
+    with a fresh ``run_token``); its results, its ``done`` status and the job's counters are
+    committed in one transaction, so a chunk redelivered after its worker died stores nothing
+    twice and counts once.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    job = models.ForeignKey(ScoreJob, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    family = models.CharField(max_length=40)
+    judge = models.CharField(max_length=200, blank=True)
+    group = models.CharField(max_length=40)
+    metrics = models.JSONField(default=list)
+    # What the results are stored under, fixed when planned.
+    label = models.CharField(max_length=200, blank=True, help_text="judge or backend")
+    version = models.CharField(max_length=60, help_text="metric version")
+    queue = models.CharField(max_length=60, blank=True)
+    items = models.JSONField(default=list)
+    item_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    task_id = models.CharField(max_length=80, blank=True)
+    run_token = models.CharField(max_length=32, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    stored = models.PositiveIntegerField(default=0, help_text="result rows written")
+    error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="the worker that ran it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    cpu_seconds = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["job", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="score_chunk_unique_index"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed", "cancelled"]),
+                name="score_chunk_status_known",
+            ),
+        ]
+        indexes = [models.Index(fields=["job", "status"])]
+
+    def __str__(self) -> str:
+        judge = f" ({self.judge})" if self.judge else ""
+        return f"chunk {self.index} of job #{self.job_id}: {self.family}{judge}, {self.group}"
+
+    @property
+    def title(self) -> str:
+        """How errors and pages name the chunk."""
+        judge = f" ({self.judge})" if self.judge else ""
+        return f"chunk {self.index} ({self.family}{judge}, {self.group}, {self.item_count} items)"
 
 
 #: Subjects that compare a caption with texts of its clip (no single verdict owns the result).
@@ -126,6 +202,10 @@ class ScoreResult(models.Model):
     metric_version = models.CharField(max_length=60)
     value = models.FloatField(null=True, blank=True, help_text="empty when not a finite number")
     detail = models.JSONField(default=dict, blank=True)
+    # What the value depends on (the texts compared, the reference set's members, the metric
+    # version, CIDEr-D's idf documents), hashed: a study job re-scores only rows whose hash
+    # differs from the one it plans (see scoring.chunks).
+    dep_hash = models.CharField(max_length=64, blank=True)
     job = models.ForeignKey(
         ScoreJob, on_delete=models.SET_NULL, null=True, blank=True, related_name="results"
     )

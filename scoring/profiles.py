@@ -115,11 +115,14 @@ class ProfileError(ServiceError):
 # --------------------------------------------------------------------------- final verdicts
 
 
-def final_annotations(study: Study) -> list[Annotation]:
-    """Return one approved annotation per caption (the earliest approved), by clip and model."""
+def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotation]:
+    """Return one approved annotation per caption (the earliest approved), by clip and model;
+    of one clip when ``clip_id`` is given."""
+    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    if clip_id is not None:
+        approved = approved.filter(caption__clip_id=clip_id)
     approved = (
-        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
-        .select_related("caption__clip", "caption__model", "annotator", "reviewer")
+        approved.select_related("caption__clip", "caption__model", "annotator", "reviewer")
         .prefetch_related("passes__windows", "caption__windows")
         .order_by("reviewed_at", "pk")
     )

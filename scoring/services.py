@@ -106,6 +106,8 @@ def score_job_create(
     splitter: str = DEFAULT_SPLITTER,
     requested_by=None,
     enqueue: bool = True,
+    clip=None,
+    delay_seconds: float | None = None,
 ) -> ScoreJob:
     """Create a scoring job and, once the transaction commits, send it to a worker.
 
@@ -114,7 +116,8 @@ def score_job_create(
     the sentence splitter of the sentence-level embedding metrics (``punkt``, the benchmarks',
     or ``redline``) and is recorded in their metric version. Refuses unknown
     metrics, and corpus-relative metrics in a verdict job. Asking for llmfacts_f1 without its
-    settings is allowed: the job records that metric as failed, the others run.
+    settings is allowed: the job records that metric as failed, the others run. ``clip`` limits
+    a study job to one clip (live scores); ``delay_seconds`` sends it that much later.
     """
     if splitter not in SPLITTERS:
         raise ServiceError(
@@ -125,6 +128,8 @@ def score_job_create(
         raise ServiceError("A verdict job scores one annotation; a study job scores the study.")
     if annotation is not None and annotation.caption.clip.study_id != study.pk:
         raise ServiceError("That annotation belongs to another study.")
+    if clip is not None and (kind != ScoreJob.Kind.STUDY or clip.study_id != study.pk):
+        raise ServiceError("Only a study job is limited to a clip, and only to one of its own.")
     if metrics:
         names = list(dict.fromkeys(metrics))
     elif kind == ScoreJob.Kind.VERDICT:
@@ -158,13 +163,16 @@ def score_job_create(
             splitter=splitter,
             requested_by=requested_by,
             task_id=uuid.uuid4().hex,
+            clip=clip,
         )
         if enqueue:
-            transaction.on_commit(lambda: score_job_enqueue(job_id=job.pk))
+            transaction.on_commit(
+                lambda: score_job_enqueue(job_id=job.pk, delay_seconds=delay_seconds)
+            )
     return job
 
 
-def score_job_enqueue(*, job_id: int) -> None:
+def score_job_enqueue(*, job_id: int, delay_seconds: float | None = None) -> None:
     """Send a job to the workers (or, without a broker, to the web process's job threads).
 
     Never raises: this runs after a commit (an approval, say) that must not look failed because
@@ -172,14 +180,16 @@ def score_job_enqueue(*, job_id: int) -> None:
     """
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        job_send("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id)
+        delay = {"countdown": delay_seconds} if delay_seconds else {}
+        job_send("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id, **delay)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("scoring job %s could not be run", job_id)
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
 
 
 def score_final_verdict(annotation_id: int) -> None:
-    """The final-verdict hook: queue a verdict job for the annotation (after its commit)."""
+    """The final-verdict hook: queue a verdict job for the annotation (after its commit), and
+    the re-scoring of its clip (:func:`score_clip_live`)."""
     if not settings.SCORING_ON_FINAL_VERDICT:
         return
     try:
@@ -189,6 +199,7 @@ def score_final_verdict(annotation_id: int) -> None:
             kind=ScoreJob.Kind.VERDICT,
             annotation=annotation,
         )
+        score_clip_live(annotation.caption.clip)
     except Exception:  # noqa: BLE001 - the verdict is committed; scoring must not undo the request
         logger.exception("could not queue scoring for annotation %s", annotation_id)
 
@@ -210,6 +221,39 @@ def score_verdict_withdrawn(annotation_id: int) -> None:
             status__in=[Status.QUEUED, Status.RUNNING],
         ).update(status=Status.FAILED, errors={"job": WITHDRAWN}, finished_at=timezone.now())
         ScoreResult.objects.filter(annotation_id=annotation_id).delete()
+
+
+LIVE_STATUSES = [Status.DONE, Status.PARTIAL]
+
+
+def score_clip_live(clip) -> ScoreJob | None:
+    """Live scores: re-score what a new final verdict made stale on ``clip`` (its leave-out
+    sets, its matched pairs, its verdict items) with the metrics, judges and splitter of the
+    study's latest finished whole-study job, ``SCORING_LIVE_DELAY_SECONDS`` later, on the
+    workers. Debounced: while a clip job of that clip is still queued, it will see this verdict
+    too, and no other is made. Nothing when the study was never scored as a whole (nothing to
+    keep up to date). Returns the job queued, if any."""
+    if not settings.SCORING_LIVE_SCORES:
+        return None
+    study = clip.study
+    latest = (
+        ScoreJob.objects.filter(
+            study=study, kind=ScoreJob.Kind.STUDY, clip__isnull=True, status__in=LIVE_STATUSES
+        )
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    if latest is None:
+        return None
+    with transaction.atomic():
+        # The study row's lock makes two verdicts at once agree on one queued job.
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        if ScoreJob.objects.filter(clip=clip, status=Status.QUEUED).exists():
+            return None
+        return score_job_create(
+            study=study, clip=clip, metrics=latest.metrics, judges=latest.judges or None,
+            splitter=latest.splitter, delay_seconds=settings.SCORING_LIVE_DELAY_SECONDS,
+        )
 
 
 def score_job_fail(*, job_id: int, error: str) -> None:
@@ -285,6 +329,8 @@ class Item:
     reference_ids: tuple[int, ...] = ()
     #: The captions whose final texts are the references (Table 1's leave-out sets).
     reference_captions: tuple[int, ...] = ()
+    #: The caption's clip: a study job's chunks group items by clip.
+    clip_id: int | None = None
 
 
 def final_texts(annotation: Annotation) -> list[Item]:
@@ -303,6 +349,7 @@ def final_texts(annotation: Annotation) -> list[Item]:
             annotation_id=annotation.pk,
             candidate=caption.overview,
             references=(overview,),
+            clip_id=caption.clip_id,
         )
     ]
     corrections = {row.window_id: row for row in final.windows.all()}
@@ -322,15 +369,19 @@ def final_texts(annotation: Annotation) -> list[Item]:
                     window_id=window.pk,
                     candidate=original,
                     references=(corrected,),
+                    clip_id=caption.clip_id,
                 )
             )
     return items
 
 
-def reference_items(study: Study) -> list[Item]:
-    """Every caption of the study whose clip has references, against all of them."""
+def reference_items(study: Study, clip_id: int | None = None) -> list[Item]:
+    """Every caption of the study (or of one clip) whose clip has references, against all."""
     references: dict[int, list[Reference]] = {}
-    for reference in Reference.objects.filter(clip__study=study).order_by("pk"):
+    found_references = Reference.objects.filter(clip__study=study)
+    if clip_id is not None:
+        found_references = found_references.filter(clip_id=clip_id)
+    for reference in found_references.order_by("pk"):
         references.setdefault(reference.clip_id, []).append(reference)
     items = []
     for caption in Caption.objects.filter(clip__study=study, clip_id__in=references).order_by("pk"):
@@ -343,18 +394,21 @@ def reference_items(study: Study) -> list[Item]:
                 candidate=caption.overview,
                 references=tuple(reference.text for reference in found),
                 reference_ids=tuple(reference.pk for reference in found),
+                clip_id=caption.clip_id,
             )
         )
     return items
 
 
-def _final_overviews(study: Study) -> dict[int, list[tuple[int, str, str]]]:
+def _final_overviews(
+    study: Study, clip_id: int | None = None
+) -> dict[int, list[tuple[int, str, str]]]:
     """Per clip: ``(caption id, final verdict, final overview text)`` of each caption with a
     final verdict (the profile's choice of annotation), in caption order."""
     from scoring.profiles import final_annotations
 
     by_clip: dict[int, list[tuple[int, str, str]]] = {}
-    for annotation in final_annotations(study):
+    for annotation in final_annotations(study, clip_id=clip_id):
         final = final_pass(annotation)
         if final is None:
             continue
@@ -368,13 +422,14 @@ def _final_overviews(study: Study) -> dict[int, list[tuple[int, str, str]]]:
     return by_clip
 
 
-def leave_out_items(study: Study) -> dict[str, list[Item]]:
+def leave_out_items(study: Study, clip_id: int | None = None) -> dict[str, list[Item]]:
     """Table 1's reference sets, as items: ``approved``, ``gold``, ``matched_approved`` and
-    ``matched_gold`` (see the module docstring). A caption or pair with an empty reference set
-    is left out (nothing to compare with)."""
-    originals = dict(
-        Caption.objects.filter(clip__study=study).values_list("pk", "overview")
-    )
+    ``matched_gold`` (see the module docstring), of the study or of one clip. A caption or pair
+    with an empty reference set is left out (nothing to compare with)."""
+    captions = Caption.objects.filter(clip__study=study)
+    if clip_id is not None:
+        captions = captions.filter(clip_id=clip_id)
+    originals = dict(captions.values_list("pk", "overview"))
     groups: dict[str, list[Item]] = {
         "approved": [], "gold": [], "matched_approved": [], "matched_gold": []}
     subjects = {"approved": Subject.CAPTION_VS_APPROVED, "gold": Subject.CAPTION_VS_GOLD,
@@ -384,7 +439,7 @@ def leave_out_items(study: Study) -> dict[str, list[Item]]:
         return [(cid, text) for cid, verdict, text in finals
                 if cid not in without and (name == "approved" or verdict == "reject")]
 
-    for finals in _final_overviews(study).values():
+    for clip, finals in _final_overviews(study, clip_id).items():
         for caption_id, _, _ in finals:
             for name in ("approved", "gold"):
                 found = reference_set(finals, name, {caption_id})
@@ -393,7 +448,7 @@ def leave_out_items(study: Study) -> dict[str, list[Item]]:
                         key=f"caption:{caption_id}:{name}", subject=subjects[name],
                         caption_id=caption_id, candidate=originals[caption_id],
                         references=tuple(text for _, text in found),
-                        reference_captions=tuple(cid for cid, _ in found)))
+                        reference_captions=tuple(cid for cid, _ in found), clip_id=clip))
         accepted = [cid for cid, verdict, _ in finals if verdict == "accept"]
         rejected = [cid for cid, verdict, _ in finals if verdict == "reject"]
         for good in accepted:
@@ -408,7 +463,7 @@ def leave_out_items(study: Study) -> dict[str, list[Item]]:
                             key=f"matched:{name}:{good}:{bad}:{scored}", subject=subjects[group],
                             caption_id=scored, candidate=originals[scored],
                             references=tuple(text for _, text in found),
-                            reference_captions=tuple(cid for cid, _ in found)))
+                            reference_captions=tuple(cid for cid, _ in found), clip_id=clip))
     return groups
 
 
@@ -422,10 +477,12 @@ def idf_documents(study: Study) -> list[list[str]]:
     return list(documents.values())
 
 
-def _approved(study: Study):
+def _approved(study: Study, clip_id: int | None = None):
+    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    if clip_id is not None:
+        approved = approved.filter(caption__clip_id=clip_id)
     return (
-        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
-        .select_related("caption")
+        approved.select_related("caption")
         .prefetch_related("passes__windows", "caption__windows")
         .order_by("pk")
     )
@@ -478,13 +535,16 @@ class Unit:
 def plan(job: ScoreJob) -> list[Unit]:
     """The units of work of a job, in the order they run."""
     groups: dict[str, list[Item]] = {"overview": [], "windows": [], "caption_vs_reference": []}
-    annotations = [job.annotation] if job.kind == ScoreJob.Kind.VERDICT else _approved(job.study)
+    if job.kind == ScoreJob.Kind.VERDICT:
+        annotations = [job.annotation]
+    else:
+        annotations = list(_approved(job.study, job.clip_id))
     for annotation in annotations:
         for item in final_texts(annotation):
             groups["overview" if item.subject == Subject.OVERVIEW else "windows"].append(item)
     if job.kind == ScoreJob.Kind.STUDY:
-        groups["caption_vs_reference"] = reference_items(job.study)
-        groups.update(leave_out_items(job.study))
+        groups["caption_vs_reference"] = reference_items(job.study, job.clip_id)
+        groups.update(leave_out_items(job.study, job.clip_id))
     by_family: dict[str, list[str]] = {}
     for name in job.metrics:
         if name in METRICS:
@@ -532,7 +592,14 @@ def score_job_run(
 ) -> str:
     """Claim the job and run it to the end. Returns what happened: ``ran``; ``finished`` (it
     already was: nothing to do); ``busy`` (another run holds it); ``missing``; ``superseded``
-    (another run took it over while this one worked). Database errors propagate (retry)."""
+    (another run took it over while this one worked). Database errors propagate (retry).
+
+    A study job only plans here: it fans out into chunks that any worker runs
+    (:func:`scoring.chunks.study_job_run`)."""
+    if ScoreJob.objects.filter(pk=job_id, kind=ScoreJob.Kind.STUDY).exists():
+        from scoring.chunks import study_job_run
+
+        return study_job_run(job_id=job_id, task_id=task_id, on_progress=on_progress)
     token = uuid.uuid4().hex
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
@@ -692,6 +759,13 @@ class _Run:
                 chunk, rest = remaining[:size], remaining[size:]
                 rows, chunk_failed = self._score(unit, chunk, label, version)
                 failed.update(chunk_failed)
+                if not unit.corpus:
+                    # The hash a study job plans: a verdict scored here is up to date there.
+                    from scoring.chunks import dependency_hash
+
+                    hashes = {item.key: dependency_hash(item, label, version) for item in chunk}
+                    for row in rows:
+                        row.dep_hash = hashes[row.item_key]
                 with transaction.atomic():
                     rows = self._final_rows(rows)
                     _upsert(rows)
@@ -730,56 +804,69 @@ class _Run:
     def _score(
         self, unit: Unit, items: Sequence[Item], label: str, version: str
     ) -> tuple[list[ScoreResult], dict[str, str]]:
-        """Score one chunk; returns the rows to store and the items that failed."""
-        pairs: list[Pair] = []
-        pair_ids: dict[str, list[str]] = {}
-        for item in items:
-            if unit.corpus or len(item.references) == 1:
-                ids = [item.key]
-                pairs.append(Pair(item.key, item.candidate, item.references))
-            else:
-                ids = [f"{item.key}#{n}" for n in range(len(item.references))]
-                pairs.extend(
-                    Pair(pid, item.candidate, (text,))
-                    for pid, text in zip(ids, item.references, strict=True)
+        idf = self.idf_documents() if unit.corpus else None
+        return score_items(self.job, unit, items, label, version, idf)
+
+
+def score_items(
+    job: ScoreJob,
+    unit: Unit,
+    items: Sequence[Item],
+    label: str,
+    version: str,
+    idf: Sequence[Sequence[str]] | None = None,
+) -> tuple[list[ScoreResult], dict[str, str]]:
+    """Score ``items`` with the unit's family; returns the rows to store and the items that
+    failed. ``idf``: CIDEr-D's idf documents (reference family)."""
+    pairs: list[Pair] = []
+    pair_ids: dict[str, list[str]] = {}
+    for item in items:
+        if unit.corpus or len(item.references) == 1:
+            ids = [item.key]
+            pairs.append(Pair(item.key, item.candidate, item.references))
+        else:
+            ids = [f"{item.key}#{n}" for n in range(len(item.references))]
+            pairs.extend(
+                Pair(pid, item.candidate, (text,))
+                for pid, text in zip(ids, item.references, strict=True)
+            )
+        pair_ids[item.key] = ids
+    options = ScoringOptions(
+        judge=unit.judge or families.default_judges()[0],
+        splitter=job.splitter,
+        near_total_cut=job.study.near_total_cut,
+        extra={"idf_documents": idf} if unit.corpus else {},
+    )
+    outcome = families.score_batch(unit.family, pairs, unit.metrics, options)
+    now = timezone.now()
+    rows: list[ScoreResult] = []
+    failed: dict[str, str] = {}
+    for item in items:
+        ids = pair_ids[item.key]
+        missing = [pid for pid in ids if pid not in outcome.scores]
+        if missing:
+            failed[item.key] = outcome.errors.get(missing[0], "no score returned")
+            continue
+        for name in unit.metrics:
+            value, detail = _combine(item, ids, name, outcome)
+            rows.append(
+                ScoreResult(
+                    study_id=job.study_id,
+                    caption_id=item.caption_id,
+                    window_id=item.window_id,
+                    annotation_id=item.annotation_id,
+                    subject=item.subject,
+                    item_key=item.key,
+                    metric=name,
+                    judge_or_backend=label,
+                    metric_version=version,
+                    value=value,
+                    detail=detail,
+                    job_id=job.pk,
+                    computed_at=now,
                 )
-            pair_ids[item.key] = ids
-        options = ScoringOptions(
-            judge=unit.judge or families.default_judges()[0],
-            splitter=self.job.splitter,
-            near_total_cut=self.job.study.near_total_cut,
-            extra={"idf_documents": self.idf_documents()} if unit.corpus else {},
-        )
-        outcome = families.score_batch(unit.family, pairs, unit.metrics, options)
-        now = timezone.now()
-        rows: list[ScoreResult] = []
-        failed: dict[str, str] = {}
-        for item in items:
-            ids = pair_ids[item.key]
-            missing = [pid for pid in ids if pid not in outcome.scores]
-            if missing:
-                failed[item.key] = outcome.errors.get(missing[0], "no score returned")
-                continue
-            for name in unit.metrics:
-                value, detail = _combine(item, ids, name, outcome)
-                rows.append(
-                    ScoreResult(
-                        study_id=self.job.study_id,
-                        caption_id=item.caption_id,
-                        window_id=item.window_id,
-                        annotation_id=item.annotation_id,
-                        subject=item.subject,
-                        item_key=item.key,
-                        metric=name,
-                        judge_or_backend=label,
-                        metric_version=version,
-                        value=value,
-                        detail=detail,
-                        job_id=self.job.pk,
-                        computed_at=now,
-                    )
-                )
-        return rows, failed
+            )
+    return rows, failed
 
 
 def _combine(
@@ -829,6 +916,7 @@ def _upsert(rows: Sequence[ScoreResult]) -> None:
             "subject",
             "value",
             "detail",
+            "dep_hash",
             "job",
             "computed_at",
         ],

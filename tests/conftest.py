@@ -219,7 +219,8 @@ def start_worker(media_root):
     `make test` points CELERY_BROKER_URL at a test Redis database and keeps tasks eager; while
     this fixture is in use the app stops being eager, so a service's on_commit sends its job to
     Redis. ``start_worker(module=..., **env)`` runs ``python -m <module> worker [options]``
-    (Redline's app by default) with extra environment variables; the fixture stops every worker
+    (Redline's app by default) with extra environment variables, ``queues="redline,cpu"`` to
+    consume only those queues; the fixture stops every worker
     still running.
     """
     from django.db import connection
@@ -241,10 +242,12 @@ def start_worker(media_root):
         broker_connection.default_channel.client.delete("unacked", "unacked_index")
     processes: list[subprocess.Popen] = []
 
-    def start(module: str = "celery", **env: str) -> subprocess.Popen:
+    def start(module: str = "celery", queues: str = "", **env: str) -> subprocess.Popen:
         app = ["-A", "config"] if module == "celery" else []
-        process = subprocess.Popen([sys.executable, "-m", module, *app, "worker", *WORKER_OPTIONS],
-                                   cwd=REPO, env={**base_env, **env})
+        only = [f"--queues={queues}"] if queues else []  # e.g. "redline,cpu"
+        process = subprocess.Popen(
+            [sys.executable, "-m", module, *app, "worker", *WORKER_OPTIONS, *only],
+            cwd=REPO, env={**base_env, **env})
         processes.append(process)
         return process
 

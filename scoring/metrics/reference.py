@@ -36,9 +36,13 @@ otherwise shift every later caption onto the wrong line) and keeps the JVM's log
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import shutil
 import subprocess
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,8 +179,42 @@ class _MeteorJVM:
 
     def statistics(self, hypothesis: str, references: Sequence[str]) -> str:
         """Return METEOR's statistics line for one item (pycocoevalcap's ``_stat``)."""
-        hypothesis = hypothesis.replace("|||", "").replace("  ", " ")
-        return self._ask(" ||| ".join(("SCORE", " ||| ".join(references), hypothesis)))
+        return self._ask(_score_line(hypothesis, references))
+
+    def statistics_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """METEOR's statistics lines of many items, fed as one stream: a thread writes every
+        ``SCORE`` line while this one reads the answers, so the JVM never waits for a round
+        trip (and neither pipe fills up)."""
+        import threading
+
+        assert self._process.stdin is not None and self._process.stdout is not None
+        stdin, stdout = self._process.stdin, self._process.stdout
+        failure: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                for hypothesis, references in items:
+                    stdin.write(f"{_score_line(hypothesis, references)}\n".encode())
+                stdin.flush()
+            except BaseException as error:  # noqa: BLE001 - reported by the reading thread
+                failure.append(error)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        answers = []
+        for _ in items:
+            answer = stdout.readline().decode().strip()
+            if not answer:
+                writer.join(timeout=5)
+                raise ReferenceMetricError(
+                    f"METEOR stopped answering{f': {failure[0]}' if failure else ''}")
+            answers.append(answer)
+        writer.join()
+        return answers
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
 
     def evaluate(self, statistics: Sequence[str]) -> tuple[float, list[float]]:
         """Return (corpus score, per-item scores) for statistics lines, in one EVAL."""
@@ -194,32 +232,65 @@ class _MeteorJVM:
         self._process.wait()
 
 
+def _score_line(hypothesis: str, references: Sequence[str]) -> str:
+    hypothesis = hypothesis.replace("|||", "").replace("  ", " ")
+    return " ||| ".join(("SCORE", " ||| ".join(references), hypothesis))
+
+
 def _statistics(jvm: _MeteorJVM, items: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     """METEOR statistics lines of ``items`` (hypothesis, references) from one JVM, in order."""
-    return [jvm.statistics(hypothesis, references) for hypothesis, references in items]
+    return jvm.statistics_many(items)
+
+
+#: METEOR JVMs kept running between calls (a worker scores chunk after chunk: starting a JVM
+#: and loading its paraphrase table costs seconds each time). One call uses them at a time.
+_jvm_pool: list[_MeteorJVM] = []
+_jvm_lock = threading.Lock()
+
+
+def _pooled_jvms(count: int) -> list[_MeteorJVM]:
+    """``count`` live JVMs from the pool, started as needed (call with the lock held)."""
+    _jvm_pool[:] = [jvm for jvm in _jvm_pool if jvm.alive]
+    while len(_jvm_pool) < count:
+        _jvm_pool.append(_MeteorJVM())
+    return _jvm_pool[:count]
+
+
+def close_meteor_jvms() -> None:
+    """Stop the JVMs kept for later calls."""
+    with _jvm_lock:
+        for jvm in _jvm_pool:
+            jvm.close()
+        _jvm_pool.clear()
+
+
+atexit.register(close_meteor_jvms)
 
 
 def _meteor(
     gts: Mapping[str, list[str]], res: Mapping[str, list[str]], workers: int
 ) -> tuple[float, list[float]]:
-    """Score METEOR: statistics from up to ``workers`` JVMs, then one EVAL of all of them."""
+    """Score METEOR: statistics from up to ``workers`` long-lived JVMs, then one EVAL."""
     from concurrent.futures import ThreadPoolExecutor
 
     items = [(res[key][0], gts[key]) for key in gts]
-    # Why at least 25 items per JVM: starting one (and loading its paraphrase table) costs more
-    # than scoring a few items.
+    # Why at least 25 items per JVM: a JVM's share must outweigh the cost of handing it out.
     shards = max(1, min(workers, len(items) // 25))
     size = -(-len(items) // shards)
     parts = [items[start : start + size] for start in range(0, len(items), size)]
-    jvms = [_MeteorJVM() for _ in parts]
-    try:
-        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-            answers = pool.map(_statistics, jvms, parts)
-            statistics = [line for part in answers for line in part]
-        return jvms[0].evaluate(statistics)
-    finally:
-        for jvm in jvms:
-            jvm.close()
+    with _jvm_lock:
+        jvms = _pooled_jvms(len(parts))
+        try:
+            with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+                answers = pool.map(_statistics, jvms, parts)
+                statistics = [line for part in answers for line in part]
+            return jvms[0].evaluate(statistics)
+        except BaseException:
+            # A JVM in an unknown state (half an answer read) is never reused.
+            for jvm in _jvm_pool:
+                jvm.close()
+            _jvm_pool.clear()
+            raise
 
 
 def default_meteor_workers() -> int:
@@ -259,14 +330,15 @@ def reference_scores(
     if not ids or not metrics:
         return ReferenceScores(per_item={key: {} for key in ids}, corpus={})
 
-    # One tokeniser run for every candidate and reference text of the corpus.
+    # One tokeniser run for the texts of the corpus not tokenised before; CIDEr-D's idf is
+    # computed once per set of documents (a study's captions) and kept.
     flat: list[str] = [candidates[key] for key in ids]
     for key in ids:
         flat.extend(references[key])
-    documents = [list(document) for document in idf_documents or []]
-    for document in documents:
-        flat.extend(document)
-    tokens = ptb_tokenize(flat)
+    idf: CiderIdf | None = None
+    if idf_documents is not None and "cider" in metrics:
+        idf = cider_idf(idf_documents)
+    tokens = ptb_tokenize_cached(flat)
     res: dict[str, list[str]] = {}
     gts: dict[str, list[str]] = {}
     position = len(ids)
@@ -275,10 +347,6 @@ def reference_scores(
         count = len(references[key])
         gts[key] = tokens[position : position + count]
         position += count
-    tokenised_documents: list[list[str]] = []
-    for document in documents:
-        tokenised_documents.append(tokens[position : position + len(document)])
-        position += len(document)
 
     per_item: dict[str, dict[str, float]] = {key: {} for key in ids}
     corpus: dict[str, float] = {}
@@ -301,9 +369,8 @@ def reference_scores(
     if "rouge_l" in metrics:
         rouge = [rouge_l(res[key][0], gts[key]) for key in ids]
         store("rouge_l", float(np.mean(np.array(rouge))), rouge)
-    if "cider" in metrics and idf_documents is not None:
-        values = cider_d([res[key][0] for key in ids], [gts[key] for key in ids],
-                         tokenised_documents)
+    if "cider" in metrics and idf is not None:
+        values = cider_d([res[key][0] for key in ids], [gts[key] for key in ids], idf=idf)
         store("cider", float(np.mean(values)), values)
     elif "cider" in metrics:
         from pycocoevalcap.cider.cider import Cider
@@ -315,22 +382,70 @@ def reference_scores(
     return ReferenceScores(per_item=per_item, corpus=ordered)
 
 
-def cider_d(
-    candidates: Sequence[str],
-    references: Sequence[Sequence[str]],
-    documents: Sequence[Sequence[str]],
-    *,
-    n: int = 4,
-    sigma: float = 6.0,
-) -> list[float]:
-    """Return CIDEr-D of each tokenised candidate against its references, idf from ``documents``.
+_TOKENS: OrderedDict[str, str] = OrderedDict()
+_TOKENS_MAX = 200_000
+_tokens_lock = threading.Lock()
 
-    The arithmetic of pycocoevalcap's ``CiderScorer`` (clipped tf-idf n-gram vectors, n = 1..4,
-    a Gaussian length penalty, mean over n-gram sizes and references, times 10), except that
-    the document frequency of an n-gram is the number of ``documents`` (each a list of
-    tokenised texts) containing it and ``log(len(documents))`` is the idf's numerator. With
-    ``documents == references`` this is the toolkit's value.
-    """
+
+def ptb_tokenize_cached(texts: Sequence[str]) -> list[str]:
+    """:func:`ptb_tokenize`, each distinct text once, remembering recent texts (LRU): a study's
+    final overviews recur in many leave-out sets and chunks."""
+    with _tokens_lock:
+        missing = list(dict.fromkeys(text for text in texts if text not in _TOKENS))
+    if missing:
+        found = dict(zip(missing, ptb_tokenize(missing), strict=True))
+        with _tokens_lock:
+            _TOKENS.update(found)
+            while len(_TOKENS) > _TOKENS_MAX:
+                _TOKENS.popitem(last=False)
+    else:
+        found = {}
+    with _tokens_lock:
+        result = []
+        for text in texts:
+            if text in found:
+                result.append(found[text])
+            else:
+                _TOKENS.move_to_end(text)
+                result.append(_TOKENS[text])
+    return result
+
+
+@dataclass(frozen=True)
+class CiderIdf:
+    """CIDEr-D's document frequencies over a set of documents (see :func:`cider_d`)."""
+
+    frequency: Mapping[tuple[str, ...], float]
+    log_documents: float
+    documents: int
+
+
+_IDF: OrderedDict[str, CiderIdf] = OrderedDict()
+_idf_lock = threading.Lock()
+
+
+def cider_idf(documents: Sequence[Sequence[str]], *, n: int = 4) -> CiderIdf:
+    """The idf of untokenised ``documents`` (each a list of texts), PTB-tokenised, computed
+    once per distinct set of documents and process (a study version's captions)."""
+    key = hashlib.sha256(
+        "\x1e".join("\x1f".join(document) for document in documents).encode("utf-8")
+    ).hexdigest()
+    with _idf_lock:
+        if key in _IDF:
+            _IDF.move_to_end(key)
+            return _IDF[key]
+    flat = [text for document in documents for text in document]
+    tokens = iter(ptb_tokenize_cached(flat))
+    tokenised = [[next(tokens) for _ in document] for document in documents]
+    idf = _document_frequency(tokenised, n)
+    with _idf_lock:
+        _IDF[key] = idf
+        while len(_IDF) > 8:
+            _IDF.popitem(last=False)
+    return idf
+
+
+def _document_frequency(documents: Sequence[Sequence[str]], n: int) -> CiderIdf:
     from collections import defaultdict
 
     from pycocoevalcap.cider.cider_scorer import precook
@@ -339,7 +454,37 @@ def cider_d(
     for document in documents:
         for ngram in {gram for text in document for gram in precook(text, n)}:
             frequency[ngram] += 1
-    log_documents = float(np.log(float(max(1, len(documents)))))
+    return CiderIdf(dict(frequency), float(np.log(float(max(1, len(documents))))), len(documents))
+
+
+def cider_d(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    documents: Sequence[Sequence[str]] | None = None,
+    *,
+    n: int = 4,
+    sigma: float = 6.0,
+    idf: CiderIdf | None = None,
+) -> list[float]:
+    """Return CIDEr-D of each tokenised candidate against its references, idf from ``documents``.
+
+    The arithmetic of pycocoevalcap's ``CiderScorer`` (clipped tf-idf n-gram vectors, n = 1..4,
+    a Gaussian length penalty, mean over n-gram sizes and references, times 10), except that
+    the document frequency of an n-gram is the number of ``documents`` (each a list of
+    tokenised texts) containing it and ``log(len(documents))`` is the idf's numerator. With
+    ``documents == references`` this is the toolkit's value. ``idf`` gives the frequencies
+    computed before (:func:`cider_idf`) instead of ``documents``.
+    """
+    from collections import defaultdict
+
+    from pycocoevalcap.cider.cider_scorer import precook
+
+    if idf is None:
+        if documents is None:
+            raise ValueError("cider_d needs documents or their idf")
+        idf = _document_frequency(documents, n)
+    frequency = idf.frequency
+    log_documents = idf.log_documents
 
     def vector(text: str) -> tuple[list[dict[tuple[str, ...], float]], list[float], int]:
         weights: list[dict[tuple[str, ...], float]] = [defaultdict(float) for _ in range(n)]
@@ -348,7 +493,7 @@ def cider_d(
         for ngram, count in precook(text, n).items():
             size = len(ngram) - 1
             weights[size][ngram] = float(count) * (
-                log_documents - float(np.log(max(1.0, frequency[ngram]))))
+                log_documents - float(np.log(max(1.0, frequency.get(ngram, 0.0)))))
             norms[size] += weights[size][ngram] ** 2
             if size == 1:  # the toolkit's quirk: "length" counts bigrams
                 length += count

@@ -31,3 +31,25 @@ def register() -> None:
 
 
 register()
+
+
+FAILING_FAMILY = "test-failing"
+FAILING_METRIC = "test_failing_length"
+#: A candidate containing this makes the failing family raise for its whole batch.
+POISON = "POISON"
+
+
+def _score_or_fail(pairs: Sequence[Pair], names: Sequence[str], options: ScoringOptions):
+    if any(POISON in pair.candidate for pair in pairs):
+        raise RuntimeError("the test family refuses a poisoned caption")
+    return {pair.id: {name: float(len(pair.candidate)) for name in names} for pair in pairs}
+
+
+def register_failing() -> None:
+    register_family(
+        FAILING_FAMILY, _score_or_fail,
+        [Metric(FAILING_METRIC, FAILING_FAMILY, "Candidate length, or an error (tests)")],
+    )
+
+
+register_failing()

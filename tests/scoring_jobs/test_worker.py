@@ -42,8 +42,12 @@ def wait_for(condition, *, worker, seconds: float, what: str):
 
 
 def test_a_real_worker_runs_a_study_job_while_score_waits_and_prints_progress(
-    start_worker, approved
+    start_worker, assigned, personas, settings
 ):
+    from tests.scoring_jobs.conftest import finish_verdict
+
+    settings.SCORING_ON_FINAL_VERDICT = False  # else the verdict's job scores these items first
+    finish_verdict(assigned, personas)
     worker = start_worker(WORKER)
     out = io.StringIO()
     call_command(
@@ -111,9 +115,9 @@ def long_study(study):
 def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicate_rows(
     start_worker, long_study, slow_metric
 ):
-    # A short visibility timeout makes Redis hand the unacknowledged job to the next worker
+    # A short visibility timeout makes Redis hand the unacknowledged chunk to the next worker
     # soon; one item per chunk commits (and counts) every item as it is scored.
-    env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_CHUNK_SIZE": "1"}
+    env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_STUDY_CHUNK_ITEMS": "test-slow=1"}
     first = start_worker(WORKER, **env)
     job = score_job_create(study=long_study, metrics=[slow_metric])  # commits: sent to Redis
 
@@ -143,9 +147,13 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
         CAPTIONS,
         {},
     )
-    assert job.attempts == 2  # the same task, delivered again, claimed the job again
+    assert job.attempts == 1  # planned once; the chunk killed mid-way was delivered again:
+    assert list(job.chunks.filter(attempts__gt=1).values_list("attempts", flat=True)) == [2]
     results = ScoreResult.objects.filter(metric=slow_metric)
     assert results.count() == CAPTIONS
+    # The same numbers as an undisturbed run: each candidate's length.
+    for row in results.select_related("caption"):
+        assert row.value == len(row.caption.overview)
     duplicates = (
         results.values("item_key", "metric", "judge_or_backend", "metric_version")
         .annotate(n=Count("pk"))
