@@ -190,6 +190,8 @@ SCORING_VERDICT_METRICS = env_list("SCORING_VERDICT_METRICS", [])
 SCORING_CHUNK_SIZE = int(os.environ.get("SCORING_CHUNK_SIZE", "64"))
 # A running job whose last progress update is older than this may be taken over by another run.
 SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
+# The same for a profile export, whose status file is its heartbeat.
+PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900"))
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
