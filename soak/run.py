@@ -212,30 +212,48 @@ def backup_and_restore(pg: Postgres, env: dict[str, str], scratch: Path, media: 
     figures["bundle bytes"] = live.stat().st_size
     dump = pg.folder / "backup.dump"  # written by the cluster's owner
     pg.tool("pg_dump", "-Fc", "-f", str(dump), "soak")
-    shutil.copytree(media, scratch / "media-backup", ignore=shutil.ignore_patterns(".soak-filler"))
-    pg.tool("createdb", "restored")
-    pg.tool("pg_restore", "--no-owner", "-d", "restored", str(dump))
-    restored_env = {**env, "DATABASE_URL": pg.url("restored"), "MEDIA_ROOT": str(scratch / "media-backup")}
-    again = scratch / "restored.json"
-    done = manage(restored_env, "export_study", "--study", SLUG, "--out", str(again))
-    if done.returncode or again.read_bytes() != live.read_bytes():
-        problems.append(f"the restored database's bundle differs from the live one {done.stderr.decode()[-300:]}")
+    restored_media = scratch / "media-backup"
+    shutil.copytree(media, restored_media, ignore=shutil.ignore_patterns(".soak-filler"))
+    figures["backup bytes"] = dump.stat().st_size
     for clip in Clip.objects.filter(study__slug=SLUG):
-        for name in ("file", "proxy", "poster"):
+        for name in ("original", "proxy", "poster"):
             stored = getattr(clip, name, None)
-            if stored and not (scratch / "media-backup" / stored.name).is_file():
-                problems.append(f"clip {clip.name}: its {name} {stored.name} is not in the restored media folder")
+            if stored and not (restored_media / stored.name).is_file():
+                problems.append(f"clip {clip.name}: its {name} {stored.name} is not in the backed-up media folder")
     connections.close_all()
-    pg.tool("createdb", "-T", "soak_blank", "reimported")
-    imported_env = {**env, "DATABASE_URL": pg.url("reimported"), "MEDIA_ROOT": str(scratch / "media-backup")}
-    done = manage(imported_env, "import_study", str(live))
-    if done.returncode:
-        problems.append(f"import_study refused the bundle: {done.stderr.decode()[-400:]}")
-    else:
+
+    def restore() -> None:
+        pg.tool("createdb", "restored")
+        pg.tool("pg_restore", "--no-owner", "-d", "restored", str(dump))
+        restored_env = {**env, "DATABASE_URL": pg.url("restored"), "MEDIA_ROOT": str(restored_media)}
+        again = scratch / "restored.json"
+        done = manage(restored_env, "export_study", "--study", SLUG, "--out", str(again))
+        if done.returncode or again.read_bytes() != live.read_bytes():
+            problems.append(f"the restored database's bundle differs from the live one {done.stderr.decode()[-300:]}")
+
+    def reimport() -> None:
+        pg.tool("createdb", "-T", "soak_blank", "reimported")
+        imported_env = {**env, "DATABASE_URL": pg.url("reimported"), "MEDIA_ROOT": str(restored_media)}
+        done = manage(imported_env, "import_study", str(live))
+        if done.returncode:
+            problems.append(f"import_study refused the bundle: {done.stderr.decode()[-400:]}")
+            return
         third = scratch / "reimported.json"
         done = manage(imported_env, "export_study", "--study", SLUG, "--out", str(third))
         if done.returncode or third.read_bytes() != live.read_bytes():
             problems.append("the bundle imported into an empty database exports differently")
+
+    def guarded(step) -> None:
+        try:
+            step()
+        except subprocess.CalledProcessError as exc:
+            problems.append(f"{step.__name__}: {' '.join(exc.cmd[-3:])} failed: {exc.stderr[-300:]}")
+
+    threads = [threading.Thread(target=guarded, args=(step,)) for step in (restore, reimport)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
     return figures, problems
 
 
