@@ -408,12 +408,12 @@ class Reviewer(Person):
 
 class Admin(Person):
     """Imports a caption file of a new model as a job, assigns what is new, starts a study
-    scoring job and a profile export, and follows them."""
+    scoring job and (with `profiles`) a profile export."""
 
     def __init__(self, client: Client, slug: str, seed: int, think: float, clips: list[dict],
-                 annotators: list[str]):
+                 annotators: list[str], profiles: bool = True):
         super().__init__(client, slug, seed, think)
-        self.clips, self.annotators = clips, annotators
+        self.clips, self.annotators, self.profiles = clips, annotators, profiles
         self.imports = self.steps = 0
 
     def caption_file(self, models: int = 1) -> bytes:
@@ -457,7 +457,7 @@ class Admin(Person):
         if status == 201:
             c.ledger.count("assignment")
         self.steps += 1
-        if self.steps % 3 != 2:
+        if self.steps % 3 != 2 or not self.profiles:
             status, job, _ = c.call("POST", f"/api/studies/{self.slug}/score-jobs/",
                                     {"metrics": ["words_changed", "char_similarity"]})
             if status == 202:

@@ -293,7 +293,9 @@ def run(options: dict) -> dict:
 
         annotators = [Annotator(client(n), SLUG, i, 0.7) for i, n in enumerate(ANNOTATORS)]
         reviewers = [Reviewer(client(n), SLUG, 100 + i, 1.0) for i, n in enumerate(REVIEWERS)]
-        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS))
+        # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
+        # long soak starts them, the short one (two busy cores) leaves them out.
+        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["demo"])
         injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
                         options["redis_seconds"], options["outage_seconds"], options["demo"])
