@@ -311,6 +311,7 @@ def run(options: dict) -> dict:
                 faults.inject(kind)
                 stop.wait(options["gap"])
             rounds += 1
+        faults.join()
         stop.wait(options["gap"])
         stop.set()
         for person in people:
@@ -350,6 +351,7 @@ def run(options: dict) -> dict:
             "fault notes": [f"{w.kind}: {w.note} ({w.ended - w.started:.1f} s)" for w in faults.windows],
             "fault errors": faults.errors,
             "person errors": [f"{p.name}: {e}" for p in people for e in p.errors],
+            "5xx inside fault windows": answers_in_windows(ledger, faults.windows),
             "jobs": states,
             "slowest requests": [f"{r.method} {r.path} {r.status} {r.ended - r.started:.1f} s"
                                  for r in sorted(ledger.requests, key=lambda r: r.started - r.ended)[:5]],
@@ -381,6 +383,20 @@ def run(options: dict) -> dict:
             print(f"soak: kept {scratch}")
 
 
+def answers_in_windows(ledger: Ledger, windows: list) -> dict[str, dict[str, int]]:
+    """The 5xx and unanswered requests inside each kind of fault's windows, by request."""
+    from soak.faults import in_window
+
+    found: dict[str, Counter] = {}
+    for request in ledger.requests:
+        if request.status in (0,) or request.status >= 500:
+            window = in_window(windows, request.started, request.ended)
+            if window is not None:
+                path = re.sub(r"/\d+/", "/N/", request.path.split("?")[0])
+                found.setdefault(window.kind, Counter())[f"{request.method} {path} {request.status}"] += 1
+    return {kind: dict(counts.most_common(6)) for kind, counts in found.items()}
+
+
 def print_report(report: dict) -> None:
     print()
     print(f"requests {report['requests']:,} (by status {report['statuses']}), acknowledged saves "
@@ -396,6 +412,9 @@ def print_report(report: dict) -> None:
         print(f"  . {line}")
     if report["gave up"]:
         print(f"requests given up after retrying: {report['gave up']}")
+    print("5xx and unanswered requests inside the faults' windows (allowed):")
+    for kind, counts in report["5xx inside fault windows"].items():
+        print(f"  {kind}: {counts}")
     print("invariants (violations, goal 0):")
     for name, number in report["violations"].items():
         print(f"  {name:<34}{number:>3}")
