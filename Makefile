@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv venv-dev system lint test test-fast bench serve serve-with-worker llm-server
+.PHONY: demo venv venv-dev system lint test test-fast bench soak serve serve-with-worker llm-server
 
 # What runs the product (requirements.txt); venv-dev adds the tests and linters (requirements-dev.txt).
 venv:
@@ -78,7 +78,15 @@ test: venv-dev lint
 
 # The inner loop: SQLite, no browser, no worker, no model loading.
 test-fast: venv-dev
-	$(PYTEST) -p no:cacheprovider -m "not browser and not postgres and not worker and not slow"
+	$(PYTEST) -p no:cacheprovider -m "not browser and not postgres and not worker and not slow and not soak"
 
 bench: venv-dev
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# The soak (issue 20): the real stack (its own PostgreSQL cluster and Redis, gunicorn, Celery
+# workers) driven over HTTP by simulated people while faults are injected, then its invariants
+# checked; SOAK_MINUTES of faults (10). `make test` runs the short version (tests/soak/).
+SOAK_MINUTES ?= 10
+soak: venv-dev
+	@scripts/system-packages.sh demo
+	$(PY) -m soak --minutes $(SOAK_MINUTES)

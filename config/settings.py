@@ -223,6 +223,8 @@ SCORING_LIVE_SCORES = env_bool("SCORING_LIVE_SCORES", True)
 SCORING_LIVE_DELAY_SECONDS = float(os.environ.get("SCORING_LIVE_DELAY_SECONDS", "10"))
 # A running job whose last progress update is older than this may be taken over by another run.
 SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
+# The same for a profile export, whose status file is its heartbeat.
+PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900"))
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))

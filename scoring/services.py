@@ -277,20 +277,23 @@ def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
     """Find the jobs whose process died and send them again, or fail them after too many tries.
 
     A job is stalled when it is running and its heartbeat is older than
-    ``SCORING_JOB_LEASE_SECONDS``, or, with the ``threads`` runner (whose queue dies with its
-    process), when it has waited that long without starting. A stalled job claimed fewer than
-    ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it over and skips what it stored);
-    one claimed that often is marked failed with the reason in ``errors["job"]``. Sending renews
-    the heartbeat first, so two recoveries at once send a job once. Returns
+    ``SCORING_JOB_LEASE_SECONDS``, or when it has waited that long without starting (its message
+    may be lost: a job thread's queue dies with its process, a broker may restart empty). A
+    stalled job claimed fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it
+    over and skips what it stored); one claimed that often is marked failed with the reason in
+    ``errors["job"]``. Sending renews the heartbeat first, so two recoveries at once send a job
+    once. Returns
     ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
     stalled = Q(status=Status.RUNNING, heartbeat_at__lt=stale)
-    if settings.JOB_RUNNER == "threads":
-        stalled |= Q(status=Status.QUEUED, created_at__lt=stale) & (
-            Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
-        )
+    # A queued job's message may be gone: a job thread's queue dies with its process, and a
+    # broker's with a Redis restarted without its data. Sending it again costs a claim that
+    # finds the job taken when the first message was only slow.
+    stalled |= Q(status=Status.QUEUED, created_at__lt=stale) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+    )
     jobs = ScoreJob.objects.filter(stalled)
     if study is not None:
         jobs = jobs.filter(study=study)

@@ -270,6 +270,22 @@ def test_a_job_whose_process_died_is_sent_again_then_failed_after_too_many_tries
     assert dead.state == "failed" and "stopped without finishing it (2 times" in dead.errors[0]
 
 
+@pytest.mark.parametrize("runner", ["threads", "celery"])
+def test_a_queued_job_whose_message_was_lost_is_sent_again_once_a_lease(
+    personas, clips, study, settings, runner
+):
+    # Lost with its job thread, or with a Redis restarted without its data (the soak does that).
+    settings.JOB_RUNNER = runner
+    long_ago = timezone.now() - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS + 60)
+    job = caption_import_job_create(
+        study=study, upload=ContentFile(three_captions()), file_name="c.jsonl", enqueue=False
+    )
+    CaptionImportJob.objects.filter(pk=job.pk).update(created_at=long_ago)
+    assert caption_import_jobs_recover() == {"resumed": [job.pk], "failed": []}
+    assert caption_import_jobs_recover() == {"resumed": [], "failed": []}  # renewed: not twice
+    assert caption_import_job_run(job_id=job.pk, task_id=job.task_id) == "done"
+
+
 def test_a_running_job_is_not_claimed_by_a_second_run_without_its_task_id(personas, clips, study):
     job = caption_import_job_create(
         study=study, upload=ContentFile(three_captions()), file_name="c.jsonl", enqueue=False

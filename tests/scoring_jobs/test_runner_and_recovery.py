@@ -136,17 +136,41 @@ def test_two_recoveries_at_once_send_a_stalled_job_once(approved, fast_scoring, 
 
 
 @pytest.mark.django_db
-def test_a_queued_job_lost_with_its_job_thread_is_sent_again(
-    approved, fast_scoring, settings, monkeypatch
+@pytest.mark.parametrize("runner", ["threads", "celery"])
+def test_a_queued_job_whose_message_was_lost_is_sent_again_once_a_lease(
+    approved, fast_scoring, settings, monkeypatch, runner
 ):
+    # Lost with its job thread, or with a Redis restarted without its data (the soak does that).
+    settings.JOB_RUNNER = runner
     job = stalled_job(approved, attempts=0, status="queued")
     sent = []
     monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
-    # A broker keeps its queue: a queued job there is only waiting.
-    assert score_jobs_recover() == {"resumed": [], "failed": []}
-    settings.JOB_RUNNER = "threads"
     assert score_jobs_recover() == {"resumed": [job.pk], "failed": []}
+    assert score_jobs_recover() == {"resumed": [], "failed": []}  # renewed: not at every look
     assert sent == [{"args": [job.pk], "task_id": job.task_id}]
+
+
+@pytest.mark.django_db
+def test_a_job_queued_a_moment_ago_is_left_waiting(approved, fast_scoring, monkeypatch):
+    job = stalled_job(approved, attempts=0, status="queued")
+    ScoreJob.objects.filter(pk=job.pk).update(created_at="2999-01-01T00:00Z")
+    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: pytest.fail("sent"))
+    assert score_jobs_recover() == {"resumed": [], "failed": []}
+
+
+@pytest.mark.django_db
+def test_an_export_whose_message_was_lost_is_sent_again(study, monkeypatch, settings):
+    settings.JOB_RUNNER = "celery"
+    job = _stalled_export(study, attempts=0)
+    folder = profiles.jobs_root(study) / job
+    status = json.loads((folder / "status.json").read_text())
+    (folder / "status.json").write_text(json.dumps({**status, "state": "queued", "started_at": None}))
+    (folder / "claim").unlink()
+    sent = []
+    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: sent.append(job_id))
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+    assert sent == [job]
 
 
 def _stalled_export(study, *, attempts: int) -> str:

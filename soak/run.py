@@ -1,0 +1,438 @@
+"""The whole soak: build the stack and the demo study, let the people work while the faults are
+injected, then check the invariants, back up and restore, and print the figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from soak import checks
+from soak.faults import KINDS, Faults
+from soak.people import Admin, Annotator, Client, Ledger, Reviewer
+from soak.stack import REPO, CeleryWorkers, Gunicorn, Media, Postgres, Redis, free_port
+
+SLUG = "demo"
+ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
+REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
+
+SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "gap": 3, "retry_seconds": 45,
+         "settle_seconds": 90,
+         "demo": False}
+FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "gap": 8, "retry_seconds": 75,
+        "settle_seconds": 180,
+        "demo": True}
+
+
+def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[str, str]:
+    """What gunicorn, the workers and this process read: production settings on the soak's
+    own services, with short leases so that recovery happens within the soak."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "PYTEST", "DJANGO_",
+                                                                       "CACHE_", "MEDIA_", "REDLINE_"))}
+    return {
+        **keep,
+        "DATABASE_URL": pg.url("soak"),
+        "CELERY_BROKER_URL": redis.url(0),
+        "CACHE_URL": redis.url(1),
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "JOB_RUNNER": "celery",
+        "MEDIA_ROOT": str(media),
+        "STATIC_ROOT": str(scratch / "static"),
+        "REDLINE_VAR_DIR": str(scratch / "var"),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "LOG_LEVEL": "ERROR",
+        "UNDO_SECONDS": "2",
+        "SCORING_ON_FINAL_VERDICT": "1",
+        "SCORING_VERDICT_METRICS": "words_changed,char_similarity,near_total",
+        "SCORING_JOB_LEASE_SECONDS": "20",
+        "PROFILE_JOB_LEASE_SECONDS": "20",
+        "CELERY_VISIBILITY_TIMEOUT": "60",
+        "LLMFACTS_BASE_URL": "",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+
+
+def small_clips(folder: Path) -> list[Path]:
+    """Four small real videos (H.264, browser-playable: no proxy job), 4 to 7 s long."""
+    paths = []
+    for number, source in enumerate(("testsrc2", "testsrc", "smptebars", "rgbtestsrc"), start=1):
+        path = folder / f"clip{number}.mp4"
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        f"{source}=size=160x120:rate=25:duration={3 + number}",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(path)],
+                       check=True, timeout=120)
+        paths.append(path)
+    return paths
+
+
+def build_study(pg: Postgres, scratch: Path, demo: bool) -> tuple[dict[str, tuple[str, str]], list[dict]]:
+    """Migrate, keep an empty migrated copy (soak_blank, for the re-import), build the study:
+    the demo study (make_demo) or, for the short soak, four small clips with three models'
+    captions through the same services; four annotators, three reviewers, the admin; each
+    person's signed-in session."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connections
+    from django.utils.crypto import get_random_string
+
+    from annotation.models import AssignmentDesign, Clip
+    from annotation.services.captions import captions_import_jsonl
+    from annotation.services.clips import clip_import_file
+    from annotation.services.demo import demo_accounts_ensure, demo_build
+    from annotation.services.studies import membership_grant, study_create
+    from annotation.services.workflow import annotations_assign
+
+    began = time.monotonic()
+    call_command("migrate", verbosity=0)
+    connections.close_all()
+    pg.tool("createdb", "-T", "soak", "soak_blank")
+    migrated = time.monotonic()
+    if demo:
+        study = demo_build().study
+    else:
+        study = study_create(slug=SLUG, name="Soak study")
+        demo_accounts_ensure(study=study)
+        for path in small_clips(scratch):
+            clip_import_file(study=study, path=path)
+    users = get_user_model().objects
+    for name in ANNOTATORS[3:]:
+        membership_grant(study=study, user=users.create_user(name, password=None), role="annotator")
+    for name in REVIEWERS[1:]:
+        membership_grant(study=study, user=users.create_user(name, password=None), role="reviewer")
+    clips = [{"name": c.name, "duration": c.duration} for c in Clip.objects.filter(study=study)]
+    if not demo:
+        lines = [json.dumps({"clip": clip["name"], "model": f"model-{m}",
+                             "overview": f"Model {m} sees a test pattern on clip {clip['name']}.",
+                             "windows": [{"start": 0, "end": clip["duration"] / 2, "scene": "Bars.", "shot": "Static."},
+                                         {"start": clip["duration"] / 2, "end": clip["duration"], "scene": "Bars.",
+                                          "shot": "Static."}]})
+                 for clip in clips for m in "abc"]
+        captions_import_jsonl(study=study, data="\n".join(lines).encode())
+        annotations_assign(study=study, annotators=list(users.filter(username__in=ANNOTATORS)),
+                           design=AssignmentDesign.SPREAD, gap=0)
+    print(f"soak: migrated in {migrated - began:.0f} s, {'demo' if demo else 'small'} study built in "
+          f"{time.monotonic() - migrated:.0f} s", flush=True)
+    sessions = {}
+    for name in (*ANNOTATORS, *REVIEWERS, "admin"):
+        token = get_random_string(32)
+        key = signed_in_session(users.get(username=name))
+        sessions[name] = (f"{settings.SESSION_COOKIE_NAME}={key}; {settings.CSRF_COOKIE_NAME}={token}", token)
+    connections.close_all()
+    return sessions, clips
+
+
+def signed_in_session(user) -> str:
+    """The key of a new database session in which `user` is signed in."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return session.session_key
+
+
+def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str]]:
+    """Look at the job tables (which recovers jobs whose process died) until no job runs and
+    none waits with its message in the broker, within `seconds`: (jobs still running, jobs
+    queued whose message the broker no longer has)."""
+    import redis as redis_client
+    from django.db import connections
+
+    broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0)
+    deadline = time.monotonic() + seconds
+    running: list[str] = []
+    stranded: list[str] = []
+    quiet = 0
+    profiles_looked = 0.0
+    while time.monotonic() < deadline:
+        for url in (f"/api/studies/{SLUG}/score-jobs/", f"/api/studies/{SLUG}/captions/import-jobs/"):
+            admin.client.once("GET", url)
+        # The profile page recovers exports; it is slow to draw, so looked at every 15 s.
+        if any("profile" in job for job in running) or time.monotonic() - profiles_looked > 15:
+            admin.client.once("GET", f"/studies/{SLUG}/profiles/")
+            profiles_looked = time.monotonic()
+        connections.close_all()
+        left = checks.running_jobs(SLUG)
+        running = [job for job in left if job.endswith("running")]
+        stranded = [job for job in left if job.endswith("queued")]
+        waiting = broker.llen("redline") + broker.hlen("unacked")
+        quiet = quiet + 1 if not running and (not stranded or not waiting) else 0
+        if quiet >= 3:
+            break
+        time.sleep(2)
+    return running, stranded
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
+                          timeout=300)
+
+
+def backup_and_restore(pg: Postgres, env: dict[str, str], scratch: Path, media: Path) -> tuple[dict, list[str]]:
+    """The README's backup and restore, then the bundle's round trip:
+
+    1. the study's bundle from the live database;
+    2. a backup (pg_dump of the database, a copy of the media folder) restored into a new
+       database beside a new media folder: its bundle must be the same, and every clip's files
+       must be in the restored folder;
+    3. the bundle imported into an empty migrated database and exported again: the same bytes.
+    """
+    from django.db import connections
+
+    from annotation.models import Clip
+
+    problems: list[str] = []
+    figures: dict = {}
+    live = scratch / "live.json"
+    done = manage(env, "export_study", "--study", SLUG, "--out", str(live))
+    if done.returncode:
+        return figures, [f"export_study failed: {done.stderr.decode()[-400:]}"]
+    figures["bundle bytes"] = live.stat().st_size
+    dump = pg.folder / "backup.dump"  # written by the cluster's owner
+    pg.tool("pg_dump", "-Fc", "-f", str(dump), "soak")
+    restored_media = scratch / "media-backup"
+    shutil.copytree(media, restored_media, ignore=shutil.ignore_patterns(".soak-filler"))
+    figures["backup bytes"] = dump.stat().st_size
+    for clip in Clip.objects.filter(study__slug=SLUG):
+        for name in ("original", "proxy", "poster"):
+            stored = getattr(clip, name, None)
+            if stored and not (restored_media / stored.name).is_file():
+                problems.append(f"clip {clip.name}: its {name} {stored.name} is not in the backed-up media folder")
+    connections.close_all()
+
+    def restore() -> None:
+        pg.tool("createdb", "restored")
+        pg.tool("pg_restore", "--no-owner", "-d", "restored", str(dump))
+        restored_env = {**env, "DATABASE_URL": pg.url("restored"), "MEDIA_ROOT": str(restored_media)}
+        again = scratch / "restored.json"
+        done = manage(restored_env, "export_study", "--study", SLUG, "--out", str(again))
+        if done.returncode or again.read_bytes() != live.read_bytes():
+            problems.append(f"the restored database's bundle differs from the live one {done.stderr.decode()[-300:]}")
+
+    def reimport() -> None:
+        pg.tool("createdb", "-T", "soak_blank", "reimported")
+        imported_env = {**env, "DATABASE_URL": pg.url("reimported"), "MEDIA_ROOT": str(restored_media)}
+        done = manage(imported_env, "import_study", str(live))
+        if done.returncode:
+            problems.append(f"import_study refused the bundle: {done.stderr.decode()[-400:]}")
+            return
+        third = scratch / "reimported.json"
+        done = manage(imported_env, "export_study", "--study", SLUG, "--out", str(third))
+        if done.returncode or third.read_bytes() != live.read_bytes():
+            problems.append("the bundle imported into an empty database exports differently")
+
+    def guarded(step) -> None:
+        try:
+            step()
+        except subprocess.CalledProcessError as exc:
+            problems.append(f"{step.__name__}: {' '.join(exc.cmd[-3:])} failed: {exc.stderr[-300:]}")
+
+    threads = [threading.Thread(target=guarded, args=(step,)) for step in (restore, reimport)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    return figures, problems
+
+
+def run(options: dict) -> dict:
+    scratch = Path(tempfile.mkdtemp(prefix="redline-soak-"))
+    scratch.chmod(0o755)
+    pg = Postgres(scratch / "pg", free_port(55432))
+    redis = Redis(scratch / "redis", free_port(56379))
+    media = Media(scratch / "media")
+    (scratch / "static").mkdir()
+    web = workers = None
+    started = time.time()
+    report: dict = {}
+    try:
+        pg.init()
+        pg.start()
+        pg.tool("createdb", "soak")
+        redis.start()
+        media.prepare()
+        env = service_env(pg, redis, scratch, media.path)
+        os.environ.update(env)
+        sys.path.insert(0, str(REPO))
+        sessions, clips = build_study(pg, scratch, options["demo"])
+        web = Gunicorn(free_port(58000), env, scratch / "gunicorn.log")
+        workers = CeleryWorkers(2, env, scratch / "celery.log")
+        web.start()
+        workers.start()
+        built = time.time()
+        print(f"soak: stack up in {built - started:.0f} s (PostgreSQL :{pg.port}, Redis :{redis.port}, "
+              f"gunicorn :{web.port} 2x4, 2 Celery workers, media {'tmpfs' if media.mounted else 'folder'})",
+              flush=True)
+
+        ledger, stop = Ledger(), threading.Event()
+
+        def client(name: str) -> Client:
+            return Client(name, web.port, *sessions[name], ledger, stop, options["retry_seconds"])
+
+        annotators = [Annotator(client(n), SLUG, i, 0.7) for i, n in enumerate(ANNOTATORS)]
+        reviewers = [Reviewer(client(n), SLUG, 100 + i, 1.0) for i, n in enumerate(REVIEWERS)]
+        # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
+        # long soak starts them, the short one (two busy cores) leaves them out.
+        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["demo"])
+        injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
+        faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
+                        options["redis_seconds"], options["outage_seconds"], options["demo"])
+        people = [*annotators, *reviewers, admin]
+        for person in people:
+            person.start()
+        end = time.monotonic() + 60 * options["minutes"]
+        rounds = 0
+        stop.wait(options["gap"])
+        while rounds < (options["rounds"] or 10_000) and (options["rounds"] or time.monotonic() < end):
+            for kind in KINDS:
+                print(f"soak: {time.time() - built:5.0f} s  {kind}", flush=True)
+                faults.inject(kind)
+                stop.wait(options["gap"])
+            rounds += 1
+        faults.join()
+        stop.wait(options["gap"])
+        stop.set()
+        for person in people:
+            person.join(timeout=options["retry_seconds"] + 15)
+        driven = time.time()
+        print(f"soak: people stopped after {driven - built:.0f} s; settling the jobs", flush=True)
+        running, stranded = settle(admin, redis, options["settle_seconds"])
+
+        from django.db import connections
+
+        connections.close_all()
+        found = checks.check_annotations(SLUG, ledger)
+        found.update(checks.check_answers(ledger, faults.windows))
+        found["jobs left running"] = running
+        found["jobs lost by the broker"] = stranded
+        states = checks.job_states(SLUG)
+        settled = time.time()
+        figures, problems = backup_and_restore(pg, env, scratch, media.path)
+        print(f"soak: jobs settled in {settled - driven:.0f} s, backup and restore checked in "
+              f"{time.time() - settled:.0f} s", flush=True)
+        found["bundle or restore differs"] = problems
+        statuses = Counter(r.status for r in ledger.requests)
+        log = (scratch / "gunicorn.log").read_text(errors="replace")
+        report = {
+            "seconds": {"setup": round(built - started), "driving": round(driven - built),
+                        "checks": round(time.time() - driven)},
+            "requests": len(ledger.requests),
+            "statuses": {str(k): v for k, v in sorted(statuses.items())},
+            "acknowledged saves": sum(len(v) for v in ledger.saves.values()),
+            "actions": dict(ledger.actions),
+            "client disconnects": ledger.disconnects,
+            "gave up": dict(ledger.gave_up),
+            "faults injected": {kind: faults.injected[kind] for kind in KINDS},
+            "faults skipped": dict(faults.skipped),
+            "celery kills mid-job": faults.mid_job,
+            "celery restarts": workers.restarts,
+            "fault notes": [f"{w.kind}: {w.note} ({w.ended - w.started:.1f} s)" for w in faults.windows],
+            "fault errors": faults.errors,
+            "person errors": [f"{p.name}: {e}" for p in people for e in p.errors],
+            "5xx inside fault windows": answers_in_windows(ledger, faults.windows),
+            "jobs": states,
+            "slowest requests": [f"{r.method} {r.path} {r.status} {r.ended - r.started:.1f} s"
+                                 for r in sorted(ledger.requests, key=lambda r: r.started - r.ended)[:5]],
+            "server tracebacks": len(re.findall(r"^Traceback", log, re.M)),
+            **figures,
+            "violations": {name: len(items) for name, items in found.items()},
+            "violation details": {name: items[:10] for name, items in found.items() if items},
+        }
+        if report["violations"]["500 outside a fault"]:
+            report["server log tail"] = log[-4000:]
+        return report
+    finally:
+        if workers is not None:
+            workers.stop()
+        if web is not None:
+            web.stop()
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001 - Django may not be set up when building failed
+            pass
+        redis.stop()
+        pg.stop("immediate")
+        media.release()
+        if not os.environ.get("SOAK_KEEP"):
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            print(f"soak: kept {scratch}")
+
+
+def answers_in_windows(ledger: Ledger, windows: list) -> dict[str, dict[str, int]]:
+    """The 5xx and unanswered requests inside each kind of fault's windows, by request."""
+    from soak.faults import in_window
+
+    found: dict[str, Counter] = {}
+    for request in ledger.requests:
+        if request.status in (0,) or request.status >= 500:
+            window = in_window(windows, request.started, request.ended)
+            if window is not None:
+                path = re.sub(r"/\d+/", "/N/", request.path.split("?")[0])
+                found.setdefault(window.kind, Counter())[f"{request.method} {path} {request.status}"] += 1
+    return {kind: dict(counts.most_common(6)) for kind, counts in found.items()}
+
+
+def print_report(report: dict) -> None:
+    print()
+    print(f"requests {report['requests']:,} (by status {report['statuses']}), acknowledged saves "
+          f"{report['acknowledged saves']:,}, client disconnects {report['client disconnects']}")
+    print(f"actions: {report['actions']}")
+    print(f"slowest requests: {report['slowest requests']}")
+    print(f"seconds: {report['seconds']}; jobs: {report['jobs']}; server tracebacks logged: "
+          f"{report['server tracebacks']}")
+    print("faults injected:")
+    for kind, number in report["faults injected"].items():
+        print(f"  {kind:<34}{number:>3}")
+    for line in report["fault notes"] + report["fault errors"] + report["person errors"]:
+        print(f"  . {line}")
+    if report["gave up"]:
+        print(f"requests given up after retrying: {report['gave up']}")
+    print("5xx and unanswered requests inside the faults' windows (allowed):")
+    for kind, counts in report["5xx inside fault windows"].items():
+        print(f"  {kind}: {counts}")
+    print("invariants (violations, goal 0):")
+    for name, number in report["violations"].items():
+        print(f"  {name:<34}{number:>3}")
+        for line in report["violation details"].get(name, []):
+            print(f"      {line}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m soak", description=__doc__.splitlines()[0])
+    parser.add_argument("--short", action="store_true", help="one round of every fault (about 2 minutes)")
+    parser.add_argument("--minutes", type=float, help="minutes of faults (10; rounds repeat until then)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    options = dict(SHORT if args.short else FULL)
+    if args.minutes:
+        options.update(minutes=args.minutes, rounds=0)
+    report = run(options)
+    print_report(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str))
+    return 1 if any(report["violations"].values()) else 0
