@@ -49,7 +49,8 @@ def refused(exc: ServiceError):
 class SettingsBody(serializers.Serializer):
     """A study's settings; each is checked again by the service (ranges, order, choices)."""
 
-    name = serializers.CharField(max_length=1000, trim_whitespace=False)
+    # Blank names and slugs reach the service, whose messages say what to give.
+    name = serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False)
     description = serializers.CharField(max_length=20000, allow_blank=True, required=False, trim_whitespace=False,
                                         help_text=MEANINGS["description"])
     taxonomy = serializers.IntegerField(required=False, help_text="a taxonomy version's id (GET /api/taxonomies/)")
@@ -67,11 +68,11 @@ class SettingsBody(serializers.Serializer):
 
 
 class StudyCreateBody(SettingsBody):
-    slug = serializers.CharField(max_length=1000, help_text="2-60 lowercase letters, digits and single hyphens")
+    slug = serializers.CharField(max_length=1000, allow_blank=True, help_text="2-60 lowercase letters, digits and single hyphens")
 
 
 class SettingsChange(SettingsBody):
-    name = serializers.CharField(max_length=1000, required=False, trim_whitespace=False)
+    name = serializers.CharField(max_length=1000, required=False, allow_blank=True, trim_whitespace=False)
 
 
 class StudyList(generics.ListAPIView):
