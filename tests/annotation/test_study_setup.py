@@ -264,3 +264,35 @@ def test_the_description_is_shown_on_the_annotators_start_page(client, study, pe
     client.force_login(personas["annotator"])
     html = client.get("/studies/s1/queue/").content.decode()
     assert "Watch to the &lt;end&gt;." in html
+
+
+# --------------------------------------------------------------------------- undo seconds
+
+
+def test_a_studys_own_undo_seconds_replace_the_sites(study, personas, settings):
+    from annotation.api_workflow import workspace_payload
+    from annotation.services.workflow import annotations_assign, decision_undo
+    from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+
+    settings.UNDO_SECONDS = 0  # the site: no undo
+    study_update(study=study, actor=personas["admin"], changes={"undo_seconds": 30})
+    fake_clip(study, "a")
+    captions_add(study, [caption_record("a")])
+    annotations_assign(study=study, annotators=[personas["annotator"]])
+    from annotation.models import Annotation
+
+    submitted = complete(Annotation.objects.get(annotator=personas["annotator"]), personas["annotator"])
+    window = (submitted.undo_until - submitted.submitted_at).total_seconds()
+    assert 29 <= window <= 31
+    assert workspace_payload(Annotation.objects.get(pk=submitted.pk), personas["annotator"])["undo_seconds"] == 30
+    undone = decision_undo(annotation_id=submitted.pk, actor=personas["annotator"])
+    assert undone.state == "in_progress"
+
+
+def test_without_its_own_undo_seconds_a_study_uses_the_sites(study, personas, settings):
+    from annotation.services.annotation_common import undo_seconds_of
+
+    settings.UNDO_SECONDS = 7
+    assert undo_seconds_of(study) == 7
+    study_update(study=study, actor=personas["admin"], changes={"undo_seconds": 0})
+    assert undo_seconds_of(Study.objects.get(pk=study.pk)) == 0
