@@ -99,9 +99,9 @@ def study_create(
         study.state = state
     study.full_clean()
     study.save()
-    after = {field: _setting(getattr(study, field)) for field in ("slug", "taxonomy", *STUDY_FIELDS)}
-    study_audit(study=study, actor=created_by, action="study_create", before={}, after=after)
-    if created_by is not None:
+    if created_by is not None:  # made by a person (the pages, the API): the history starts here
+        after = {field: _setting(getattr(study, field)) for field in ("slug", "taxonomy", *STUDY_FIELDS)}
+        study_audit(study=study, actor=created_by, action="study_create", before={}, after=after)
         membership_grant(study=study, user=created_by, role=Membership.Role.ADMIN)
         study_audit(study=study, actor=created_by, action="member_add", before={},
                     after={"user": created_by.get_username(), "roles": [Membership.Role.ADMIN]})

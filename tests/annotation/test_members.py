@@ -324,8 +324,7 @@ def test_the_history_page_lists_every_membership_and_settings_change_for_study_a
                      "Deactivated researcher", "Changed near_total_cut"):
         assert sentence in html, sentence
     actions = [e["action"] for e in api(personas["admin"]).get("/api/studies/s1/history/").json()]
-    assert actions == ["study_update", "member_deactivate", "member_roles", "invitation_accept", "invitation_create",
-                       "study_create"]
+    assert actions == ["study_update", "member_deactivate", "member_roles", "invitation_accept", "invitation_create"]
     client.force_login(personas["reviewer"])
     assert client.get("/studies/s1/history/").status_code == 404
 

@@ -166,9 +166,9 @@ if (inviteForm) {
     const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days });
     say(place, ok ? "" : answer.detail, !ok);
     if (ok) {
+      inviteForm.reset();
       document.getElementById("invite-link").hidden = false;
       document.getElementById("invite-url").value = answer.url;
-      inviteForm.reset();
       await reloadInvitations();
     }
   });
