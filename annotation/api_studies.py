@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -39,11 +39,16 @@ from annotation.services.taxonomy import taxonomy_modes
 MEANINGS = study_settings.MEANINGS
 
 
+class Refused(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "Refused."
+
+
 def refused(exc: ServiceError):
     """A service's refusal as the API's 400: keyed by field when it names fields."""
     if isinstance(exc, FieldErrors):
         raise ValidationError({field: [message] for field, message in exc.errors.items()})
-    raise ValidationError({"detail": str(exc)})
+    raise Refused(str(exc))
 
 
 class SettingsBody(serializers.Serializer):
@@ -68,7 +73,8 @@ class SettingsBody(serializers.Serializer):
 
 
 class StudyCreateBody(SettingsBody):
-    slug = serializers.CharField(max_length=1000, allow_blank=True, help_text="2-60 lowercase letters, digits and single hyphens")
+    slug = serializers.CharField(max_length=1000, allow_blank=True,
+                                 help_text="2-60 lowercase letters, digits and single hyphens")
 
 
 class SettingsChange(SettingsBody):

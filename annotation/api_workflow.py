@@ -415,7 +415,8 @@ class Assign(APIView):
         try:
             report = annotations_assign(
                 study=study, annotators=[users[n] for n in names],
-                overlap_share=data.validated_data.get("overlap_share", study.overlap_share), seed=data.validated_data.get("seed"),
+                overlap_share=data.validated_data.get("overlap_share", study.overlap_share),
+                seed=data.validated_data.get("seed"),
                 design=data.validated_data.get("design"), gap=data.validated_data.get("gap"),
                 actor=request.user,
             )

@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model, password_validation
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -292,6 +293,11 @@ def invitation_accept_new_account(*, token: str, username: str, password: str, e
     if "username" not in errors and User.objects.filter(username__iexact=username).exists():
         errors["username"] = (f"The user name {username!r} is taken. If it is yours, sign in first, "
                               "then open the link again.")
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            errors["email"] = f"{email!r:.80} is not an e-mail address; leave it empty or correct it."
     candidate = User(username=username, email=email or "")
     try:
         password_validation.validate_password(password or "", user=candidate)

@@ -103,7 +103,8 @@ def test_the_last_study_admin_keeps_the_role(study, personas):
         members.member_roles_set(study=study, actor=personas["admin"], user=personas["admin"], roles=["researcher"])
     with pytest.raises(FieldErrors, match="only study admin"):
         members.member_deactivate(study=study, actor=personas["admin"], user=personas["admin"])
-    members.member_roles_set(study=study, actor=personas["admin"], user=personas["reviewer"], roles=["admin", "reviewer"])
+    members.member_roles_set(study=study, actor=personas["admin"], user=personas["reviewer"],
+                             roles=["admin", "reviewer"])
     members.member_deactivate(study=study, actor=personas["reviewer"], user=personas["admin"])
     assert roles(study, "admin") == []
 
@@ -137,7 +138,8 @@ def test_deactivating_a_reviewer_releases_their_claims_and_keeps_their_work(stud
     assert roles(study, "reviewer") == []
     assert AuditEvent.objects.filter(annotation=claimed, action="release", actor=personas["admin"]).exists()
     event = AuditEvent.objects.get(study=study, action="member_deactivate")
-    assert (event.before["roles"], event.after) == (["reviewer"], {"user": "reviewer", "roles": [], "claims_released": 1})
+    assert (event.before["roles"], event.after) == (
+        ["reviewer"], {"user": "reviewer", "roles": [], "claims_released": 1})
     listed = api(personas["admin"]).get("/api/studies/s1/members/").json()
     assert {"username": "reviewer", "roles": [], "active": False} == {
         k: v for k, v in next(m for m in listed if m["username"] == "reviewer").items() if k != "since"}
@@ -360,3 +362,11 @@ def test_two_people_accepting_one_link_at_once_get_it_once(make_user):
     assert len(accepted) == 1, results
     assert all(isinstance(r, members.InvitationInvalid) for r in results if not isinstance(r, Invitation))
     assert Membership.objects.filter(study=study, role="annotator").count() == 1
+
+
+def test_a_new_account_with_a_bad_email_address_is_refused_at_the_field(study, personas, client):
+    token = token_of(invite(personas["admin"]))
+    answer = client.post(f"/invitations/{token}/", {"username": "ana", "email": "not-an-address",
+                                                    "password": "long-enough-pw", "password2": "long-enough-pw"})
+    assert answer.status_code == 400 and "is not an e-mail address" in answer.content.decode()
+    assert not type(personas["admin"]).objects.filter(username="ana").exists()

@@ -296,3 +296,9 @@ def test_without_its_own_undo_seconds_a_study_uses_the_sites(study, personas, se
     assert undo_seconds_of(study) == 7
     study_update(study=study, actor=personas["admin"], changes={"undo_seconds": 0})
     assert undo_seconds_of(Study.objects.get(pk=study.pk)) == 0
+
+
+def test_the_django_admins_add_study_opens_the_new_study_page(client, make_user):
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    response = client.get("/admin/annotation/study/add/")
+    assert (response.status_code, response["Location"]) == (302, "/studies/new/")
