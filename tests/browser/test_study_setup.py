@@ -68,6 +68,15 @@ def test_a_lab_admin_creates_a_study_on_the_new_study_page_with_field_messages_f
             created.overlap_share, created.state) == ([1, 3, 6, 16], 0.05, 20, "zh", 0.1, "setup")
     assert roles("walk-study", "lab-admin") == ["admin"]
 
+    page.get_by_role("link", name="Settings").click()
+    expect(page.get_by_label("Slug")).to_have_attribute("readonly", "")
+    expect(page.get_by_label("Undo time (seconds)")).to_have_value("20")
+    page.get_by_label("Near-total cut").fill("0.5")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.locator("#study-result")).to_have_text("Saved.")
+    assert Study.objects.get(slug="walk-study").near_total_cut == 0.5
+    assert AuditEvent.objects.filter(study__slug="walk-study", action="study_update").count() == 1
+
 
 def test_a_study_admin_invites_a_person_who_joins_in_a_fresh_browser_then_changes_their_roles_and_deactivates(
     sign_in, live_server, personas, browser
@@ -135,3 +144,18 @@ def test_a_study_admin_invites_a_person_who_joins_in_a_fresh_browser_then_change
     expect(page.locator("#history")).to_contain_text("ana accepted invitation")
     assert AuditEvent.objects.filter(study__slug="s1", action="member_roles").count() == 1
     screenshot(page, "study-history")
+
+
+def test_a_site_admin_sees_a_study_read_only_until_adding_themselves_a_role(sign_in, live_server, personas, make_user):
+    make_user("root", is_staff=True)
+    page = sign_in("root", "pw-root")
+    page.get_by_role("link", name="Study one").click()
+    expect(page.locator("#site-reader")).to_contain_text("read-only")
+    page.locator(".study-tabs").get_by_role("link", name="Members").click()
+    expect(page.locator("#members tr[data-member=annotator]")).to_contain_text("annotator")
+    expect(page.locator("#invite-form")).to_have_count(0)
+    page.locator("#join-form").get_by_role("button", name="Add me").click()
+    expect(page.locator("#invite-form")).to_be_visible()
+    expect(page.locator("#site-reader")).to_have_count(0)
+    assert roles("s1", "root") == ["admin"]
+    assert AuditEvent.objects.filter(study__slug="s1", action="site_admin_join", actor__username="root").exists()
