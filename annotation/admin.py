@@ -74,8 +74,15 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "taxonomy", "created_at")
+    list_display = ("slug", "name", "state", "taxonomy", "created_at")
     inlines = [MembershipInline]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Studies are created on Redline's New study page, which checks every setting at its
+        field, makes the creator the study's admin and records it in the study's history."""
+        from django.shortcuts import redirect
+
+        return redirect("study-new")
 
 
 @admin.register(Clip)

@@ -20,7 +20,6 @@ from annotation.permissions import (
     IsStudyMember,
     sees_every_caption,
     sees_model_identity,
-    studies_of,
     study_from_view,
 )
 from annotation.serializers import (
@@ -28,7 +27,6 @@ from annotation.serializers import (
     CaptionImportJobSerializer,
     CaptionSerializer,
     ClipSerializer,
-    StudySerializer,
 )
 from annotation.services.caption_jobs import caption_import_job_create, caption_import_jobs_recover
 from annotation.services.captions import (
@@ -123,22 +121,6 @@ CAPTION_IMPORT_PARAMETERS = [
     OpenApiParameter("model", str, description="model name for clip-cc files"),
     OpenApiParameter("keep_invalid", bool),
 ]
-
-
-class StudyList(generics.ListAPIView):
-    serializer_class = StudySerializer
-
-    def get_queryset(self):
-        return studies_of(self.request.user).select_related("taxonomy")
-
-
-class StudyDetail(APIView):
-    permission_classes = [IsStudyMember]
-
-    @extend_schema(responses=StudySerializer)
-    def get(self, request, slug):
-        study = study_from_view(self)
-        return Response(StudySerializer(study, context={"request": request}).data)
 
 
 class StudyContextMixin:

@@ -6,7 +6,6 @@ snapshot. A stale save or a lost race answers 409 with the current state.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -28,6 +27,7 @@ from annotation.permissions import (
 )
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
+from annotation.services.annotation_common import undo_seconds_of
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
@@ -78,7 +78,7 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         snapshot["undo"] = None  # only who took the decision is offered to undo it
     return {
         **snapshot,
-        "undo_seconds": settings.UNDO_SECONDS,
+        "undo_seconds": undo_seconds_of(study),
         "study": study.slug,
         "near_total_cut": study.near_total_cut,
         "annotator": annotation.annotator.username,
@@ -120,7 +120,8 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
         pk=annotation_id,
     )
     roles = user_roles(user, annotation.caption.clip.study)
-    if annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
+    # A deactivated member (no roles left) no longer opens even their own work.
+    if roles and (annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}):
         return annotation
     if not roles:  # as the pages: outsiders learn nothing about other studies' annotations
         raise NotFound("No such annotation.")
@@ -252,7 +253,7 @@ class AnnotationSubmit(APIView):
 
 class DecisionUndo(APIView):
     """Take back your last lock, submission or approval while its undo window is open
-    (settings.UNDO_SECONDS); 403 for anyone else, 409 once the window passed."""
+    (the study's undo_seconds, else settings.UNDO_SECONDS); 403 for anyone else, 409 once the window passed."""
 
     @extend_schema(request=None, responses={200: bodies.Workspace, 409: CONFLICT})
     def post(self, request, annotation_id):
@@ -427,7 +428,8 @@ class Assign(APIView):
         try:
             report = annotations_assign(
                 study=study, annotators=[users[n] for n in names],
-                overlap_share=data.validated_data["overlap_share"], seed=data.validated_data.get("seed"),
+                overlap_share=data.validated_data.get("overlap_share", study.overlap_share),
+                seed=data.validated_data.get("seed"),
                 design=data.validated_data.get("design"), gap=data.validated_data.get("gap"),
                 actor=request.user,
             )

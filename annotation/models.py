@@ -129,6 +129,8 @@ class Study(models.Model):
     undo_seconds = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="how long a decision may be undone; empty: the site's UNDO_SECONDS"
     )
+    # The share of captions that also go to a second annotator, offered when assigning.
+    overlap_share = models.FloatField(default=0, help_text="share of captions double-annotated (0-1)")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -142,6 +144,10 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(length_band__gte=0) & Q(length_band__lt=1),
                 name="study_length_band_between_0_and_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(overlap_share__gte=0) & Q(overlap_share__lte=1),
+                name="study_overlap_share_between_0_and_1",
             ),
         ]
 
@@ -170,6 +176,61 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} - {self.get_role_display()} in {self.study.slug}"
+
+
+class Invitation(models.Model):
+    """A one-time link that makes its holder a member of a study with the invited roles.
+
+    Only the sha256 of the token is stored: the link is shown once, to whoever made it. It is
+    used at most once (accepted_at), and not after revoked_at or expires_at
+    (annotation.services.members).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
+    roles = models.JSONField(help_text="the roles accepting grants, exactly")
+    note = models.CharField(max_length=200, blank=True, help_text="who it is for, as its maker wrote")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(accepted_at__isnull=True) | Q(accepted_by__isnull=False),
+                name="invitation_accepted_by_someone",
+            ),
+            models.CheckConstraint(
+                condition=Q(accepted_at__isnull=True) | Q(revoked_at__isnull=True),
+                name="invitation_not_both_accepted_and_revoked",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation #{self.pk} to {self.study.slug} ({', '.join(self.roles)})"
+
+    @property
+    def state(self) -> str:
+        from django.utils import timezone
+
+        if self.accepted_at:
+            return "accepted"
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "open"
 
 
 class Clip(models.Model):

@@ -56,9 +56,35 @@ def sees_every_caption(user, study: Study) -> bool:
 
 
 def studies_of(user):
+    """The studies a person lists: their own; every study for a site admin (is_staff), who may
+    open any of them read-only (is_site_reader) until they add themselves a role."""
     if not user.is_authenticated:
         return Study.objects.none()
+    if user.is_staff:
+        return Study.objects.all()
     return Study.objects.filter(memberships__user=user).distinct()
+
+
+# The Django permission that lets a person who is not a site admin create studies (they become
+# the new study's admin). Site admins (is_staff) may always.
+CREATE_STUDIES_PERMISSION = "annotation.add_study"
+
+
+def may_create_studies(user) -> bool:
+    return bool(user.is_authenticated and (user.is_staff or user.has_perm(CREATE_STUDIES_PERMISSION)))
+
+
+def is_site_reader(user, study: Study) -> bool:
+    """A site admin looking at a study they hold no role in: they see its settings, members
+    and history, and act only after adding themselves a role (audited)."""
+    return bool(user.is_authenticated and user.is_staff and not user_roles(user, study))
+
+
+class MayCreateStudies(BasePermission):
+    message = "Only site admins and people allowed to create studies may create one."
+
+    def has_permission(self, request, view):
+        return may_create_studies(request.user)
 
 
 def study_from_view(view) -> Study:
@@ -105,3 +131,26 @@ class IsStudyAdmin(BasePermission):
 
     def has_permission(self, request, view):
         return Role.ADMIN in user_roles(request.user, member_study_from_view(view, request.user))
+
+
+def readable_study_from_view(view, user) -> Study:
+    """The view's study for a member, or for a site admin (read-only); 404 for everyone else."""
+    if not user.is_authenticated:
+        raise NotAuthenticated()
+    if user.is_staff:
+        study = study_from_view(view)
+        user_roles(user, study)
+        return study
+    return member_study_from_view(view, user)
+
+
+class IsStudyAdminOrSiteReader(BasePermission):
+    """Study admins; site admins may read (GET) without a role."""
+
+    message = "Only the study's admins may do this."
+
+    def has_permission(self, request, view):
+        study = readable_study_from_view(view, request.user)
+        if Role.ADMIN in user_roles(request.user, study):
+            return True
+        return request.method in ("GET", "HEAD", "OPTIONS") and is_site_reader(request.user, study)

@@ -5,9 +5,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import (
+    AssignmentDesign,
     CandidateModel,
     Caption,
     CaptionImportJob,
+    CaptionLanguage,
     Clip,
     FailureMode,
     Study,
@@ -23,6 +25,7 @@ class FailureModeSerializer(serializers.ModelSerializer):
 
 
 class TaxonomySummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
     name = serializers.CharField()
     version = serializers.IntegerField()
     content_hash = serializers.CharField(allow_blank=True)
@@ -34,18 +37,23 @@ class TaxonomySummarySerializer(serializers.Serializer):
 class StudySerializer(serializers.ModelSerializer):
     taxonomy = serializers.SerializerMethodField()
     roles = serializers.SerializerMethodField()
+    # Plain value lists, as the bodies that set them (annotation.api_studies) name them.
+    assignment_design = serializers.ChoiceField(choices=AssignmentDesign.values, read_only=True)
+    caption_language = serializers.ChoiceField(choices=CaptionLanguage.values, read_only=True)
 
     class Meta:
         model = Study
         fields = [
             "slug", "name", "description", "word_thresholds", "near_total_cut", "length_band",
-            "taxonomy", "roles", "created_at",
+            "assignment_design", "spread_gap", "overlap_share", "undo_seconds", "caption_language",
+            "state", "taxonomy", "roles", "created_at",
         ]
 
     @extend_schema_field(TaxonomySummarySerializer)
     def get_taxonomy(self, study):
         taxonomy = study.taxonomy
         return {
+            "id": taxonomy.pk,
             "name": taxonomy.name,
             "version": taxonomy.version,
             "content_hash": taxonomy.content_hash,

@@ -180,7 +180,8 @@ class EditSize(serializers.Serializer):
 
 class Assign(serializers.Serializer):
     annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
-    overlap_share = serializers.FloatField(min_value=0, max_value=1, default=0)
+    overlap_share = serializers.FloatField(min_value=0, max_value=1, required=False,
+                                           help_text="left out: the study's overlap setting")
     # Left out: the study's own seed, design and spacing (annotation.assignment).
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
     design = serializers.ChoiceField(choices=AssignmentDesign.values, required=False)

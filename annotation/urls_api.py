@@ -1,10 +1,26 @@
 from django.urls import path
 
-from annotation import api
+from annotation import api, api_studies
 
 urlpatterns = [
-    path("studies/", api.StudyList.as_view(), name="api-studies"),
-    path("studies/<slug:slug>/", api.StudyDetail.as_view(), name="api-study"),
+    path("studies/", api_studies.StudyList.as_view(), name="api-studies"),
+    path("studies/slug-check/", api_studies.SlugCheck.as_view(), name="api-slug-check"),
+    path("studies/<slug:slug>/", api_studies.StudyDetail.as_view(), name="api-study"),
+    path("studies/<slug:slug>/members/", api_studies.MemberList.as_view(), name="api-members"),
+    path("studies/<slug:slug>/members/<str:username>/", api_studies.MemberDetail.as_view(), name="api-member"),
+    path(
+        "studies/<slug:slug>/members/<str:username>/deactivate/",
+        api_studies.MemberDeactivate.as_view(),
+        name="api-member-deactivate",
+    ),
+    path("studies/<slug:slug>/invitations/", api_studies.InvitationList.as_view(), name="api-invitations"),
+    path(
+        "studies/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        api_studies.InvitationRevoke.as_view(),
+        name="api-invitation-revoke",
+    ),
+    path("studies/<slug:slug>/history/", api_studies.StudyHistory.as_view(), name="api-study-history"),
+    path("taxonomies/", api_studies.TaxonomyList.as_view(), name="api-taxonomies"),
     path("studies/<slug:slug>/clips/", api.ClipList.as_view(), name="api-clips"),
     path("studies/<slug:slug>/clips/upload/", api.ClipUpload.as_view(), name="api-clip-upload"),
     path(

@@ -277,6 +277,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ClipLevelEnum": [("low", "Low"), ("medium", "Medium"), ("high", "High"),
                           ("unclear", "Unclear")],
+        "AssignmentDesignEnum": "annotation.models.AssignmentDesign.values",
+        "CaptionLanguageEnum": "annotation.models.CaptionLanguage.values",
     },
 }
 

@@ -1,14 +1,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views, views_profiles, views_progress, views_review, views_workspace
+from frontend import views, views_profiles, views_progress, views_review, views_setup, views_workspace
 from frontend.throttle import SignInForm
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("studies/new/", views_setup.study_new, name="study-new"),
     path("studies/<slug:slug>/", views.study_detail, name="study"),
+    path("studies/<slug:slug>/settings/", views_setup.study_settings_page, name="study-settings"),
+    path("studies/<slug:slug>/members/", views_setup.study_members, name="study-members"),
+    path("studies/<slug:slug>/history/", views_setup.study_history, name="study-history"),
+    path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
     path("studies/<slug:slug>/queue/", views_workspace.annotator_queue, name="annotator-queue"),
     path("annotate/<int:annotation_id>/", views_workspace.workspace, name="workspace"),

@@ -12,6 +12,8 @@ from annotation.models import AssignmentDesign, Caption, Clip, Study
 from annotation.permissions import (
     Role,
     is_member,
+    is_site_reader,
+    may_create_studies,
     sees_every_caption,
     sees_model_identity,
     studies_of,
@@ -38,13 +40,16 @@ def home(request):
     rows = [
         {"study": study, "roles": sorted(user_roles(request.user, study))} for study in studies
     ]
-    return render(request, "frontend/home.html", {"rows": rows})
+    return render(request, "frontend/home.html", {"rows": rows, "may_create": may_create_studies(request.user)})
 
 
 @login_required
 @require_safe
 def study_detail(request, slug: str):
-    study = _member_study(request, slug)
+    study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
+    read_only = is_site_reader(request.user, study)  # a site admin without a role: looks only
+    if not read_only and not is_member(request.user, study):
+        raise Http404("No such study.")
     clips = study.clips.annotate(caption_count=Count("captions"))
     is_admin = Role.ADMIN in user_roles(request.user, study)
     # The caption imports still running (a reload resumes their progress bars) and the last one.
@@ -64,6 +69,7 @@ def study_detail(request, slug: str):
             "sees_identity": sees_model_identity(request.user, study),
             "sees_everything": sees_every_caption(request.user, study),
             "reference_count": sum(clip.references.count() for clip in clips),
+            "read_only": read_only,
         },
     )
 

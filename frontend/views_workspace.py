@@ -72,6 +72,8 @@ def workspace(request, annotation_id: int):
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
             return redirect("review", annotation_id=annotation.pk)
         raise Http404("No such annotation.")
+    if not is_member(request.user, Study.objects.get(clips__captions__annotations=annotation)):
+        raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     if request.method == "POST":
         annotation_open(annotation=annotation, actor=request.user)
         return redirect("workspace", annotation_id=annotation.pk)

@@ -361,7 +361,8 @@ def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation
         raise ServiceError(" ".join(problems))
     if annotation.overview_locked_at is None:
         Annotation.objects.filter(pk=annotation.pk).update(
-            overview_locked_at=timezone.now(), **_undo_window("lock_overview", actor)
+            overview_locked_at=timezone.now(),
+            **_undo_window("lock_overview", actor, study=annotation.caption.clip.study),
         )
         _reread(annotation)
         _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
@@ -431,7 +432,7 @@ def annotation_submit(
     Annotation.objects.filter(pk=annotation.pk).update(
         state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
-        **_undo_window("submit", actor, before),
+        **_undo_window("submit", actor, before, study=annotation.caption.clip.study),
     )
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)

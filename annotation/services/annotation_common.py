@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import Exists, F, OuterRef, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
@@ -148,10 +148,17 @@ def _undo_offer(annotation: Annotation) -> dict[str, Any] | None:
             "seconds_left": round((annotation.undo_until - now).total_seconds(), 1)}
 
 
-def _undo_window(action: str, actor, before: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The fields that let `actor` undo `action` for settings.UNDO_SECONDS, restoring `before`."""
+def undo_seconds_of(study: Study) -> int:
+    """How long the study's decisions may be undone: its own undo_seconds, else UNDO_SECONDS."""
+    return settings.UNDO_SECONDS if study.undo_seconds is None else study.undo_seconds
+
+
+def _undo_window(
+    action: str, actor, before: Mapping[str, Any] | None = None, *, study: Study
+) -> dict[str, Any]:
+    """The fields that let `actor` undo `action` for the study's undo seconds, restoring `before`."""
     return {
-        "undo_until": timezone.now() + timedelta(seconds=settings.UNDO_SECONDS),
+        "undo_until": timezone.now() + timedelta(seconds=undo_seconds_of(study)),
         "undo": {"action": action, "actor": actor.pk, "before": dict(before or {})},
     }
 
@@ -205,9 +212,18 @@ def _claim_version(
     the row as read) are written by the same UPDATE, which is safe because it applies only
     while the version is still the one read. The returned annotation carries the new values.
     """
-    annotation = Annotation.objects.select_related("caption__clip", "taxonomy", "reviewer").get(pk=annotation_id)
+    rows = Annotation.objects.select_related("caption__clip__study", "taxonomy", "reviewer")
+    if annotator is not None:
+        # In the same read: whether they are still an annotator of the study (a deactivated
+        # member's work stays theirs, but they no longer change it).
+        rows = rows.annotate(still_annotator=Exists(Membership.objects.filter(
+            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk, role=Membership.Role.ANNOTATOR
+        )))
+    annotation = rows.get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    if annotator is not None and not annotation.still_annotator:
+        raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
     states = list(states)
     moved, updates = 0, {}
     if annotation.version == base_version and annotation.state in states:

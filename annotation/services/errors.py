@@ -27,3 +27,11 @@ class ImportRefused(ServiceError):
             f"{count} error{'s' if count != 1 else ''}, nothing was stored:\n"
             + "\n".join(self.errors)
         )
+
+
+class FieldErrors(ServiceError):
+    """Values refused field by field: {field: a sentence naming the problem}."""
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = dict(errors)
+        super().__init__(" ".join(f"{field}: {message}" for field, message in self.errors.items()))

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -43,6 +42,7 @@ from annotation.services.annotation_common import (
     annotation_snapshot,
     pass_snapshot,
     pass_window_rows,
+    undo_seconds_of,
 )
 from annotation.services.errors import ServiceError
 from scoring.metrics import edits
@@ -165,7 +165,8 @@ def review_approve(*, annotation_id: int, actor) -> Annotation:
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
     annotation = _finish_review(
-        annotation_id, actor, "approve", reviewed_at=timezone.now(), **_undo_window("approve", actor)
+        annotation_id, actor, "approve", reviewed_at=timezone.now(),
+        **_undo_window("approve", actor, study=annotation.caption.clip.study),
     )
     _after_final_verdict(annotation.pk)
     _audit(annotation, actor, "approve", {"state": workflow.IN_REVIEW}, {"state": annotation.state})
@@ -342,7 +343,7 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
     now = timezone.now()
     if annotation.undo_until < now:
         raise Conflict(
-            f"The {settings.UNDO_SECONDS} seconds to undo this have passed; it stands.",
+            f"The {undo_seconds_of(annotation.caption.clip.study)} seconds to undo this have passed; it stands.",
             annotation_snapshot(annotation),
         )
     source, target = workflow.UNDOABLE[action]

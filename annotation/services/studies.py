@@ -3,13 +3,63 @@
 from __future__ import annotations
 
 import string
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.models import CandidateModel, Membership, Study, TaxonomyVersion
-from annotation.services.errors import ServiceError
+from annotation import study_settings
+from annotation.models import (
+    AssignmentDesign,
+    AuditEvent,
+    CandidateModel,
+    CaptionLanguage,
+    Membership,
+    Study,
+    TaxonomyVersion,
+)
+from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.taxonomy import taxonomy_default
+
+STUDY_FIELDS = (
+    "name", "description", "word_thresholds", "near_total_cut", "length_band", "assignment_design",
+    "spread_gap", "overlap_share", "undo_seconds", "caption_language",
+)
+
+
+def _checked(values: dict[str, Any]) -> dict[str, Any]:
+    """The values cleaned, or FieldErrors naming every field refused (taxonomy included)."""
+    raw = dict(values)
+    taxonomy = raw.pop("taxonomy", None)
+    cleaned, errors = study_settings.settings_check(
+        raw, designs=AssignmentDesign.values, languages=CaptionLanguage.values
+    )
+    if taxonomy is not None:
+        if isinstance(taxonomy, TaxonomyVersion):
+            cleaned["taxonomy"] = taxonomy
+        else:
+            found = None
+            if isinstance(taxonomy, int) and not isinstance(taxonomy, bool):
+                found = TaxonomyVersion.objects.filter(pk=taxonomy).first()
+            if found is None:
+                errors["taxonomy"] = f"There is no taxonomy version {taxonomy!r:.20}; pick one of the list."
+            else:
+                cleaned["taxonomy"] = found
+    if errors:
+        raise FieldErrors(errors)
+    return cleaned
+
+
+def _setting(value: Any) -> Any:
+    """A setting as the audit trail keeps it (JSON)."""
+    if isinstance(value, TaxonomyVersion):
+        return {"id": value.pk, "name": str(value)}
+    return value
+
+
+def study_audit(*, study: Study, actor, action: str, before: dict[str, Any], after: dict[str, Any]) -> AuditEvent:
+    """One event of the study's history page: membership, invitations and settings."""
+    return AuditEvent.objects.create(study=study, actor=actor, action=action, before=before, after=after)
 
 
 @transaction.atomic
@@ -17,25 +67,71 @@ def study_create(
     *,
     slug: str,
     name: str,
-    taxonomy: TaxonomyVersion | None = None,
+    taxonomy: TaxonomyVersion | int | None = None,
     description: str = "",
     word_thresholds: list[int] | None = None,
     near_total_cut: float | None = None,
     length_band: float | None = None,
+    created_by=None,
+    state: str | None = None,
+    **other_settings: Any,
 ) -> Study:
+    """A new study, with `created_by` (when given) as its study admin, in one transaction.
+
+    Every value is checked first (FieldErrors names each refused field); `other_settings` are
+    the rest of STUDY_FIELDS (assignment_design, spread_gap, overlap_share, undo_seconds,
+    caption_language). `state` defaults to the model's (running); the pages and the API
+    create studies in setup."""
+    unknown = sorted(set(other_settings) - set(STUDY_FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown study setting(s): {', '.join(unknown)}.")
+    values: dict[str, Any] = {"slug": slug, "name": name, "description": description, **other_settings}
+    for field, value in (("taxonomy", taxonomy), ("word_thresholds", word_thresholds),
+                         ("near_total_cut", near_total_cut), ("length_band", length_band)):
+        if value is not None:
+            values[field] = value
+    cleaned = _checked(values)
     if Study.objects.filter(slug=slug).exists():
-        raise ServiceError(f"A study with slug {slug!r} already exists.")
-    study = Study(slug=slug, name=name, description=description, taxonomy=taxonomy or taxonomy_default())
-    if word_thresholds is not None:
-        if not word_thresholds or any(t < 1 for t in word_thresholds):
-            raise ServiceError("Word thresholds must be positive whole numbers.")
-        study.word_thresholds = sorted(set(word_thresholds))
-    if near_total_cut is not None:
-        study.near_total_cut = near_total_cut
-    if length_band is not None:
-        study.length_band = length_band
+        raise FieldErrors({"slug": f"A study with slug {slug!r} already exists; choose another."})
+    cleaned.setdefault("taxonomy", taxonomy_default())
+    study = Study(**cleaned)
+    if state is not None:
+        study.state = state
     study.full_clean()
     study.save()
+    if created_by is not None:  # made by a person (the pages, the API): the history starts here
+        after = {field: _setting(getattr(study, field)) for field in ("slug", "taxonomy", *STUDY_FIELDS)}
+        study_audit(study=study, actor=created_by, action="study_create", before={}, after=after)
+        membership_grant(study=study, user=created_by, role=Membership.Role.ADMIN)
+        study_audit(study=study, actor=created_by, action="member_add", before={},
+                    after={"user": created_by.get_username(), "roles": [Membership.Role.ADMIN]})
+    return study
+
+
+@transaction.atomic
+def study_update(*, study: Study, actor, changes: dict[str, Any]) -> Study:
+    """Change the study's settings (any of STUDY_FIELDS and taxonomy); audited as
+    `study_update` with the old and new value of each field that changed.
+
+    The one place settings change: a rule on which settings may change in which state of the
+    study belongs here, before the write."""
+    if "slug" in changes:
+        raise FieldErrors({"slug": "A study's slug cannot change: its links would break."})
+    unknown = sorted(set(changes) - {*STUDY_FIELDS, "taxonomy"})
+    if unknown:
+        raise FieldErrors({field: "This is not a study setting." for field in unknown})
+    cleaned = _checked(changes)
+    study = Study.objects.select_for_update().select_related("taxonomy").get(pk=study.pk)
+    before, after = {}, {}
+    for field, value in cleaned.items():
+        if getattr(study, field) != value:
+            before[field], after[field] = _setting(getattr(study, field)), _setting(value)
+            setattr(study, field, value)
+    if not after:
+        return study
+    study.full_clean()
+    study.save(update_fields=list(after))
+    study_audit(study=study, actor=actor, action="study_update", before=before, after=after)
     return study
 
 

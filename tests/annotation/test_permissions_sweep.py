@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
@@ -53,6 +54,8 @@ READERS = frozenset({"annotator", "reviewer", "admin", "researcher"})
 QC = frozenset({"reviewer"})
 QC_AND_ADMINS = frozenset({"reviewer", "admin"})
 SEE_SCORES = frozenset({"admin", "researcher"})
+# The sweep's admin and outsider also hold the "may create studies" permission (annotation.add_study).
+CREATORS = frozenset({"admin", "outsider"})
 NOBODY: frozenset[str] = frozenset()
 BLIND = frozenset({"anonymous", "annotator", "reviewer", "outsider"})
 # A caption of clip b assigned to nobody, and the marks of a manipulated control: annotators
@@ -87,6 +90,14 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     },
     "logout": {"POST": Expect(NOBODY, redirected=ANYONE, body={}, json=False)},
     "study": {"GET": Expect(MEMBERS)},
+    # Setting a study up (tests/annotation/test_study_setup.py covers site admins' read-only access).
+    "study-new": {"GET": Expect(CREATORS)},
+    "study-settings": {"GET": Expect(ADMINS)},
+    "study-members": {"GET": Expect(ADMINS)},
+    "study-history": {"GET": Expect(ADMINS)},
+    # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
+    # on content (400).
+    "invitation": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
     "clip": {"GET": Expect(MEMBERS)},
     "clip-video": {"GET": Expect(MEMBERS)},
     "clip-poster": {"GET": Expect(MEMBERS)},
@@ -106,8 +117,16 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "schema": {"GET": Expect(ANYONE)},
     "api-docs": {"GET": Expect(ANYONE)},
     # Studies, clips, models and captions.
-    "api-studies": {"GET": Expect(SIGNED_IN)},  # each sees only their own studies
-    "api-study": {"GET": Expect(MEMBERS)},
+    "api-studies": {"GET": Expect(SIGNED_IN), "POST": api_post(CREATORS)},  # each lists only their own
+    "api-slug-check": {"GET": Expect(CREATORS)},
+    "api-taxonomies": {"GET": Expect(SIGNED_IN)},  # the definitions are no study's data
+    "api-study": {"GET": Expect(MEMBERS), "PATCH": api_post(ADMINS)},
+    "api-members": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "api-member": {"PATCH": api_post(ADMINS, {"roles": ["annotator"]})},
+    "api-member-deactivate": {"POST": api_post(ADMINS)},
+    "api-invitations": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "api-invitation-revoke": {"POST": api_post(ADMINS)},
+    "api-study-history": {"GET": Expect(ADMINS)},
     "api-clips": {"GET": Expect(MEMBERS)},
     "api-models": {"GET": Expect(MEMBERS)},
     "api-captions": {"GET": Expect(MEMBERS)},
@@ -293,6 +312,9 @@ def world(study, other_study, personas):
     final = complete(mine.get(caption__clip__name="a"), personas["annotator"])
     review_claim(annotation_id=final.pk, actor=personas["reviewer"])
     review_approve(annotation_id=final.pk, actor=personas["reviewer"])
+    may_create = Permission.objects.get(codename="add_study", content_type__app_label="annotation")
+    for persona in CREATORS:
+        personas[persona].user_permissions.add(may_create)
     return {
         "study": study,
         "clip": clip,
@@ -346,6 +368,18 @@ def _llmfacts_result_id(world) -> int:
     ).pk
 
 
+def _invitation_id(world) -> int:
+    from annotation.services.members import invitation_create
+
+    return invitation_create(study=world["study"], actor=world["personas"]["admin"], roles=["annotator"])[0].pk
+
+
+def _invitation_token(world) -> str:
+    from annotation.services.members import invitation_create
+
+    return invitation_create(study=world["study"], actor=world["personas"]["admin"], roles=["reviewer"])[1]
+
+
 def _caption_import_job_id(world) -> int:
     """A caption import job of the study, queued (its task never runs in the sweep)."""
     from django.core.files.base import ContentFile
@@ -367,6 +401,9 @@ def url_for(route: Route, world) -> str:
         "job_id": lambda: _score_job_id(world),
         "job": lambda: _profile_job(world, finished=False),
         "result_id": lambda: _llmfacts_result_id(world),
+        "username": lambda: "annotator",
+        "invitation_id": lambda: _invitation_id(world),
+        "token": lambda: _invitation_token(world),
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,

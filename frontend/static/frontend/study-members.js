@@ -1,0 +1,191 @@
+// A study's members page (study admins): the members with their roles, add an existing
+// account, change roles, deactivate; invitation links (shown once) and their list, revoke.
+// A site admin without a role sees the members and may add themselves. Everything goes
+// through the REST API; names are set with textContent only.
+
+import { csrfToken } from "./redline.js";
+
+const data = JSON.parse(document.getElementById("members-data").textContent);
+const base = `/api/studies/${data.study}`;
+const membersBody = document.querySelector("#members tbody");
+const membersResult = document.getElementById("members-result");
+
+async function call(method, url, body) {
+  const response = await fetch(url, {
+    method,
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({ detail: response.statusText }));
+  return { ok: response.ok, answer };
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function roleBoxes(container, name, checked = []) {
+  for (const role of data.roles) {
+    const label = element("label", undefined, "inline");
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.name = name;
+    box.value = role.value;
+    box.checked = checked.includes(role.value);
+    label.append(box, ` ${role.label}`);
+    container.appendChild(label);
+  }
+}
+
+const chosen = (container, name) => [...container.querySelectorAll(`input[name="${name}"]:checked`)].map((b) => b.value);
+
+function say(place, message, error) {
+  place.textContent = message;
+  place.classList.toggle("error", Boolean(error));
+}
+
+async function reloadMembers() {
+  const { ok, answer } = await call("GET", `${base}/members/`);
+  if (ok) renderMembers(answer);
+}
+
+function renderMembers(members) {
+  membersBody.replaceChildren();
+  for (const member of members) {
+    const row = element("tr");
+    row.dataset.member = member.username;
+    if (!member.active) row.className = "deactivated";
+    row.appendChild(element("td", member.username));
+    const roles = element("td");
+    if (!member.active) {
+      roles.appendChild(element("span", "deactivated", "badge"));
+    } else if (data.read_only) {
+      for (const role of member.roles) roles.append(element("span", role, "badge"), " ");
+    } else {
+      roleBoxes(roles, `roles-${member.username}`, member.roles);
+    }
+    row.appendChild(roles);
+    row.appendChild(element("td", new Date(member.since).toLocaleDateString()));
+    if (!data.read_only) {
+      const actions = element("td", undefined, "member-actions");
+      if (member.active) {
+        const save = element("button", "Save roles");
+        save.type = "button";
+        save.addEventListener("click", () => saveRoles(member.username, roles));
+        const deactivate = element("button", "Deactivate");
+        deactivate.type = "button";
+        deactivate.addEventListener("click", () => deactivateMember(member.username));
+        actions.append(save, " ", deactivate);
+      }
+      row.appendChild(actions);
+    }
+    membersBody.appendChild(row);
+  }
+}
+
+async function saveRoles(username, cell) {
+  const { ok, answer } = await call("PATCH", `${base}/members/${encodeURIComponent(username)}/`,
+    { roles: chosen(cell, `roles-${username}`) });
+  say(membersResult, ok ? `${username} is now ${answer.roles.join(", ")}.` : answer.detail, !ok);
+  await reloadMembers();
+}
+
+async function deactivateMember(username) {
+  if (!window.confirm(`Deactivate ${username}? They lose every role here and their review claims go back to the queue; their work is kept.`)) return;
+  const { ok, answer } = await call("POST", `${base}/members/${encodeURIComponent(username)}/deactivate/`);
+  say(membersResult, answer.detail, !ok);
+  await reloadMembers();
+}
+
+const addForm = document.getElementById("add-form");
+if (addForm) {
+  roleBoxes(addForm.querySelector(".role-boxes"), "roles");
+  addForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const place = document.getElementById("add-error");
+    const username = addForm.elements.username.value.trim();
+    const roles = chosen(addForm, "roles");
+    if (!username) return say(place, "Give the person's user name.", true);
+    if (!roles.length) return say(place, "Choose at least one role.", true);
+    const { ok, answer } = await call("POST", `${base}/members/`, { username, roles });
+    say(place, ok ? `${username} added as ${answer.roles.join(", ")}.` : answer.detail, !ok);
+    if (ok) addForm.reset();
+    await reloadMembers();
+  });
+}
+
+const inviteForm = document.getElementById("invite-form");
+const invitationsBody = document.querySelector("#invitations tbody");
+
+async function reloadInvitations() {
+  const { ok, answer } = await call("GET", `${base}/invitations/`);
+  if (!ok) return;
+  invitationsBody.replaceChildren();
+  for (const invitation of answer) {
+    const row = element("tr");
+    row.dataset.invitation = String(invitation.id);
+    row.append(
+      element("td", invitation.note || "—"), element("td", invitation.roles.join(", ")),
+      element("td", invitation.state), element("td", invitation.created_by),
+      element("td", new Date(invitation.expires_at).toLocaleString()), element("td", invitation.accepted_by || ""),
+    );
+    const actions = element("td");
+    if (invitation.state === "open") {
+      const revoke = element("button", "Revoke");
+      revoke.type = "button";
+      revoke.addEventListener("click", async () => {
+        const { ok: done, answer: said } = await call("POST", `${base}/invitations/${invitation.id}/revoke/`);
+        if (!done) say(membersResult, said.detail, true);
+        await reloadInvitations();
+      });
+      actions.appendChild(revoke);
+    }
+    row.appendChild(actions);
+    invitationsBody.appendChild(row);
+  }
+}
+
+if (inviteForm) {
+  roleBoxes(inviteForm.querySelector(".role-boxes"), "roles");
+  inviteForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const place = document.getElementById("invite-error");
+    const roles = chosen(inviteForm, "roles");
+    if (!roles.length) return say(place, "Choose at least one role.", true);
+    if (roles.includes("annotator") && roles.includes("researcher")) {
+      return say(place, "Nobody is both annotator and researcher of one study.", true);
+    }
+    const days = Number(inviteForm.elements.days.value);
+    if (!Number.isInteger(days) || days < 1 || days > data.days_max) {
+      return say(place, `An invitation lasts from 1 to ${data.days_max} days.`, true);
+    }
+    const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days });
+    say(place, ok ? "" : answer.detail, !ok);
+    if (ok) {
+      inviteForm.reset();
+      document.getElementById("invite-link").hidden = false;
+      document.getElementById("invite-url").value = answer.url;
+      await reloadInvitations();
+    }
+  });
+  document.getElementById("invite-copy").addEventListener("click", () => {
+    const url = document.getElementById("invite-url");
+    url.select();
+    navigator.clipboard?.writeText(url.value);
+  });
+  reloadInvitations();
+}
+
+const joinForm = document.getElementById("join-form");
+joinForm?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const { ok, answer } = await call("POST", `${base}/members/`, { username: data.me, roles: [joinForm.elements.role.value] });
+  say(document.getElementById("join-result"), ok ? "Added; reloading…" : answer.detail, !ok);
+  if (ok) window.location.reload();
+});
+
+renderMembers(data.members);
