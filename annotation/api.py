@@ -96,10 +96,17 @@ CAPTION_IMPORT_PARAMETERS = [
 
 
 class StudyList(generics.ListAPIView):
+    """Your studies; archived ones only with `?archived=1`."""
+
     serializer_class = StudySerializer
 
+    @extend_schema(parameters=[OpenApiParameter("archived", bool, description="include archived studies")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
     def get_queryset(self):
-        return studies_of(self.request.user).select_related("taxonomy")
+        archived = self.request.query_params.get("archived", "").lower() in {"1", "true", "yes"}
+        return studies_of(self.request.user, archived=archived).select_related("taxonomy")
 
 
 class StudyDetail(APIView):

@@ -86,8 +86,12 @@ def new_assignment_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+def new_release_secret() -> str:
+    return secrets.token_hex(32)
+
+
 class StudyState(models.TextChoices):
-    """A study's lifecycle: setup -> running -> closed -> archived (annotation.services.studies)."""
+    """A study's lifecycle: setup -> running -> closed -> archived (annotation.services.lifecycle)."""
 
     SETUP = "setup", "setting up"
     RUNNING = "running", "running"
@@ -129,6 +133,9 @@ class Study(models.Model):
     undo_seconds = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="how long a decision may be undone; empty: the site's UNDO_SECONDS"
     )
+    # Keys the pseudonyms of annotators and reviewers in a data release (annotation.release);
+    # never released, never in bundles or the API.
+    release_secret = models.CharField(max_length=64, default=new_release_secret, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -542,7 +549,11 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["at", "pk"]
-        indexes = [models.Index(fields=["annotation", "at"])]
+        indexes = [
+            models.Index(fields=["annotation", "at"]),
+            # A person's last action in a study (the dashboard's idle people): one index probe each.
+            models.Index(fields=["study", "actor", "at"], name="audit_last_action_of_actor"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
-from annotation.models import Membership, Study
+from annotation.models import Membership, Study, StudyState
 
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
@@ -55,10 +55,12 @@ def sees_every_caption(user, study: Study) -> bool:
     return bool(user_roles(user, study) & SEES_MODEL_IDENTITY)
 
 
-def studies_of(user):
+def studies_of(user, *, archived: bool = False):
+    """The person's studies; archived ones only with `archived` (they are hidden from lists)."""
     if not user.is_authenticated:
         return Study.objects.none()
-    return Study.objects.filter(memberships__user=user).distinct()
+    studies = Study.objects.filter(memberships__user=user).distinct()
+    return studies if archived else studies.exclude(state=StudyState.ARCHIVED)
 
 
 def study_from_view(view) -> Study:

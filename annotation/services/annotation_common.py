@@ -20,6 +20,7 @@ from annotation.models import (
     CorrectionPass,
     Membership,
     Study,
+    StudyState,
     WindowCorrection,
 )
 from annotation.permissions import known_roles
@@ -54,6 +55,23 @@ class Conflict(ServiceError):
 
 class NotAllowed(ServiceError):
     """The person may not do this to this annotation."""
+
+
+class StudyNotRunning(NotAllowed):
+    """The study is not running: in setup nobody works yet; closed or archived, it is read-only."""
+
+
+def study_not_running_message(study: Study) -> str:
+    if study.state == StudyState.SETUP:
+        return f"Study {study.name} is being set up: work opens when its admin starts it."
+    return (f"Study {study.name} is {study.get_state_display()}: its annotations and reviews are "
+            "read-only.")
+
+
+def _require_running(study: Study) -> None:
+    """Annotating and reviewing happen only while the study runs (annotation.services.lifecycle)."""
+    if study.state != StudyState.RUNNING:
+        raise StudyNotRunning(study_not_running_message(study))
 
 
 # --------------------------------------------------------------------------- reading
@@ -195,9 +213,11 @@ def _claim_version(
     the row as read) are written by the same UPDATE, which is safe because it applies only
     while the version is still the one read. The returned annotation carries the new values.
     """
-    annotation = Annotation.objects.select_related("caption__clip", "taxonomy", "reviewer").get(pk=annotation_id)
+    annotation = Annotation.objects.select_related("caption__clip__study", "taxonomy", "reviewer").get(
+        pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    _require_running(annotation.caption.clip.study)
     states = list(states)
     moved, updates = 0, {}
     if annotation.version == base_version and annotation.state in states:
