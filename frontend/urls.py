@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views, views_profiles, views_progress, views_review, views_workspace
+from frontend import views, views_profiles, views_progress, views_release, views_review, views_workspace
 from frontend.throttle import SignInForm
 
 urlpatterns = [
@@ -10,6 +10,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/<slug:slug>/", views.study_detail, name="study"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
+    path("studies/<slug:slug>/release.zip", views_release.study_release, name="study-release"),
     path("studies/<slug:slug>/queue/", views_workspace.annotator_queue, name="annotator-queue"),
     path("annotate/<int:annotation_id>/", views_workspace.workspace, name="workspace"),
     path("studies/<slug:slug>/review/", views_review.review_queue, name="review-queue"),

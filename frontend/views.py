@@ -19,6 +19,7 @@ from annotation.permissions import (
 )
 from annotation.serializers import CaptionImportJobSerializer, CaptionSerializer
 from annotation.services.caption_jobs import caption_import_jobs_shown
+from frontend.views_lifecycle import lifecycle_context
 
 
 def _member_study(request, slug: str) -> Study:
@@ -31,14 +32,16 @@ def _member_study(request, slug: str) -> Study:
 @login_required
 @require_safe
 def home(request):
-    studies = studies_of(request.user).annotate(
+    archived = request.GET.get("archived") == "1"
+    studies = studies_of(request.user, archived=archived).annotate(
         clip_count=Count("clips", distinct=True),
         model_count=Count("candidate_models", distinct=True),
     )
     rows = [
         {"study": study, "roles": sorted(user_roles(request.user, study))} for study in studies
     ]
-    return render(request, "frontend/home.html", {"rows": rows})
+    hidden = 0 if archived else studies_of(request.user, archived=True).filter(state="archived").count()
+    return render(request, "frontend/home.html", {"rows": rows, "archived": archived, "hidden": hidden})
 
 
 @login_required
@@ -46,7 +49,8 @@ def home(request):
 def study_detail(request, slug: str):
     study = _member_study(request, slug)
     clips = study.clips.annotate(caption_count=Count("captions"))
-    is_admin = Role.ADMIN in user_roles(request.user, study)
+    roles = user_roles(request.user, study)
+    is_admin = Role.ADMIN in roles
     # The caption imports still running (a reload resumes their progress bars) and the last one.
     import_jobs = caption_import_jobs_shown(study=study) if is_admin else []
     return render(
@@ -64,6 +68,7 @@ def study_detail(request, slug: str):
             "sees_identity": sees_model_identity(request.user, study),
             "sees_everything": sees_every_caption(request.user, study),
             "reference_count": sum(clip.references.count() for clip in clips),
+            **lifecycle_context(request, study, roles=roles),
         },
     )
 

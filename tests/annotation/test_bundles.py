@@ -39,7 +39,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, in_setup
 
 
 @pytest.fixture(autouse=True)
@@ -96,13 +96,14 @@ def worked(study, personas, make_user):
     Reference.objects.create(
         clip=study.clips.get(name="a"), source="expert", text="Bars.", text_sha256="a" * 64
     )
-    annotations_assign(
-        study=study,
-        annotators=[personas["annotator"], second],
-        overlap_share=0.5,
-        design="clip_blocks",
-        actor=personas["admin"],
-    )
+    with in_setup(study):
+        annotations_assign(
+            study=study,
+            annotators=[personas["annotator"], second],
+            overlap_share=0.5,
+            design="clip_blocks",
+            actor=personas["admin"],
+        )
     reviewer = personas["reviewer"]
     items = list(Annotation.objects.order_by("pk"))
     done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:4]]

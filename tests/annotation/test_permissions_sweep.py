@@ -38,6 +38,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
+from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -283,7 +284,8 @@ def world(study, other_study, personas):
         ],
     )
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
-    annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
+    with in_setup(study):
+        annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
     captions_add(study, [caption_record("b", "Unseen-Model", words=UNSEEN_WORD)])
     Clip.objects.filter(pk=clip.pk).update(manipulated=True)
     mine = Annotation.objects.filter(
