@@ -1,6 +1,5 @@
 """The data release download of the study page (study admins and researchers): a zip built
-within the request. The release holds final verdicts only, a few kilobytes a caption, so even a
-lab-size study's is built in seconds (bench/bench_release.py measures it)."""
+within the request. The release holds final verdicts only, a few kilobytes a caption."""
 
 from __future__ import annotations
 

@@ -156,6 +156,14 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-score-job": {"GET": Expect(SEE_SCORES)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
     "api-score-summary": {"GET": Expect(SEE_SCORES)},
+    # The lifecycle: study admins only. The swept study runs: start and archive answer 409, a
+    # close without confirm 400 (what is unfinished); nothing moves.
+    "api-study-lifecycle": {"GET": Expect(ADMINS)},
+    "api-study-start": {"POST": api_post(ADMINS)},
+    "api-study-close": {"POST": api_post(ADMINS)},
+    "api-study-archive": {"POST": api_post(ADMINS)},
+    # The data release: admins and researchers (people appear as pseudonyms only).
+    "study-release": {"GET": Expect(SEE_SCORES)},
 }
 # The Django admin site is for site staff; no study role opens it. Its routes are generated per
 # registered model, so they share one entry: every route (named or not) is closed to all
