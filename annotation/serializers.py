@@ -11,6 +11,7 @@ from annotation.models import (
     Clip,
     FailureMode,
     Study,
+    StudyState,
     Window,
 )
 from annotation.services.caption_jobs import caption_import_job_status
@@ -34,11 +35,13 @@ class TaxonomySummarySerializer(serializers.Serializer):
 class StudySerializer(serializers.ModelSerializer):
     taxonomy = serializers.SerializerMethodField()
     roles = serializers.SerializerMethodField()
+    # Moved only by the lifecycle endpoints (annotation.api_lifecycle).
+    state = serializers.ChoiceField(choices=StudyState.choices, read_only=True)
 
     class Meta:
         model = Study
         fields = [
-            "slug", "name", "description", "word_thresholds", "near_total_cut", "length_band",
+            "slug", "name", "description", "state", "word_thresholds", "near_total_cut", "length_band",
             "taxonomy", "roles", "created_at",
         ]
 

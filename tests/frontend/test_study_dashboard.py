@@ -74,12 +74,12 @@ def test_the_dashboard_costs_the_same_queries_for_more_data(study, other_study, 
     membership_grant(study=other_study, user=personas["annotator"], role="annotator")
     membership_grant(study=other_study, user=personas["reviewer"], role="reviewer")
     small, large = build(study, personas, 1), build(other_study, personas, 6)
-    for items, target in ((small, study), (large, other_study)):
+    for items in (small, large):
         complete(items[0], personas["annotator"])
         review_claim(annotation_id=items[0].pk, actor=personas["reviewer"])
         review_return(annotation_id=items[0].pk, actor=personas["reviewer"],
                       units=[{"unit": "overview", "comment": "No."}])
-    for number, item in enumerate(large[1:4]):
+    for item in large[1:4]:
         complete(item, personas["annotator"])
         review_claim(annotation_id=item.pk, actor=personas["reviewer"])
     Annotation.objects.filter(state="in_review").update(claim_expires_at=timezone.now() - timedelta(hours=1))
