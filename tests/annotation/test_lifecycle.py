@@ -299,3 +299,24 @@ def test_an_archived_study_is_hidden_from_lists_but_exportable(closed_with_work,
     assert bundle_export(study=study)["study"]["slug"] == "lab"
     again = api.post(f"/api/studies/{study.slug}/archive/")
     assert again.status_code == 409
+
+
+def test_the_study_triggers_survive_a_restore_after_a_sqlite_rebuild(running):
+    from django.apps import apps
+    from django.db import connection
+
+    from annotation.migrations._sqlite_triggers import restore_study_triggers
+
+    class Editor:  # what a migration's RunPython gets, inside this test's transaction
+        def __init__(self):
+            self.connection = connection
+
+        def execute(self, sql, params=()):
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+
+    restore_study_triggers(apps, Editor())  # what a later migration rebuilding the table calls
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Study.objects.filter(pk=running.pk).update(near_total_cut=0.3)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Study.objects.filter(pk=running.pk).update(state="setup")
