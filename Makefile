@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv venv-dev system lint test test-fast bench soak serve serve-with-worker llm-server
+.PHONY: demo venv venv-dev system lint test test-fast bench soak serve serve-with-worker banner llm-server
 
 # What runs the product (requirements.txt); venv-dev adds the tests and linters (requirements-dev.txt).
 venv:
@@ -37,23 +37,34 @@ llm-server: venv
 	@scripts/llm-server.sh
 
 demo: system venv $(LLM_SETUP)
+	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py make_demo
-	@$(MAKE) --no-print-directory serve-with-worker
+	@$(MAKE) --no-print-directory serve-with-worker BANNER_FLAGS=--accounts
 
 serve: system venv $(LLM_SETUP)
+	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
 	$(PY) manage.py migrate --no-input -v0
 	@$(MAKE) --no-print-directory serve-with-worker
 
+# The address (and, for the demo, the accounts) are printed by `banner` once the server answers,
+# after the worker's banner and warnings; a busy port is said before anything starts (PORT=).
+BANNER_FLAGS ?=
+BANNER = $(PY) scripts/serve_banner.py --host $(HOST) --port $(PORT) $(BANNER_FLAGS)
 serve-with-worker:
-	@echo "Redline is at http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
 	@llm=; if [ "$(LLM)" = 1 ]; then \
 		echo "LLM server (SmolLM2-135M) at http://127.0.0.1:$(LLM_PORT)/v1, log in var/llm-server.log"; \
 		mkdir -p var; $(PY) -m scoring.metrics.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \
 	fi; \
 		$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
-		trap "kill $$worker $$llm 2>/dev/null" EXIT INT TERM; \
+		$(BANNER) & banner=$$!; \
+		trap "kill $$worker $$llm $$banner 2>/dev/null" EXIT INT TERM; \
 		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
+
+# What serve-with-worker prints once the server answers (alone: waits for a server on PORT).
+banner:
+	@$(BANNER)
 
 # Static checks: ruff over the Python, strict mypy over the pure scoring modules, the layers'
 # import contracts (import-linter; both configured in pyproject.toml), ESLint over the browser

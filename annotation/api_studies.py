@@ -82,13 +82,18 @@ class SettingsChange(SettingsBody):
 
 
 class StudyList(generics.ListAPIView):
-    """The studies you are a member of (site admins: every study); POST creates one, in setup,
-    with you as its study admin."""
+    """The studies you are a member of (site admins: every study), archived ones only with
+    `?archived=1`; POST creates one, in setup, with you as its study admin."""
 
     serializer_class = StudySerializer
 
+    @extend_schema(parameters=[OpenApiParameter("archived", bool, description="include archived studies")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
     def get_queryset(self):
-        return studies_of(self.request.user).select_related("taxonomy")
+        archived = self.request.query_params.get("archived", "").lower() in {"1", "true", "yes"}
+        return studies_of(self.request.user, archived=archived).select_related("taxonomy")
 
     @extend_schema(request=StudyCreateBody, responses={201: StudySerializer})
     def post(self, request):

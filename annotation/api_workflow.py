@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
 from annotation import workflow
-from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study
+from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
@@ -27,7 +27,7 @@ from annotation.permissions import (
 )
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
-from annotation.services.annotation_common import undo_seconds_of
+from annotation.services.annotation_common import study_not_running_message, undo_seconds_of
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
@@ -80,6 +80,9 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         **snapshot,
         "undo_seconds": undo_seconds_of(study),
         "study": study.slug,
+        "study_state": study.state,
+        # Closed or archived: the page shows the work and changes nothing (services refuse).
+        "read_only": study.state != StudyState.RUNNING,
         "near_total_cut": study.near_total_cut,
         "annotator": annotation.annotator.username,
         "clip": {"id": clip.pk, "name": clip.name, "duration": clip.duration, "fps": clip.fps,
@@ -119,7 +122,11 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
         ),
         pk=annotation_id,
     )
-    roles = user_roles(user, annotation.caption.clip.study)
+    study = annotation.caption.clip.study
+    roles = user_roles(user, study)
+    if study.state == StudyState.SETUP and roles and not roles & {Role.ADMIN, Role.RESEARCHER}:
+        # Annotators and reviewers see nothing of a study being set up (services.lifecycle).
+        raise NotFound(study_not_running_message(study))
     # A deactivated member (no roles left) no longer opens even their own work.
     if roles and (annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}):
         return annotation
@@ -171,12 +178,14 @@ class StartNext(APIView):
 
     permission_classes = [IsStudyMember]
 
-    @extend_schema(request=None, responses={200: bodies.Opened, 409: bodies.Error})
+    @extend_schema(request=None, responses={200: bodies.Opened, 403: bodies.Error, 409: bodies.Error})
     def post(self, request, slug):
         try:
             annotation_id = annotation_start_next(study=study_from_view(self), annotator=request.user)
         except Conflict as conflict:
             return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)
+        except NotAllowed as exc:  # the study is not running
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if annotation_id is None:
             return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
         return Response({"id": annotation_id, "url": f"/annotate/{annotation_id}/"})
@@ -338,7 +347,7 @@ class ReviewNext(APIView):
     @extend_schema(
         request=bodies.ReviewNext,
         parameters=[OpenApiParameter("order", str, enum=["risk", "oldest"])],
-        responses={200: bodies.Opened, 409: bodies.Error},
+        responses={200: bodies.Opened, 403: bodies.Error, 409: bodies.Error},
     )
     def post(self, request, slug):
         data = bodies.ReviewNext(data=request.data)

@@ -86,8 +86,12 @@ def new_assignment_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+def new_release_secret() -> str:
+    return secrets.token_hex(32)
+
+
 class StudyState(models.TextChoices):
-    """A study's lifecycle: setup -> running -> closed -> archived (annotation.services.studies)."""
+    """A study's lifecycle: setup -> running -> closed -> archived (annotation.services.lifecycle)."""
 
     SETUP = "setup", "setting up"
     RUNNING = "running", "running"
@@ -131,6 +135,9 @@ class Study(models.Model):
     )
     # The share of captions that also go to a second annotator, offered when assigning.
     overlap_share = models.FloatField(default=0, help_text="share of captions double-annotated (0-1)")
+    # Keys the pseudonyms of annotators and reviewers in a data release (annotation.release);
+    # never released, never in bundles or the API.
+    release_secret = models.CharField(max_length=64, default=new_release_secret, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -603,7 +610,11 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["at", "pk"]
-        indexes = [models.Index(fields=["annotation", "at"])]
+        indexes = [
+            models.Index(fields=["annotation", "at"]),
+            # A person's last action in a study (the dashboard's idle people): one index probe each.
+            models.Index(fields=["study", "actor", "at"], name="audit_last_action_of_actor"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action}"

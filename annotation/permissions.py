@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
-from annotation.models import Membership, Study
+from annotation.models import Membership, Study, StudyState
 
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
@@ -55,14 +55,17 @@ def sees_every_caption(user, study: Study) -> bool:
     return bool(user_roles(user, study) & SEES_MODEL_IDENTITY)
 
 
-def studies_of(user):
+def studies_of(user, *, archived: bool = False):
     """The studies a person lists: their own; every study for a site admin (is_staff), who may
-    open any of them read-only (is_site_reader) until they add themselves a role."""
+    open any of them read-only (is_site_reader) until they add themselves a role. Archived
+    studies only with `archived` (they are hidden from lists)."""
     if not user.is_authenticated:
         return Study.objects.none()
     if user.is_staff:
-        return Study.objects.all()
-    return Study.objects.filter(memberships__user=user).distinct()
+        studies = Study.objects.all()
+    else:
+        studies = Study.objects.filter(memberships__user=user).distinct()
+    return studies if archived else studies.exclude(state=StudyState.ARCHIVED)
 
 
 # The Django permission that lets a person who is not a site admin create studies (they become

@@ -21,7 +21,7 @@ from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, S
 from django.utils import timezone
 
 from annotation import workflow
-from annotation.models import Annotation, CorrectionPass, Study, Window
+from annotation.models import Annotation, CorrectionPass, Study, StudyState, Window
 from annotation.services.errors import ServiceError
 
 PAGE = 100
@@ -93,8 +93,11 @@ def annotator_queue(
     *, study: Study, annotator, after: str | None = None, limit: int = PAGE
 ) -> dict[str, Any]:
     """The annotator's items, returned first (with the comment), then in progress, then new,
-    then done; a page of `limit` from the cursor `after`, with counts over the whole queue."""
+    then done; a page of `limit` from the cursor `after`, with counts over the whole queue.
+    Empty while the study is being set up (annotation.services.lifecycle)."""
     mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    if study.state == StudyState.SETUP:
+        mine = mine.none()
     counts: dict[str, int] = {}
     returned = 0
     for state, n, commented in (

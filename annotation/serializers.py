@@ -13,6 +13,7 @@ from annotation.models import (
     Clip,
     FailureMode,
     Study,
+    StudyState,
     Window,
 )
 from annotation.services.caption_jobs import caption_import_job_status
@@ -40,6 +41,8 @@ class StudySerializer(serializers.ModelSerializer):
     # Plain value lists, as the bodies that set them (annotation.api_studies) name them.
     assignment_design = serializers.ChoiceField(choices=AssignmentDesign.values, read_only=True)
     caption_language = serializers.ChoiceField(choices=CaptionLanguage.values, read_only=True)
+    # Moved only by the lifecycle endpoints (annotation.api_lifecycle).
+    state = serializers.ChoiceField(choices=StudyState.choices, read_only=True)
 
     class Meta:
         model = Study

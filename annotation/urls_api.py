@@ -72,3 +72,12 @@ urlpatterns += [
     path("annotations/<int:annotation_id>/return/", flow.ReviewAction.as_view(action="return"), name="api-return"),
     path("edit-size/", flow.EditSize.as_view(), name="api-edit-size"),
 ]
+
+from annotation import api_lifecycle as lifecycle  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/lifecycle/", lifecycle.StudyLifecycle.as_view(), name="api-study-lifecycle"),
+    path("studies/<slug:slug>/start/", lifecycle.StudyStart.as_view(), name="api-study-start"),
+    path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
+    path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
+]

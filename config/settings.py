@@ -186,6 +186,8 @@ SCORING_ON_FINAL_VERDICT = env_bool("SCORING_ON_FINAL_VERDICT", True)
 # Locking the overview, submitting to QC and approving can be undone for this many seconds;
 # until then the change stays the actor's own (a submission is not in the review queue yet).
 UNDO_SECONDS = int(os.environ.get("UNDO_SECONDS", "10"))
+# The study dashboard lists annotators with work left who have done nothing for this long.
+IDLE_MINUTES = int(os.environ.get("IDLE_MINUTES", "30"))
 # Metrics of the job queued by each final verdict; empty: edit size, the embedding metrics,
 # and llmfacts_f1 when it is configured.
 SCORING_VERDICT_METRICS = env_list("SCORING_VERDICT_METRICS", [])

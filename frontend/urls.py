@@ -1,7 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views, views_profiles, views_progress, views_review, views_setup, views_workspace
+from frontend import (
+    views,
+    views_profiles,
+    views_progress,
+    views_release,
+    views_review,
+    views_setup,
+    views_workspace,
+)
 from frontend.throttle import SignInForm
 
 urlpatterns = [
@@ -15,6 +23,7 @@ urlpatterns = [
     path("studies/<slug:slug>/history/", views_setup.study_history, name="study-history"),
     path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
+    path("studies/<slug:slug>/release.zip", views_release.study_release, name="study-release"),
     path("studies/<slug:slug>/queue/", views_workspace.annotator_queue, name="annotator-queue"),
     path("annotate/<int:annotation_id>/", views_workspace.workspace, name="workspace"),
     path("studies/<slug:slug>/review/", views_review.review_queue, name="review-queue"),

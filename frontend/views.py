@@ -21,6 +21,7 @@ from annotation.permissions import (
 )
 from annotation.serializers import CaptionImportJobSerializer, CaptionSerializer
 from annotation.services.caption_jobs import caption_import_jobs_shown
+from frontend.views_lifecycle import lifecycle_context
 
 
 def _member_study(request, slug: str) -> Study:
@@ -33,14 +34,18 @@ def _member_study(request, slug: str) -> Study:
 @login_required
 @require_safe
 def home(request):
-    studies = studies_of(request.user).annotate(
+    archived = request.GET.get("archived") == "1"
+    studies = studies_of(request.user, archived=archived).annotate(
         clip_count=Count("clips", distinct=True),
         model_count=Count("candidate_models", distinct=True),
     )
     rows = [
         {"study": study, "roles": sorted(user_roles(request.user, study))} for study in studies
     ]
-    return render(request, "frontend/home.html", {"rows": rows, "may_create": may_create_studies(request.user)})
+    hidden = 0 if archived else studies_of(request.user, archived=True).filter(state="archived").count()
+    return render(request, "frontend/home.html", {
+        "rows": rows, "archived": archived, "hidden": hidden, "may_create": may_create_studies(request.user),
+    })
 
 
 @login_required
@@ -51,7 +56,8 @@ def study_detail(request, slug: str):
     if not read_only and not is_member(request.user, study):
         raise Http404("No such study.")
     clips = study.clips.annotate(caption_count=Count("captions"))
-    is_admin = Role.ADMIN in user_roles(request.user, study)
+    roles = user_roles(request.user, study)
+    is_admin = Role.ADMIN in roles
     # The caption imports still running (a reload resumes their progress bars) and the last one.
     import_jobs = caption_import_jobs_shown(study=study) if is_admin else []
     return render(
@@ -70,6 +76,7 @@ def study_detail(request, slug: str):
             "sees_everything": sees_every_caption(request.user, study),
             "reference_count": sum(clip.references.count() for clip in clips),
             "read_only": read_only,
+            **lifecycle_context(request, study, roles=roles),
         },
     )
 

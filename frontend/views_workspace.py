@@ -14,10 +14,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Study, StudyState
 from annotation.permissions import Role, is_member, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
+from annotation.services.annotation_common import StudyNotRunning, study_not_running_message
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -66,16 +67,24 @@ def workspace(request, annotation_id: int):
     Looking (GET) never changes the annotation: a new or returned one shows a "Start" button,
     whose POST starts the work and comes back here.
     """
-    annotation = get_object_or_404(Annotation, pk=annotation_id)
+    annotation = get_object_or_404(Annotation.objects.select_related("caption__clip__study"), pk=annotation_id)
+    study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
-        study = Study.objects.get(clips__captions__annotations=annotation)
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
             return redirect("review", annotation_id=annotation.pk)
         raise Http404("No such annotation.")
     if not is_member(request.user, Study.objects.get(clips__captions__annotations=annotation)):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
+    if study.state == StudyState.SETUP and not user_roles(request.user, study) & {Role.ADMIN}:
+        raise Http404(study_not_running_message(study))
     if request.method == "POST":
-        annotation_open(annotation=annotation, actor=request.user)
+        try:
+            annotation_open(annotation=annotation, actor=request.user)
+        except StudyNotRunning as refusal:
+            return render(request, "frontend/workspace_start.html", {
+                "annotation": annotation, "study": study, "refusal": str(refusal),
+                "payload": workspace_payload(get_annotation_for(request.user, annotation.pk), request.user),
+            }, status=403)
         return redirect("workspace", annotation_id=annotation.pk)
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)

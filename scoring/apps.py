@@ -11,8 +11,10 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        from annotation.services.lifecycle import STUDY_CLOSED_HOOKS, UNFINISHED_COUNTERS
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.families import register_llmfacts_family
+        from scoring.lifecycle import final_profile_start, unscored_counter
         from scoring.metrics import embeddings
         from scoring.services import score_final_verdict, score_verdict_withdrawn
 
@@ -24,3 +26,7 @@ class ScoringConfig(AppConfig):
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
         if score_verdict_withdrawn not in VERDICT_WITHDRAWN_HOOKS:
             VERDICT_WITHDRAWN_HOOKS.append(score_verdict_withdrawn)
+        if final_profile_start not in STUDY_CLOSED_HOOKS:
+            STUDY_CLOSED_HOOKS.append(final_profile_start)
+        if unscored_counter not in UNFINISHED_COUNTERS:
+            UNFINISHED_COUNTERS.append(unscored_counter)

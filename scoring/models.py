@@ -229,7 +229,11 @@ class ScoreResult(models.Model):
                 name="score_result_verdict_subjects_have_annotation",
             ),
         ]
-        indexes = [models.Index(fields=["study", "subject", "metric"])]
+        indexes = [
+            models.Index(fields=["study", "subject", "metric"]),
+            # The study's newest score (scoring.lifecycle.verdicts_not_scored): one index probe.
+            models.Index(fields=["study", "computed_at"], name="score_result_newest"),
+        ]
 
     def __str__(self) -> str:
         judge = f" [{self.judge_or_backend}]" if self.judge_or_backend else ""

@@ -692,8 +692,10 @@ def profile_job_create(
     adjusted_resamples: int = 4_000,
     seed: int = 0,
     paired_only: bool = False,
+    final: bool = False,
 ) -> dict[str, Any]:
-    """Start an export of the study's profile; return the new job's status.
+    """Start an export of the study's profile; return the new job's status. `final` marks the
+    profile built when the study closed (annotation.services.lifecycle).
 
     The job runs :func:`profile_job_run` in a Celery task, sent once the current transaction
     commits. Its status: ``job``, ``study``, ``state`` (queued, running, done, failed),
@@ -715,6 +717,7 @@ def profile_job_create(
         "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
                     "seed": seed, "paired_only": bool(paired_only)},
         "created_at": _now(), "updated_at": _now(), "started_at": None, "finished_at": None,
+        "final": final,
     }
     _write_json(folder / "status.json", status)
     study_id = study.pk

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import re
@@ -258,3 +260,30 @@ def start_worker(media_root):
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def in_setup(study):
+    """Run the block as if `study` were still being set up, then start it again: for tests that
+    assign under another design (or set thresholds) in the default studies, which are created
+    running. The database refuses a move back to setup (migration 0016), so this puts the state
+    back with the lifecycle trigger lifted for that one statement."""
+    from django.db import connection
+
+    from annotation.models import Study
+
+    lifecycle = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Triggers off for this one statement (the test database's owner may do this).
+            cursor.execute("SET session_replication_role = replica")
+            cursor.execute("UPDATE annotation_study SET state = 'setup' WHERE id = %s", [study.pk])
+            cursor.execute("SET session_replication_role = DEFAULT")
+        else:
+            cursor.execute("DROP TRIGGER study_lifecycle_move")
+            cursor.execute("UPDATE annotation_study SET state = 'setup' WHERE id = %s", [study.pk])
+            cursor.execute(lifecycle.SQLITE[0])
+    study.state = "setup"
+    yield study
+    Study.objects.filter(pk=study.pk).update(state="running")
+    study.state = "running"

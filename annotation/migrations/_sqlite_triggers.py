@@ -27,3 +27,12 @@ def restore_annotation_triggers(apps, schema_editor):
             if "annotation_state_transition" in statement and "undo_until" in columns:
                 statement = importlib.import_module("annotation.migrations.0010_annotation_undo").SQLITE_TRIGGER
             schema_editor.execute(statement)
+
+
+def restore_study_triggers(apps, schema_editor):
+    """The lifecycle triggers of migration 0016 on annotation_study, after a SQLite rebuild."""
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    lifecycle = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
+    lifecycle.drop(apps, schema_editor)
+    lifecycle.create(apps, schema_editor)

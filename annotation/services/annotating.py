@@ -32,6 +32,7 @@ from annotation.services.annotation_common import (
     _claim_version,
     _mapping,
     _modes,
+    _require_running,
     _reread,
     _seconds,
     _text,
@@ -54,6 +55,7 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         return annotation
+    _require_running(annotation.caption.clip.study)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
     _reread(annotation)
     return annotation
@@ -93,6 +95,7 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     Each read is a short index range (Annotation.Meta.indexes "annotation_my_queue"): the
     person's few returned and in-progress items, then the first of their new ones.
     """
+    _require_running(study)
     mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
     for _attempt in range(3):
         # Returned and in-progress items are few: one read finds whether there is either.

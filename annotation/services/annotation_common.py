@@ -20,6 +20,7 @@ from annotation.models import (
     CorrectionPass,
     Membership,
     Study,
+    StudyState,
     WindowCorrection,
 )
 from annotation.permissions import known_roles
@@ -64,6 +65,23 @@ class Conflict(ServiceError):
 
 class NotAllowed(ServiceError):
     """The person may not do this to this annotation."""
+
+
+class StudyNotRunning(NotAllowed):
+    """The study is not running: in setup nobody works yet; closed or archived, it is read-only."""
+
+
+def study_not_running_message(study: Study) -> str:
+    if study.state == StudyState.SETUP:
+        return f"Study {study.name} is being set up: work opens when its admin starts it."
+    return (f"Study {study.name} is {study.get_state_display()}: its annotations and reviews are "
+            "read-only.")
+
+
+def _require_running(study: Study) -> None:
+    """Annotating and reviewing happen only while the study runs (annotation.services.lifecycle)."""
+    if study.state != StudyState.RUNNING:
+        raise StudyNotRunning(study_not_running_message(study))
 
 
 # --------------------------------------------------------------------------- reading
@@ -224,6 +242,7 @@ def _claim_version(
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
     if annotator is not None and not annotation.still_annotator:
         raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
+    _require_running(annotation.caption.clip.study)
     states = list(states)
     moved, updates = 0, {}
     if annotation.version == base_version and annotation.state in states:

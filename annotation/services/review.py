@@ -35,6 +35,7 @@ from annotation.services.annotation_common import (
     _annotator_pass,
     _audit,
     _mapping,
+    _require_running,
     _reread,
     _roles,
     _text,
@@ -54,6 +55,7 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
     study = annotation.caption.clip.study
     if Membership.Role.REVIEWER not in _roles(study, actor):
         raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    _require_running(study)
     if annotation.annotator_id == actor.pk:
         raise NotAllowed("Nobody reviews their own annotation.")
     # Their own verdict on the same caption would weigh in: reviews must be independent.
@@ -111,6 +113,7 @@ def review_claim_next(
     """
     if Membership.Role.REVIEWER not in _roles(study, actor):
         raise NotAllowed("Only the study's QC reviewers may review annotations.")
+    _require_running(study)
     if order not in REVIEW_ORDERS:
         raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
     fields = REVIEW_ORDERS[order]
@@ -298,6 +301,7 @@ def review_return(
 def review_release(*, annotation_id: int, actor) -> Annotation:
     """Give the actor's claim on an annotation back to the queue. Refused (Conflict) when the
     actor holds no claim on it: someone else's claim, or no claim at all."""
+    _require_running(Study.objects.get(clips__captions__annotations=annotation_id))
     moved = Annotation.objects.filter(pk=annotation_id, state=workflow.IN_REVIEW, reviewer=actor).update(
         state=workflow.SUBMITTED, claim_expires_at=None, version=F("version") + 1
     )
@@ -334,6 +338,7 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
     UPDATE on the recorded window, and the database trigger refuses it once the window passed.
     """
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_running(annotation.caption.clip.study)
     record = annotation.undo or {}
     action = record.get("action")
     if action not in workflow.UNDOABLE or annotation.undo_until is None:

@@ -13,6 +13,7 @@ from annotation.services.errors import ServiceError
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotations_assign
 from tests.annotation.studybuild import caption_record, captions_add, fake_clip
+from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +86,8 @@ def test_the_queue_follows_the_plan_and_the_same_seed_gives_the_same_plan(
 
 
 def test_the_design_and_spacing_chosen_when_assigning_are_kept_with_the_study(study, crew):
-    annotations_assign(study=study, annotators=crew[:2], design="spread", gap=1)
+    with in_setup(study):
+        annotations_assign(study=study, annotators=crew[:2], design="spread", gap=1)
     study = Study.objects.get(pk=study.pk)
     assert (study.assignment_design, study.spread_gap) == ("spread", 1)
     for username in (crew[0].username, crew[1].username):
@@ -104,7 +106,7 @@ def test_captions_the_design_cannot_place_are_counted_with_the_reason(study, cre
 
 
 def test_a_spread_that_cannot_be_met_is_refused_and_nothing_is_assigned(study, crew):
-    with pytest.raises(ServiceError, match="cannot keep 5 items between"):
+    with in_setup(study), pytest.raises(ServiceError, match="cannot keep 5 items between"):
         annotations_assign(study=study, annotators=crew[:1], design="spread", gap=5)
     assert not Annotation.objects.exists()
     assert Study.objects.get(pk=study.pk).assignment_design == "one_model_per_clip"
@@ -142,7 +144,8 @@ def test_copy_stores_the_same_annotations_as_bulk_create(
 ):
     from annotation.services import bulk
 
-    annotations_assign(study=study, annotators=crew, seed=7, overlap_share=0.5, design="spread", gap=1)
+    with in_setup(study):
+        annotations_assign(study=study, annotators=crew, seed=7, overlap_share=0.5, design="spread", gap=1)
     for name in ("c1", "c2", "c3", "c4"):
         fake_clip(other_study, name)
     captions_add(other_study, [caption_record(c, m) for c in ("c1", "c2", "c3", "c4") for m in MODELS])
@@ -151,7 +154,9 @@ def test_copy_stores_the_same_annotations_as_bulk_create(
         twins.append(make_user(f"{person.username}-twin"))
         membership_grant(study=other_study, user=twins[-1], role="annotator")
     monkeypatch.setattr(bulk, "copy_supported", lambda: False)
-    annotations_assign(study=other_study, annotators=twins, seed=7, overlap_share=0.5, design="spread", gap=1)
+    with in_setup(other_study):
+        annotations_assign(study=other_study, annotators=twins, seed=7, overlap_share=0.5, design="spread",
+                           gap=1)
 
     copied = stored_annotations(study)
     assert copied == stored_annotations(other_study)

@@ -40,7 +40,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, in_setup
 
 
 @pytest.fixture(autouse=True)
@@ -98,13 +98,14 @@ def worked(study, personas, make_user):
         clip=study.clips.get(name="a"), source="expert", text="Bars.",
         text_sha256=hashlib.sha256(b"Bars.").hexdigest(),
     )
-    annotations_assign(
-        study=study,
-        annotators=[personas["annotator"], second],
-        overlap_share=0.5,
-        design="clip_blocks",
-        actor=personas["admin"],
-    )
+    with in_setup(study):
+        annotations_assign(
+            study=study,
+            annotators=[personas["annotator"], second],
+            overlap_share=0.5,
+            design="clip_blocks",
+            actor=personas["admin"],
+        )
     reviewer = personas["reviewer"]
     items = list(Annotation.objects.order_by("pk"))
     done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:4]]

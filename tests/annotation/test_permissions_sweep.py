@@ -39,6 +39,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
+from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -174,6 +175,14 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-score-job": {"GET": Expect(SEE_SCORES)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
     "api-score-summary": {"GET": Expect(SEE_SCORES)},
+    # The lifecycle: study admins only. The swept study runs: start and archive answer 409, a
+    # close without confirm 400 (what is unfinished); nothing moves.
+    "api-study-lifecycle": {"GET": Expect(ADMINS)},
+    "api-study-start": {"POST": api_post(ADMINS)},
+    "api-study-close": {"POST": api_post(ADMINS)},
+    "api-study-archive": {"POST": api_post(ADMINS)},
+    # The data release: admins and researchers (people appear as pseudonyms only).
+    "study-release": {"GET": Expect(SEE_SCORES)},
 }
 # The Django admin site is for site staff; no study role opens it. Its routes are generated per
 # registered model, so they share one entry: every route (named or not) is closed to all
@@ -302,7 +311,8 @@ def world(study, other_study, personas):
         ],
     )
     Reference.objects.create(clip=clip, source="expert", text="A test card.", text_sha256="0" * 64)
-    annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
+    with in_setup(study):
+        annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks")
     captions_add(study, [caption_record("b", "Unseen-Model", words=UNSEEN_WORD)])
     Clip.objects.filter(pk=clip.pk).update(manipulated=True)
     mine = Annotation.objects.filter(

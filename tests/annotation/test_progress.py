@@ -23,6 +23,7 @@ from tests.annotation.studybuild import (
     complete,
     fake_clip,
 )
+from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -42,10 +43,11 @@ def worked(study, personas, make_user):
     captions = captions_add(
         study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")]
     )
-    annotations_assign(
-        study=study, annotators=[personas["annotator"], second], overlap_share=1.0,
-        design="clip_blocks",
-    )
+    with in_setup(study):
+        annotations_assign(
+            study=study, annotators=[personas["annotator"], second], overlap_share=1.0,
+            design="clip_blocks",
+        )
     first = personas["annotator"]
     mine = {c.model.name: c.annotations.get(annotator=first) for c in captions}
     theirs = {c.model.name: c.annotations.get(annotator=second) for c in captions}

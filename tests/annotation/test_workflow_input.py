@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 from annotation.models import Annotation, AuditEvent
 from annotation.services.workflow import annotation_save
 from tests.annotation.test_workflow import REJECTED_OVERVIEW, complete
+from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -285,8 +286,9 @@ def test_edit_size_is_for_members_of_the_study_named(personas, make_user):
 
 
 def test_edit_size_uses_the_studys_near_total_cut_unless_told(personas, study):
-    study.near_total_cut = 0.01
-    study.save()
+    with in_setup(study):
+        study.near_total_cut = 0.01
+        study.save()
     body = {"study": "s1", "original": "a red car", "corrected": "the blue truck"}
     client = client_for(personas["reviewer"])
     assert client.post("/api/edit-size/", body, format="json").json()["near_total"] is False

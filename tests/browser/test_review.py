@@ -23,6 +23,7 @@ from annotation.services.workflow import (
     overview_lock,
 )
 from tests.browser.conftest import screenshot
+from tests.conftest import in_setup
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -75,7 +76,8 @@ def submitted(personas, clips, study):
         for name, text in overviews.items()
     ).encode())
     annotator = personas["annotator"]
-    annotations_assign(study=study, annotators=[annotator], design="clip_blocks")
+    with in_setup(study):
+        annotations_assign(study=study, annotators=[annotator], design="clip_blocks")
     item = {
         alias: Annotation.objects.get(caption__model__alias=alias) for alias in ("Model A", "Model B", "Model C")
     }

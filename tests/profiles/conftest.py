@@ -12,6 +12,7 @@ from annotation.services.workflow import (
     review_claim,
 )
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from tests.conftest import in_setup
 
 ACCEPT_ALL = [{"index": i, "verdict": "accept"} for i in range(3)]
 
@@ -42,14 +43,15 @@ def scripted(study, personas):
         study, [caption_record(c, m) for c in ("c1", "c2", "c3") for m in ("Alpha", "Bravo")]
     )
     annotator, reviewer = personas["annotator"], personas["reviewer"]
-    annotations_assign(
-        study=study,
-        annotators=[annotator],
-        captions=Caption.objects.filter(clip__study=study)
-        .exclude(clip__name="c3", model__name="Bravo")
-        .order_by("clip__name", "model__name"),
-        design="clip_blocks",  # one annotator sees both models of a clip: a scripted pilot
-    )
+    with in_setup(study):
+        annotations_assign(
+            study=study,
+            annotators=[annotator],
+            captions=Caption.objects.filter(clip__study=study)
+            .exclude(clip__name="c3", model__name="Bravo")
+            .order_by("clip__name", "model__name"),
+            design="clip_blocks",  # one annotator sees both models of a clip: a scripted pilot
+        )
 
     def item(clip, model):
         return Annotation.objects.get(caption__clip__name=clip, caption__model__name=model)

@@ -16,6 +16,7 @@ from annotation.services.workflow import annotations_assign
 from scoring.metrics.analysis.figures import FIGURES
 from scoring.metrics.analysis.profile import TABLE_CAPTIONS
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from tests.conftest import in_setup
 from tests.profiles.conftest import approve
 
 pytestmark = pytest.mark.django_db
@@ -55,9 +56,10 @@ def build(study, personas, spec):
     captions_add(study, [caption_record(clip, model) for clip, model, _ in spec])
     annotator, reviewer = personas["annotator"], personas["reviewer"]
     # One annotator sees every model of a clip: clip blocks, as a scripted pilot would.
-    annotations_assign(study=study, annotators=[annotator],
-                       captions=Caption.objects.filter(clip__study=study).order_by("pk"),
-                       design="clip_blocks")
+    with in_setup(study):
+        annotations_assign(study=study, annotators=[annotator],
+                           captions=Caption.objects.filter(clip__study=study).order_by("pk"),
+                           design="clip_blocks")
     for clip, model, verdict in spec:
         if verdict is None:
             continue

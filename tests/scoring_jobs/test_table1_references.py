@@ -13,6 +13,7 @@ from annotation.services.workflow import annotations_assign
 from scoring.models import ScoreResult
 from scoring.services import idf_documents, leave_out_items, score_job_create, score_job_run
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from tests.conftest import in_setup
 from tests.profiles.conftest import approve
 
 pytestmark = pytest.mark.django_db
@@ -32,8 +33,9 @@ def four_models(study, personas):
                for model in "ABCD"] + [caption_record("solo", "A")]
     captions_add(study, records)
     annotator, reviewer = personas["annotator"], personas["reviewer"]
-    annotations_assign(study=study, annotators=[annotator], design="clip_blocks",
-                       captions=Caption.objects.filter(clip__study=study).order_by("pk"))
+    with in_setup(study):
+        annotations_assign(study=study, annotators=[annotator], design="clip_blocks",
+                           captions=Caption.objects.filter(clip__study=study).order_by("pk"))
     for annotation in Annotation.objects.filter(caption__clip__study=study):
         model = annotation.caption.model.name
         rejected = annotation.caption.clip.name == "k" and model in "CD"

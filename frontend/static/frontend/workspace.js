@@ -25,7 +25,8 @@ const MODES = taxonomy.modes;
 const CUT = data.near_total_cut;
 const LIMIT = clip.duration + 0.5;
 const RATES = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2];
-const EDITABLE = "in_progress";
+// A closed or archived study is read-only: no state is editable then (the server refuses too).
+const EDITABLE = data.read_only ? "" : "in_progress";
 
 const $ = (id) => document.getElementById(id);
 const root = $("workspace");

@@ -1,0 +1,301 @@
+"""A study's data release: the corrected captions as a dataset a lab can publish.
+
+:func:`release_build` writes, into a folder:
+
+- ``captions.parquet`` and ``captions.jsonl``: one row per caption with a final verdict (the
+  profile's choice, :func:`scoring.profiles.final_annotations`): the clip, the model (its
+  neutral alias or its name, chosen at release), the original and final overview and windows,
+  the verdicts and failure modes, edit sizes, and the reviewer's decision;
+- ``windows.parquet`` and ``windows.jsonl``: one row per window of those captions;
+- ``README.md``: the dataset card, a YAML header (license, counts, taxonomy hash, thresholds,
+  the files) and a body saying how the data was made, the taxonomy's definitions and every field.
+
+Annotators and reviewers appear only as pseudonyms: ``person-`` and 12 hex digits of an HMAC
+(SHA-256) of the account's id keyed with the study's own ``release_secret``, so a person keeps
+their pseudonym from one release of the study to the next, the pseudonyms of two studies cannot
+be linked, and nobody without the secret can tell who is who. The secret is never written.
+Texts are written as they are: nothing is escaped into HTML (JSON Lines and Parquet carry the
+characters; the card quotes no caption text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from django.contrib.auth import get_user_model
+
+from annotation.models import CandidateModel, Study, Window
+from annotation.services.errors import ServiceError
+from annotation.services.taxonomy import taxonomy_modes
+from scoring.metrics.edits import edit_size
+from scoring.metrics.exports import CorrectedCaption
+from scoring.profiles import corrected_captions
+
+LICENSES = ("CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC0-1.0", "ODC-By-1.0", "other")
+MODEL_NAMING = ("alias", "name")
+FILES = ("captions.parquet", "captions.jsonl", "windows.parquet", "windows.jsonl", "README.md")
+
+_WINDOW = pa.struct([("start", pa.float64()), ("end", pa.float64()), ("scene", pa.string()),
+                     ("shot", pa.string())])
+_SIZE = [("words_changed", pa.int64()), ("char_similarity", pa.float64()), ("near_total", pa.bool_())]
+
+#: The caption table: (name, Arrow type, what it holds).
+CAPTION_FIELDS: list[tuple[str, pa.DataType, str]] = [
+    ("caption_key", pa.string(), "clip and model, `clip/model`: unique per row"),
+    ("clip", pa.string(), "the clip's name"),
+    ("model", pa.string(), "the model that wrote the caption (its neutral alias or its name, as released)"),
+    ("original_overview", pa.string(), "the model's overview"),
+    ("final_overview", pa.string(), "the overview after correction (the original where it was accepted)"),
+    ("overview_verdict", pa.string(), "accept or reject"),
+    ("overview_modes", pa.list_(pa.string()), "failure modes of a rejected overview (taxonomy keys)"),
+    *[(f"overview_{name}", kind, f"edit size of the overview: {name.replace('_', ' ')}") for name, kind in _SIZE],
+    ("original_windows", pa.list_(_WINDOW), "the model's windows (start, end in seconds; scene; shot)"),
+    ("final_windows", pa.list_(_WINDOW), "the windows after correction: the corrected timeline where "
+                                         "the segmentation was rejected, else each window as judged"),
+    ("windows_rejected", pa.int64(), "how many of the model's windows were rejected"),
+    ("segmentation_verdict", pa.string(), "accept or reject (the window boundaries)"),
+    ("segmentation_modes", pa.list_(pa.string()), "failure modes of a rejected segmentation"),
+    ("annotator", pa.string(), "the annotator's pseudonym"),
+    ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
+    ("reviewer_decision", pa.string(), "approved (the annotator's pass is final) or amended (the reviewer's)"),
+]
+#: The window table.
+WINDOW_FIELDS: list[tuple[str, pa.DataType, str]] = [
+    ("caption_key", pa.string(), "the caption's row in captions"),
+    ("clip", pa.string(), "the clip's name"),
+    ("model", pa.string(), "as in captions"),
+    ("window_index", pa.int64(), "the window's position in the model's timeline (0 = first)"),
+    ("original_start", pa.float64(), "seconds"),
+    ("original_end", pa.float64(), "seconds"),
+    ("original_scene", pa.string(), "the model's scene text"),
+    ("original_shot", pa.string(), "the model's shot text"),
+    ("final_start", pa.float64(), "seconds, after correction"),
+    ("final_end", pa.float64(), "seconds, after correction"),
+    ("final_scene", pa.string(), "after correction"),
+    ("final_shot", pa.string(), "after correction"),
+    ("verdict", pa.string(), "accept or reject"),
+    ("modes", pa.list_(pa.string()), "failure modes of a rejected window"),
+    *[(name, kind, f"edit size of scene and shot together: {name.replace('_', ' ')}") for name, kind in _SIZE],
+    ("annotator", pa.string(), "the annotator's pseudonym"),
+    ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
+]
+
+
+class ReleaseError(ServiceError):
+    """The release cannot be built as asked (an unknown license, nothing approved yet...)."""
+
+
+def pseudonym(secret: str, user_id: int) -> str:
+    """A person's stable pseudonym in one study's releases (keyed hash; see the module)."""
+    digest = hmac.new(secret.encode("ascii"), f"user:{user_id}".encode("ascii"), hashlib.sha256)
+    return f"person-{digest.hexdigest()[:12]}"
+
+
+def _size(original: str, final: str, cut: float) -> dict[str, Any]:
+    size = edit_size(original, final, near_total_cut=cut)
+    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 6),
+            "near_total": size.near_total}
+
+
+def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], list[dict]]:
+    """The caption rows and the window rows of the study's release."""
+    if models not in MODEL_NAMING:
+        raise ReleaseError(f"models must be {' or '.join(MODEL_NAMING)}, not {models!r}.")
+    finals = corrected_captions(study)
+    shown = {m.name: (m.alias if models == "alias" else m.name)
+             for m in CandidateModel.objects.filter(study=study)}
+    people = {u.get_username(): u.pk for u in get_user_model().objects.filter(
+        username__in={c.annotator for c in finals} | {c.reviewer for c in finals if c.reviewer})}
+
+    def who(username: str) -> str:
+        return pseudonym(study.release_secret, people[username]) if username else ""
+
+    cut = study.near_total_cut
+    times = _original_times(study)
+    captions, windows = [], []
+    for final in finals:
+        model = shown[final.model]
+        key = f"{final.clip}/{model}"
+        annotator, reviewer = who(final.annotator), who(final.reviewer)
+        rows = _window_rows(final, times[(final.clip, final.model)], key=key, model=model,
+                            annotator=annotator, reviewer=reviewer, cut=cut)
+        windows += rows
+        captions.append({
+            "caption_key": key, "clip": final.clip, "model": model,
+            "original_overview": final.original_overview, "final_overview": final.overview,
+            "overview_verdict": final.overview_verdict, "overview_modes": list(final.overview_modes),
+            **{f"overview_{k}": v for k, v in _size(final.original_overview, final.overview, cut).items()},
+            "original_windows": [{"start": r["original_start"], "end": r["original_end"],
+                                  "scene": r["original_scene"], "shot": r["original_shot"]} for r in rows],
+            "final_windows": [{"start": cue.start, "end": cue.end, "scene": cue.scene, "shot": cue.shot}
+                              for cue in final.timeline()],
+            "windows_rejected": sum(r["verdict"] == "reject" for r in rows),
+            "segmentation_verdict": final.segmentation_verdict,
+            "segmentation_modes": list(final.segmentation_modes),
+            "annotator": annotator, "reviewer": reviewer,
+            "reviewer_decision": "amended" if final.final_pass == "qc" else "approved",
+        })
+    return captions, windows
+
+
+def _window_rows(final: CorrectedCaption, times: Mapping[int, tuple[float, float]], *, key: str,
+                 model: str, annotator: str, reviewer: str, cut: float) -> list[dict[str, Any]]:
+    """The caption's window rows; `times` are the model's own (start, end) by window index
+    (a CorrectedWindow keeps the original texts, not the original times)."""
+    rows = []
+    for window in sorted(final.windows, key=lambda w: w.index):
+        index = window.index
+        start, end = times[index]
+        rows.append({
+            "caption_key": key, "clip": final.clip, "model": model, "window_index": index,
+            "original_start": start, "original_end": end,
+            "original_scene": window.original_scene, "original_shot": window.original_shot,
+            "final_start": window.start, "final_end": window.end,
+            "final_scene": window.scene, "final_shot": window.shot,
+            "verdict": window.verdict, "modes": list(window.modes),
+            **_size(f"{window.original_scene} {window.original_shot}", f"{window.scene} {window.shot}", cut),
+            "annotator": annotator, "reviewer": reviewer,
+        })
+    return rows
+
+
+def _original_times(study: Study) -> dict[tuple[str, str], dict[int, tuple[float, float]]]:
+    """The model's window times of every caption of the study, by (clip, model name): one query."""
+    times: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
+    for clip, model, index, start, end in Window.objects.filter(caption__clip__study=study).values_list(
+            "caption__clip__name", "caption__model__name", "index", "start", "end"):
+        times.setdefault((clip, model), {})[index] = (start, end)
+    return times
+
+
+def _table(rows: Sequence[Mapping[str, Any]], fields: Sequence[tuple[str, pa.DataType, str]]) -> pa.Table:
+    schema = pa.schema([(name, kind) for name, kind, _ in fields])
+    return pa.Table.from_pylist(list(rows), schema=schema)
+
+
+def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def card_header(study: Study, *, license: str, models: str, counts: Mapping[str, int]) -> dict[str, Any]:
+    taxonomy = study.taxonomy
+    return {
+        "license": license.lower() if license != "other" else "other",
+        "pretty_name": f"{study.name}: corrected video captions",
+        "language": [str(study.caption_language)] if study.caption_language != "other" else [],
+        "task_categories": ["video-text-to-text"],
+        "tags": ["video-captioning", "human-correction", "redline"],
+        "configs": [
+            {"config_name": "captions", "data_files": "captions.parquet", "default": True},
+            {"config_name": "windows", "data_files": "windows.parquet"},
+        ],
+        "redline": {
+            "study": study.slug,
+            "released_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "models_shown_by": models,
+            "counts": dict(counts),
+            "taxonomy": {"name": taxonomy.name, "version": taxonomy.version,
+                         "sha256": taxonomy.content_hash},
+            "thresholds": {"word_thresholds": list(study.word_thresholds),
+                           "near_total_cut": study.near_total_cut, "length_band": study.length_band},
+            "assignment_design": str(study.assignment_design),
+        },
+    }
+
+
+def _fields_table(title: str, fields: Sequence[tuple[str, pa.DataType, str]]) -> str:
+    lines = [f"### {title}", "", "| field | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{name}` | `{kind}` | {meaning} |" for name, kind, meaning in fields]
+    return "\n".join(lines)
+
+
+def card_text(study: Study, header: Mapping[str, Any]) -> str:
+    """The dataset card: the YAML header, then how the data was made, the taxonomy, the fields."""
+    modes = taxonomy_modes(study.taxonomy)
+    counts = header["redline"]["counts"]
+    body = [
+        f"# {study.name}: corrected video captions",
+        "",
+        f"{counts['captions']} captions of {counts['clips']} clips by {counts['models']} models, "
+        f"with {counts['windows']} windows, each corrected by a human annotator and checked by a QC "
+        "reviewer in Redline.",
+        "",
+        "## How it was made",
+        "",
+        "Each caption is a model's whole-clip overview and its timeline of windows (start, end, scene "
+        "text, shot text). An annotator watched the clip and post-edited the caption against the "
+        "frozen failure taxonomy below: first the overview (accept, or reject with a corrected text "
+        "and the failure modes), locked before the windows, then each window, then one judgement of "
+        "the segmentation (the window boundaries). Annotators saw the models only under neutral "
+        "aliases. A QC reviewer then approved the annotator's pass or amended it (the amended version "
+        "is final); returned work was revised and reviewed again. When two annotators corrected the "
+        "same caption, the earliest approved verdict is released.",
+        "",
+        "Edit sizes compare the final text with the model's: `words_changed` is the word-level "
+        "edit cost, `char_similarity` the character similarity (0 to 1) of the normalised texts, "
+        f"`near_total` whether that similarity is below the near-total cut ({study.near_total_cut}). "
+        "A window's edit size measures its scene and shot texts together.",
+        "",
+        "Annotators and reviewers are given as pseudonyms (`person-…`), stable across releases of "
+        "this study and unlinkable to accounts. Texts are exactly as written: nothing is escaped.",
+        "",
+        f"## Failure taxonomy: {study.taxonomy} (sha256 `{study.taxonomy.content_hash}`)",
+        "",
+        *[f"- **{mode['name']}** (`{mode['key']}`, {'caption level' if mode['level'] == 'caption' else 'any unit'}): "
+          f"{mode['definition']} Test: {mode['decision_test']}" for mode in modes],
+        "",
+        "## Fields",
+        "",
+        _fields_table("captions.parquet, captions.jsonl (one row per caption)", CAPTION_FIELDS),
+        "",
+        _fields_table("windows.parquet, windows.jsonl (one row per window)", WINDOW_FIELDS),
+        "",
+    ]
+    front = yaml.safe_dump(dict(header), sort_keys=False, allow_unicode=True)
+    return f"---\n{front}---\n\n" + "\n".join(body)
+
+
+def release_build(*, study: Study, out_dir: str | Path, license: str, models: str = "alias") -> dict[str, Any]:
+    """Write the study's release into `out_dir` (created); return its counts and file names."""
+    if license not in LICENSES:
+        raise ReleaseError(f"license must be one of {', '.join(LICENSES)}, not {license!r}.")
+    captions, windows = release_rows(study, models=models)
+    if not captions:
+        raise ReleaseError(f"Study {study.name} has no approved verdict yet: there is nothing to release.")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(_table(captions, CAPTION_FIELDS), out / "captions.parquet")
+    pq.write_table(_table(windows, WINDOW_FIELDS), out / "windows.parquet")
+    _write_jsonl(out / "captions.jsonl", captions)
+    _write_jsonl(out / "windows.jsonl", windows)
+    counts = {"captions": len(captions), "windows": len(windows),
+              "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions})}
+    header = card_header(study, license=license, models=models, counts=counts)
+    (out / "README.md").write_text(card_text(study, header), encoding="utf-8")
+    return {"counts": counts, "files": list(FILES)}
+
+
+def release_zip(*, study: Study, license: str, models: str = "alias") -> bytes:
+    """The release as the bytes of one zip file, its files in a folder named after the study."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="redline-release-") as folder:
+        release_build(study=study, out_dir=folder, license=license, models=models)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for name in FILES:
+                bundle.write(Path(folder) / name, f"{study.slug}-release/{name}")
+    return buffer.getvalue()
