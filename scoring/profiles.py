@@ -257,7 +257,7 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[Column], extra: Sequenc
 
 
 def _window_rows(clip: str, model: str, annotation: Annotation, mine: CorrectionPass,
-                 final: CorrectionPass) -> list[dict[str, Any]]:
+                 final: CorrectionPass, language: str) -> list[dict[str, Any]]:
     annotator_rows = {row.window_id: row for row in mine.windows.all()}
     final_rows = {row.window_id: row for row in final.windows.all()}
     rows = []
@@ -277,9 +277,9 @@ def _window_rows(clip: str, model: str, annotation: Annotation, mine: Correction
             row.update({
                 f"{field}_original_chars": _chars(original),
                 f"{field}_corrected_chars": _chars(corrected),
-                f"{field}_original_words": len(words(original)),
-                f"{field}_corrected_words": len(words(corrected)),
-                f"{field}_words_changed": words_changed(original, corrected),
+                f"{field}_original_words": len(words(original, language)),
+                f"{field}_corrected_words": len(words(corrected, language)),
+                f"{field}_words_changed": words_changed(original, corrected, language=language),
                 f"{field}_char_similarity": char_similarity(original, corrected),
                 f"{field}_changed": normalise_text(original) != normalise_text(corrected),
             })
@@ -338,7 +338,8 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
             row.update({f"overview_{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
             row[f"segmentation_{pass_}_verdict"] = _verdict(correction.segmentation_verdict)
         row.update({
-            "overview_words_changed": words_changed(original, corrected),
+            "overview_words_changed": words_changed(original, corrected,
+                                                    language=study.caption_language),
             "overview_char_similarity": char_similarity(original, corrected),
             "overview_original_chars": _chars(original),
             "overview_corrected_chars": _chars(corrected),
@@ -348,7 +349,7 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
             "retried": caption.retried,
             "re_encoded": caption.re_encoded,
             "invalid_kept": caption.invalid_kept,
-            "score_length": float(len(words(original))),
+            "score_length": float(len(words(original, study.caption_language))),
         })
         row.update({name: getattr(clip, name) for name in PROPERTIES})
         row.update(stored.get(caption.pk, {}))
@@ -356,7 +357,8 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
         optional.append(_optional(caption.meta or {}, model))
         met.append({"queue_position": annotation.queue_position,
                     "exposure": annotation.exposure})
-        window_rows += _window_rows(clip.name, model.name, annotation, mine, final)
+        window_rows += _window_rows(clip.name, model.name, annotation, mine, final,
+                                    study.caption_language)
     scores = ["score_length"] + sorted({c for values in stored.values() for c in values})
     captions = _frame(caption_rows, CAPTION_COLUMNS, scores)
     for column in OPTIONAL_CAPTION_COLUMNS:

@@ -630,7 +630,8 @@ class _Run:
         failed: dict[str, str] = {}
         try:
             label = families.judge_or_backend(unit.family, unit.judge)
-            version = families.metric_version(unit.metrics[0], self.job.splitter)
+            version = families.metric_version(unit.metrics[0], self.job.splitter,
+                                              self.job.study.caption_language)
             if not unit.corpus:
                 stored = self._stored_by_this_job(unit, label, version)
                 skipped = [item for item in remaining if item.key in stored]
@@ -698,6 +699,7 @@ class _Run:
             judge=unit.judge or families.default_judges()[0],
             splitter=self.job.splitter,
             near_total_cut=self.job.study.near_total_cut,
+            language=self.job.study.caption_language,
             extra={"idf_documents": self.idf_documents()} if unit.corpus else {},
         )
         outcome = families.score_batch(unit.family, pairs, unit.metrics, options)
