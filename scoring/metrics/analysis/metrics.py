@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes
+from scoring.metrics.analysis.samples import clip_weights
 from scoring.metrics.analysis.stats import (
     ALPHA,
     ClipAUC,
-    clip_resample_counts,
     clip_sums,
     percentile_interval,
     ratio_resamples,
@@ -91,7 +91,7 @@ def metric_auc(
                                             names.index(name)))
     caption_clip, clips = clip_codes(captions)
     accepted = captions["overview_final_verdict"].eq("accept").to_numpy()
-    weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "metric_auc"))
+    weights = clip_weights(len(clips), resamples, rng_for(seed, "metric_auc"))
     pairs = matched if matched is not None else pd.DataFrame(columns=list(MATCHED_COLUMNS))
     rows = []
     for name in names:

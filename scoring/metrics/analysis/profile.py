@@ -34,6 +34,7 @@ from scoring.metrics.analysis.rates import (
     windows_rejected_per_caption,
 )
 from scoring.metrics.analysis.repairs import model_profile, repair_direction
+from scoring.metrics.analysis.samples import MIN_CLIPS
 from scoring.metrics.analysis.tidy import model_order, paired_subset, validate_tidy
 from scoring.metrics.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
 
@@ -146,7 +147,9 @@ TABLE_CAPTIONS: dict[str, str] = {
         "Table 15. Pairwise gaps in overview intervention rate (model_a minus model_b, points) "
         "on the paired subset. Raw: paired bootstrap over clips. Adjusted: additive model with "
         "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
-        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero."),
+        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero (never on "
+        "a zero-width interval); an adjusted gap the additive model cannot identify (models "
+        "and annotators coincide) is blank, adjusted_note saying so. Needs 2 paired clips."),
     "leaderboard": (
         "Leaderboard of the judge ensemble (CLIP-CC-Bench's Borda): each embedding judge ranks "
         "the models by their mean per-clip score (by default HM-CF of the model's overview "
@@ -172,7 +175,9 @@ TABLE_CAPTIONS: dict[str, str] = {
         "caption of their clip the annotator met (first: exposure 1) against those met after "
         "another caption of the same clip (later: exposure 2 or more); n = captions / windows. "
         "Difference = later minus first (points) with a 95% percentile bootstrap interval over "
-        "clips. How to read it: an annotator who has corrected one model's caption of a clip "
+        "clips, only where each group has at least 5 captions on at least 2 clips (else "
+        "difference_note says what it needs). How to read it: an annotator who has corrected "
+        "one model's caption of a clip "
         "knows what to look for in the next one, so a difference whose interval excludes 0 "
         "says the study was anchored; a study that was not anchored shows no difference (an "
         "interval around 0). A one-model-per-clip study has no later exposures and is not "
@@ -334,6 +339,10 @@ def _needs(captions: pd.DataFrame, windows: pd.DataFrame, paired: pd.DataFrame,
         needs |= dict.fromkeys(PAIRED_TABLES, NO_PAIRED)
     if captions["model"].nunique() < 2:
         needs["pairwise_gaps"] = "needs at least 2 models"
+    elif not paired.empty and paired["clip"].nunique() < MIN_CLIPS:
+        needs["pairwise_gaps"] = (
+            f"needs at least {MIN_CLIPS} paired clips (on one clip every clip-bootstrap "
+            "interval has zero width and the additive model cannot tell models from raters)")
     if windows.empty:
         needs |= dict.fromkeys(WINDOW_TABLES, "needs windows (a timeline) on the captions")
     elif not (windows.groupby(["clip", "model"]).size() == windows_per_caption).any():
