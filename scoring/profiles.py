@@ -537,8 +537,12 @@ def profile_export(
     seed: int = 0,
     paired_only: bool = False,
     progress: Progress | None = None,
+    leaderboard_clips: str = "own",
 ) -> dict[str, Any]:
     """Write the study's failure profile into ``out_dir``; return the manifest it writes.
+
+    ``leaderboard_clips``: ``own`` (default: each model's means over its own scored clips, as
+    the paper) or ``common`` (only clips every model has).
 
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
     each figure, the report). A study in any state exports: a table or figure it cannot support
@@ -569,7 +573,7 @@ def profile_export(
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
-        generated=generated_captions(study), judged=judged,
+        generated=generated_captions(study), judged=judged, leaderboard_clips=leaderboard_clips,
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",
@@ -587,6 +591,8 @@ def profile_export(
         "windows per caption in Figure 4 (the most common count)": per_caption,
         "leaderboard score": "hm_cf of each model's overview against its final corrected "
                              "overview, per embedding judge",
+        "leaderboard clips": ("each model's own scored clips" if leaderboard_clips == "own"
+                              else "clips scored for every model (common clips)"),
     }
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
@@ -597,7 +603,8 @@ def profile_export(
         "study": study.slug,
         "parameters": {key: cell_value(value) for key, value in parameters.items()},
         "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
-                    "seed": seed, "paired_only": paired_only},
+                    "seed": seed, "paired_only": paired_only,
+                    "leaderboard_clips": leaderboard_clips},
         "tables": written["tables"],
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],

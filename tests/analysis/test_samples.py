@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scoring.metrics.analysis import failure_profile
-from scoring.metrics.analysis.gaps import pairwise_gaps
+from scoring.metrics.analysis.gaps import GAP_COLUMNS, pairwise_gaps
 from scoring.metrics.analysis.profile import not_computable
 from scoring.metrics.analysis.samples import (
     degenerate,
@@ -40,6 +40,7 @@ def test_a_zero_width_interval_never_excludes_zero():
 def test_a_one_clip_study_has_no_pairwise_gaps_and_no_separation():
     captions, windows = one_clip_four_models()
     table = pairwise_gaps(captions, **FAST)
+    assert tuple(table.columns) == GAP_COLUMNS
     # Before: every interval had zero width and all 6 pairs "separated".
     assert not table["separates"].any() and not table["adjusted_separates"].any()
     assert table["ci_low"].isna().all()

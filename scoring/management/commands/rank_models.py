@@ -32,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=1000,
                             help="bootstrap resamples of the clips (default 1000)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--clips", default="own", choices=["own", "common"],
+                            help="means over each model's own scored clips (default, as the "
+                            "paper and CLIP-CC-Bench) or only clips every model has (common)")
 
     def handle(self, *args, **options):
         study = Study.objects.filter(slug=options["study"]).first()
@@ -46,7 +49,7 @@ class Command(BaseCommand):
         except ProfileError as error:
             raise CommandError(str(error)) from error
         table, agreement = leaderboard(scores, resamples=options["resamples"],
-                                       seed=options["seed"])
+                                       seed=options["seed"], clips=options["clips"])
         if len(table) < 2:
             raise CommandError(
                 f"Not computable: needs stored {options['metric']} scores "

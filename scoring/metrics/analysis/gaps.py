@@ -37,6 +37,11 @@ from scoring.metrics.analysis.stats import (
 from scoring.metrics.analysis.tidy import paired_subset
 
 RATERS: tuple[str, ...] = ("annotator",)
+#: The table's columns, also those of the table written when it cannot be computed.
+GAP_COLUMNS: tuple[str, ...] = (
+    "model_a", "model_b", "clips", "rate_a_pct", "rate_b_pct", "gap_pts", "ci_low", "ci_high",
+    "separates", "adjusted_gap_pts", "adjusted_ci_low", "adjusted_ci_high", "adjusted_separates",
+    "adjusted_note", "comparisons")
 # Relative cut below which a direction of the normal equations counts as unidentified (e.g. an
 # annotator who saw only clips left out of a resample, or who always annotates whole clips).
 _RTOL = 1e-10

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.metrics.analysis.exposure import exposure_groups, rejection_by_exposure
-from scoring.metrics.analysis.gaps import pairwise_gaps
+from scoring.metrics.analysis.gaps import GAP_COLUMNS, pairwise_gaps
 from scoring.metrics.analysis.generation import generation_details
 from scoring.metrics.analysis.leaderboard import leaderboard
 from scoring.metrics.analysis.metrics import metric_auc
@@ -58,7 +58,8 @@ TABLE_CAPTIONS: dict[str, str] = {
         "identical reference set (approved and gold: the clip's other captions leaving both "
         "out), share of pairs the accepted one wins, ties half, with its own clip-bootstrap "
         "interval; empty when not computable. CIDEr-D: pycocoevalcap's arithmetic with idf "
-        "over the study's captions (one document per clip holding every model's overview)."),
+        "over the study's captions (one document per clip holding every model's overview), a "
+        "choice: the COCO toolkit would take the idf from each run's references."),
     "intervention_rate": (
         "Table 2 / Figure 1. Overview intervention rate (%) per model at increasing evidence "
         "thresholds: a caption fails at t when its final correction changed at least t words "
@@ -156,8 +157,11 @@ TABLE_CAPTIONS: dict[str, str] = {
         "against its final corrected overview; the export's parameters name the score and "
         "references); a model gets V - rank points from each judge (the top one V - 1, equal "
         "means share the better rank); the final rank is by total points, ties broken by the "
-        "mean across judges, then by model name. Only clips scored for every model under every "
-        "judge count (clips). Stability: share of clip-bootstrap resamples in which the model "
+        "mean across judges, then by model name. Clips (column averaged_over): by default each "
+        "model's mean under a judge is over its own scored clips, as the paper and "
+        "CLIP-CC-Bench average ('own clips'; clips = that model's count); the common-clips "
+        "variant (export option --leaderboard-clips common) counts only clips scored for every "
+        "model under every judge ('common clips'). Stability: share of clip-bootstrap resamples in which the model "
         "keeps its rank, and the central 95% of its ranks (at most 2,000 resamples)."),
     "judge_agreement": (
         "Inter-judge agreement on the leaderboard's per-judge means: Kendall's tau-b for each "
@@ -202,6 +206,7 @@ def failure_profile(
     matched: pd.DataFrame | None = None,
     generated: pd.DataFrame | None = None,
     judged: pd.DataFrame | None = None,
+    leaderboard_clips: str = "own",
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -216,20 +221,21 @@ def failure_profile(
     scores of Table 1's Matched column (:mod:`scoring.metrics.analysis.metrics`); ``generated`` holds
     every generated caption for Table 14 (columns: model and the generation columns of the
     captions table; default: ``captions``, i.e. only captions with a final verdict); ``judged``
-    the per-clip judge scores of the leaderboard (:mod:`scoring.metrics.analysis.leaderboard`). Models
+    the per-clip judge scores of the leaderboard (:mod:`scoring.metrics.analysis.leaderboard`),
+    averaged over each model's own clips or, with ``leaderboard_clips="common"``, the common ones. Models
     appear in
     the same order in every per-model table (highest paired correct-overview rate first),
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
     """
     validate_tidy(captions, windows)
     if captions.empty:
-        return empty_profile()
+        return _with_generation(empty_profile(), generated)
     if paired_only:
         captions, paired_windows = paired_subset(captions, windows)
         assert paired_windows is not None
         windows = paired_windows
         if captions.empty:
-            return empty_profile(NO_PAIRED)
+            return _with_generation(empty_profile(NO_PAIRED), generated)
     captions = captions.reset_index(drop=True)
     windows = windows.reset_index(drop=True)
     models = model_order(captions)
@@ -274,7 +280,7 @@ def failure_profile(
         "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
                                                adjusted_resamples=adjusted_resamples, seed=seed,
                                                models=models),
-        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out),
+        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out, leaderboard_clips),
         "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
         "rejection_by_exposure": lambda: rejection_by_exposure(captions, windows, **boot),
@@ -285,7 +291,7 @@ def failure_profile(
         if progress is not None:
             progress(name)
         if name in needs and name in NEEDED_TO_RUN:
-            out[name] = pd.DataFrame()
+            out[name] = pd.DataFrame(columns=list(GAP_COLUMNS))
         else:
             out[name] = compute()
     needs |= _needs_after(out, min_verdicts)
@@ -298,7 +304,8 @@ def failure_profile(
     return out
 
 
-#: Tables that cannot even be computed without what they need (others give a row of blanks).
+#: Tables that cannot even be computed without what they need (others give a row of blanks);
+#: their columns come from GAP_COLUMNS, so the CSV still has its header.
 NEEDED_TO_RUN = frozenset({"pairwise_gaps"})
 #: Tables that read the windows table.
 WINDOW_TABLES = ("mode_incidence", "mode_incidence_variants", "mode_severity",
@@ -384,13 +391,24 @@ def _needs_after(out: Mapping[str, pd.DataFrame], min_verdicts: int) -> dict[str
 
 
 def _leaderboard(judged: pd.DataFrame | None, resamples: int, seed: int,
-                 out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+                 out: dict[str, pd.DataFrame], clips: str = "own") -> pd.DataFrame:
     """The leaderboard; its agreement table is kept aside for the next step."""
     if judged is None:
         judged = pd.DataFrame(columns=["clip", "model", "judge", "value"])
-    table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed)
+    table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed,
+                                   clips=clips)  # type: ignore[arg-type]
     out["_agreement"] = agreement
+    table["averaged_over"] = f"{clips} clips"
     return table
+
+
+def _with_generation(tables: dict[str, pd.DataFrame], generated: pd.DataFrame | None
+                     ) -> dict[str, pd.DataFrame]:
+    """Table 14 counts generated captions, not verdicts: it is computed without any verdict."""
+    if generated is not None and not generated.empty:
+        tables["generation"] = generation_details(
+            generated, models=sorted(set(generated["model"].astype(str))))
+    return tables
 
 
 def _generation(captions: pd.DataFrame, generated: pd.DataFrame | None, models: list[str]
