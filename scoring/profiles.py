@@ -28,7 +28,10 @@ names its reference set:
   captions (``caption_vs_gold``); never against the caption's own final text;
 - ``score_imported_<metric>[_<judge>]``: against the clip's imported references
   (``caption_vs_reference``);
-- ``score_length``: words in the model's overview (lower accepts), always present.
+- ``score_length``: words in the model's overview (lower accepts), always present;
+- ``score_external_<metric>``: a score imported from elsewhere (``import_scores``) that read no
+  references, a control row; one that compared with the clip's imported references is a
+  ``score_imported_<metric>`` (:mod:`scoring.external_scores`).
 
 The Matched column of Table 1 reads a third table, ``matched`` (:func:`matched_pairs`): one row
 per accepted-rejected pair of a clip, metric and reference set, both scored against the same
@@ -69,6 +72,8 @@ from annotation.jobs import job_send
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
+from scoring.external_scores import external_judges as external_judge_rows
+from scoring.external_scores import lower_is_better
 from scoring.metrics.analysis.figures import FIGURES
 from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
 from scoring.metrics.analysis.tidy import (
@@ -315,6 +320,10 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
                            "annotations first.")
     chosen = {a.caption_id: a.pk for a in annotations}
     stored = _stored_scores(study, chosen)
+    from scoring.external_scores import external_columns
+
+    for caption_id, values in external_columns(study, list(chosen)).items():
+        stored.setdefault(caption_id, {}).update(values)
     caption_rows: list[dict[str, Any]] = []
     window_rows: list[dict[str, Any]] = []
     optional: list[dict[str, str]] = []
@@ -538,11 +547,14 @@ def profile_export(
     paired_only: bool = False,
     progress: Progress | None = None,
     leaderboard_clips: str = "own",
+    external_judges: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write the study's failure profile into ``out_dir``; return the manifest it writes.
 
-    ``leaderboard_clips``: ``own`` (default: each model's means over its own scored clips, as
-    the paper) or ``common`` (only clips every model has).
+    ``external_judges``: imported metrics (``import_scores``) the leaderboard ranks by as
+    judges too, oriented by their direction. ``leaderboard_clips``: ``own`` (default: each
+    model's means over its own scored clips, as the paper) or ``common`` (only clips every
+    model has).
 
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
     each figure, the report). A study in any state exports: a table or figure it cannot support
@@ -567,6 +579,13 @@ def profile_export(
     captions, windows = tidy_tables(study, allow_empty=True)
     matched = matched_table(study)
     judged = judged_scores(study)
+    lower_judges: list[str] = []
+    if external_judges:
+        try:
+            extra, lower_judges = external_judge_rows(study, external_judges)
+        except ServiceError as error:
+            raise ProfileError(str(error)) from None
+        judged = pd.concat([judged, extra], ignore_index=True)
     per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
@@ -574,6 +593,7 @@ def profile_export(
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
         generated=generated_captions(study), judged=judged, leaderboard_clips=leaderboard_clips,
+        lower_accepts=lower_is_better(study), lower_better_judges=lower_judges,
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",

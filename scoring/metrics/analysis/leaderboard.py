@@ -16,6 +16,7 @@ Which clips a mean is over (``clips``):
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 
 import numpy as np
@@ -51,7 +52,8 @@ def common_items(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
-                clips: ClipRule = "own") -> tuple[pd.DataFrame, pd.DataFrame]:
+                clips: ClipRule = "own", lower_better: Collection[str] = ()
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (leaderboard, agreement) from per-item judge scores (see the module docstring).
 
     Leaderboard, best first: rank (Borda, ties broken by the mean across judges, then by model
@@ -63,7 +65,9 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
     rank_ci_high (central 95% of its ranks; under ``own`` a resample's means are over the drawn
     clips each model has). Agreement: Kendall's tau-b for each pair of judges, then one row
     "all judges" with Kendall's W (NaN with fewer than two models). Both empty without a scored
-    clip (``common``: without a common clip).
+    clip (``common``: without a common clip). Judges in ``lower_better`` (an imported defect
+    count...) rank low values first: their values are negated for ranking, agreement and
+    mean_score, and ``mean_<judge>`` shows their own (unnegated) mean.
     """
     if clips not in CLIP_RULES:
         raise ValueError(f"clips must be one of {', '.join(CLIP_RULES)}, got {clips!r}")
@@ -75,8 +79,9 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
                 pd.DataFrame(columns=list(AGREEMENT_COLUMNS)))
     per_item = (used.drop_duplicates(["clip", "model", "judge"], keep="last")
                 .pivot_table(index=["judge", "model"], columns="clip", values="value"))
+    sign = np.array([-1.0 if judge in lower_better else 1.0 for judge in judges])
     array = np.stack([per_item.reindex(pd.MultiIndex.from_product([[judge], models]))
-                      .to_numpy(float) for judge in judges])
+                      .to_numpy(float) for judge in judges]) * sign[:, None, None]
     with np.errstate(invalid="ignore"):
         present = ~np.isnan(array)
         judge_means = np.nansum(array, axis=2) / present.sum(axis=2)
@@ -91,7 +96,8 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
         "points": [rows[m].points for m in models],
         "mean_score": [rows[m].mean_score for m in models]})
     for judge in judges:
-        table[f"mean_{judge}"] = [means[judge][m] for m in models]
+        table[f"mean_{judge}"] = [means[judge][m] * (-1 if judge in lower_better else 1)
+                                  for m in models]
         ranked = pd.Series(means[judge]).rank(ascending=False, method="min").astype(int)
         table[f"rank_{judge}"] = [int(ranked[m]) for m in models]
     table["clips"] = present.any(axis=0).sum(axis=1)

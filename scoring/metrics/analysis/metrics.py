@@ -6,6 +6,8 @@ Each score column names the reference set it was computed against (the paper's T
 - ``score_gold_*``: the reviewer corrections of the clip's other captions;
 - ``score_imported_*``: the clip's imported references (an extra row, when a study has them);
 - ``score_length``: a control without references (shorter overview -> accept);
+- ``score_external_*``: a score imported from elsewhere that read no references (a Video-LLM
+  judge's defect count...): a control, oriented by its stated direction (``lower_accepts``);
 - any other ``score_*``: a score whose reference set the caller did not state.
 
 The Matched column compares an accepted and a rejected caption of the same clip scored against
@@ -54,9 +56,13 @@ COLUMNS = ["reference_set", "score", "direction", "accepted", "rejected", "mean_
            "auc_matched", "matched_ci_low", "matched_ci_high"]
 
 
+#: Imported scores that read no references (scoring.external_scores): control rows.
+CONTROL_PREFIX = "score_external_"
+
+
 def reference_set(column: str) -> str:
     """Return the reference set a score column was computed against (see the module doc)."""
-    if column in LOWER_ACCEPTS:
+    if column in LOWER_ACCEPTS or column.startswith(CONTROL_PREFIX):
         return "control"
     for name, prefix in REFERENCE_SETS:
         if column.startswith(prefix):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -11,7 +11,7 @@ from scoring.metrics.analysis.exposure import exposure_groups, rejection_by_expo
 from scoring.metrics.analysis.gaps import GAP_COLUMNS, pairwise_gaps
 from scoring.metrics.analysis.generation import generation_details
 from scoring.metrics.analysis.leaderboard import leaderboard
-from scoring.metrics.analysis.metrics import metric_auc
+from scoring.metrics.analysis.metrics import LOWER_ACCEPTS, metric_auc
 from scoring.metrics.analysis.modes import (
     mode_incidence,
     mode_incidence_by_model,
@@ -207,6 +207,8 @@ def failure_profile(
     generated: pd.DataFrame | None = None,
     judged: pd.DataFrame | None = None,
     leaderboard_clips: str = "own",
+    lower_accepts: Sequence[str] = (),
+    lower_better_judges: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -246,6 +248,7 @@ def failure_profile(
 
     steps: dict[str, Callable[[], pd.DataFrame]] = {
         "metric_auc": lambda: metric_auc(captions, matched=matched, resamples=resamples,
+                                         lower_accepts=(*LOWER_ACCEPTS, *lower_accepts),
                                          seed=seed),
         "intervention_rate": lambda: intervention_rate(captions, thresholds=thresholds,
                                                        models=models),
@@ -280,7 +283,8 @@ def failure_profile(
         "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
                                                adjusted_resamples=adjusted_resamples, seed=seed,
                                                models=models),
-        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out, leaderboard_clips),
+        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out, leaderboard_clips,
+                                            lower_better_judges),
         "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
         "rejection_by_exposure": lambda: rejection_by_exposure(captions, windows, **boot),
@@ -391,12 +395,13 @@ def _needs_after(out: Mapping[str, pd.DataFrame], min_verdicts: int) -> dict[str
 
 
 def _leaderboard(judged: pd.DataFrame | None, resamples: int, seed: int,
-                 out: dict[str, pd.DataFrame], clips: str = "own") -> pd.DataFrame:
+                 out: dict[str, pd.DataFrame], clips: str = "own",
+                 lower_better: Sequence[str] = ()) -> pd.DataFrame:
     """The leaderboard; its agreement table is kept aside for the next step."""
     if judged is None:
         judged = pd.DataFrame(columns=["clip", "model", "judge", "value"])
     table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed,
-                                   clips=clips)  # type: ignore[arg-type]
+                                   clips=clips, lower_better=lower_better)  # type: ignore[arg-type]
     out["_agreement"] = agreement
     table["averaged_over"] = f"{clips} clips"
     return table
