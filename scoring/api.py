@@ -216,7 +216,9 @@ class ScoresImport(APIView):
         from scoring.external_scores import external_scores_import
         from scoring.metrics.external import Defaults
 
-        body = ScoresImportSerializer(data=request.data)
+        # The study page's import forms send their fields in the query string, beside the file.
+        fields = {**request.query_params.dict(), **{k: v for k, v in request.data.items()}}
+        body = ScoresImportSerializer(data=fields)
         body.is_valid(raise_exception=True)
         given = body.validated_data
         defaults = Defaults(metric=given.get("metric"), direction=given.get("direction"),
@@ -228,5 +230,7 @@ class ScoresImport(APIView):
         except ImportRefused as refused:
             return Response({"detail": str(refused), "errors": refused.errors},
                             status=status.HTTP_400_BAD_REQUEST)
-        return Response({"stored": report.stored, "metrics": report.metrics},
+        return Response({"stored": report.stored, "metrics": report.metrics,
+                         "detail": f"Stored {report.stored} score(s) of "
+                                   f"{', '.join(report.metrics)}."},
                         status=status.HTTP_201_CREATED)

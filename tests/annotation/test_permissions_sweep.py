@@ -154,6 +154,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
     "api-score-job": {"GET": Expect(SEE_SCORES)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
+    "api-scores-import": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-score-summary": {"GET": Expect(SEE_SCORES)},
 }
 # The Django admin site is for site staff; no study role opens it. Its routes are generated per

@@ -101,7 +101,22 @@ def test_the_api_imports_for_study_admins_only(four_models, personas, tmp_path):
     assert bad.status_code == 400 and bad.json()["errors"] == [
         "line 1, model: the study has no caption of model 'Z' for clip 'k'"]
     good = post("admin", lines())
-    assert good.status_code == 201 and good.json() == {"stored": 5, "metrics": ["vlm_defects"]}
+    assert good.status_code == 201
+    assert (good.json()["stored"], good.json()["metrics"]) == (5, ["vlm_defects"])
+
+
+def test_the_study_page_has_the_score_import_form_and_its_query_fields_are_read(
+        four_models, personas, client):  # noqa: F811
+    client.force_login(personas["admin"])
+    page = client.get("/studies/s1/").content.decode()
+    assert 'data-endpoint="/api/studies/s1/scores/import/"' in page
+    upload = io.BytesIO(lines().encode())
+    upload.name = "scores.jsonl"
+    # As imports.js sends it: the file in the body, the other fields in the query string.
+    answer = client.post("/api/studies/s1/scores/import/?metric=vlm_defects&direction=lower"
+                         "&version=1&source=judge", {"file": upload})
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["detail"] == "Stored 5 score(s) of vlm_defects."
 
 
 def test_an_imported_judge_joins_the_leaderboard_oriented_by_its_direction(four_models, tmp_path):  # noqa: F811
