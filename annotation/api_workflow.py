@@ -84,6 +84,7 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         # Closed or archived: the page shows the work and changes nothing (services refuse).
         "read_only": study.state != StudyState.RUNNING,
         "near_total_cut": study.near_total_cut,
+        "caption_language": study.caption_language,
         "annotator": annotation.annotator.username,
         "clip": {"id": clip.pk, "name": clip.name, "duration": clip.duration, "fps": clip.fps,
                  "video_url": f"/clips/{clip.pk}/video",
@@ -292,14 +293,16 @@ class EditSize(APIView):
             raise NotFound("No such study among yours.")
         original, corrected = data.validated_data["original"], data.validated_data["corrected"]
         cut = data.validated_data.get("near_total_cut", study.near_total_cut)
-        size = edits.edit_size(original, corrected, near_total_cut=cut)
+        language = study.caption_language
+        size = edits.edit_size(original, corrected, near_total_cut=cut, language=language)
         return Response({
+            "language": language,
             "words_changed": size.words_changed,
             "char_similarity": size.char_similarity,
             "near_total": size.near_total,
             "length_change": size.length_change,
             "direction": size.direction,
-            "diff": [{"op": s.op, "text": s.text} for s in edits.word_diff(original, corrected)],
+            "diff": [{"op": s.op, "text": s.text} for s in edits.word_diff(original, corrected, language=language)],
         })
 
 

@@ -484,7 +484,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 path = files.get(kind, "")
                 if not isinstance(path, str):
                     errors.append(f"{where}.files.{kind}: must be a path or empty")
-                elif path or kind == "original":
+                elif path:  # "" = no such file (docs/bundle-format.md), the original too
                     problem = media_path_problem(path, kind, str(study.get("slug")))
                     if problem:
                         errors.append(f"{where}.files.{kind}: {problem}")

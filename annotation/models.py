@@ -275,7 +275,8 @@ class Clip(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="clips")
     name = models.CharField(max_length=200, help_text="the file name without extension")
-    original = models.FileField(upload_to="clips/original/", max_length=400)
+    # Blank only for a study imported from a bundle without its media (docs/bundle-format.md).
+    original = models.FileField(upload_to="clips/original/", blank=True, max_length=400)
     original_filename = models.CharField(max_length=400)
     size_bytes = models.BigIntegerField()
     sha256 = models.CharField(max_length=64)

@@ -56,12 +56,14 @@ def review_risk(
     disagreement: bool,
     scale: int,
     cut: float,
+    language: str = "en",
 ) -> tuple[float, list[str]]:
     """The risk score (rounded to 3 places) and its reasons in words, in the order above."""
     reasons: list[str] = []
     risk = 0.0
     if overview_verdict == "reject":
-        size = edits.edit_size(original_overview, overview_text, near_total_cut=cut)
+        size = edits.edit_size(original_overview, overview_text, near_total_cut=cut,
+                               language=language)
         risk += min(size.words_changed / scale, 2.0)
         if size.words_changed >= scale:
             reasons.append(f"large overview edit ({size.words_changed} words)")

@@ -370,6 +370,7 @@ class DiffSegment(serializers.Serializer):
 
 
 class EditSizeAnswer(serializers.Serializer):
+    language = serializers.CharField(help_text="the study's caption language, which says what a word is")
     words_changed = serializers.IntegerField()
     char_similarity = serializers.FloatField()
     near_total = serializers.BooleanField()

@@ -35,6 +35,8 @@ def _serve(request, field_file):
 @require_safe
 def clip_video(request, clip_id: int):
     clip = _member_clip(request, clip_id)
+    if not clip.playable:
+        raise Http404("This clip's video is not here (a study imported without its media).")
     return _serve(request, clip.playable)
 
 

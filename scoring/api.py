@@ -192,3 +192,49 @@ class ScoreSummary(APIView):
     @extend_schema(responses=SummaryRows)
     def get(self, request, slug):
         return Response(score_summary(study=study_from_view(self)))
+
+
+class ScoresImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSON Lines, one score per line (see import_scores)")
+    metric = serializers.CharField(required=False, max_length=60)
+    direction = serializers.ChoiceField(choices=["higher", "lower"], required=False)
+    version = serializers.CharField(required=False, max_length=200)
+    source = serializers.CharField(required=False, max_length=200)
+    references = serializers.ChoiceField(choices=["none", "imported"], default="none")
+
+
+class ScoresImport(APIView):
+    """POST (study admins): attach per-caption scores computed elsewhere (multipart `file`;
+    `metric`, `direction`, `version`, `source`, `references` for lines that give none).
+    201 with what was stored, or 400 with every error (`line N, field: reason`); nothing is
+    stored on error."""
+
+    permission_classes = [IsStudyAdmin]
+
+    @extend_schema(request={"multipart/form-data": ScoresImportSerializer},
+                   responses={201: inline_serializer("ScoresImported", {
+                       "stored": serializers.IntegerField(),
+                       "metrics": serializers.ListField(child=serializers.CharField())})})
+    def post(self, request, slug):
+        from annotation.services.errors import ImportRefused
+        from scoring.external_scores import external_scores_import
+        from scoring.metrics.external import Defaults
+
+        # The study page's import forms send their fields in the query string, beside the file.
+        fields = {**request.query_params.dict(), **{k: v for k, v in request.data.items()}}
+        body = ScoresImportSerializer(data=fields)
+        body.is_valid(raise_exception=True)
+        given = body.validated_data
+        defaults = Defaults(metric=given.get("metric"), direction=given.get("direction"),
+                            version=given.get("version"), source=given.get("source"),
+                            references=given["references"])
+        try:
+            report = external_scores_import(study=study_from_view(self),
+                                            data=given["file"].read(), defaults=defaults)
+        except ImportRefused as refused:
+            return Response({"detail": str(refused), "errors": refused.errors},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response({"stored": report.stored, "metrics": report.metrics,
+                         "detail": f"Stored {report.stored} score(s) of "
+                                   f"{', '.join(report.metrics)}."},
+                        status=status.HTTP_201_CREATED)

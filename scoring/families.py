@@ -25,6 +25,7 @@ from scoring.metrics.llmfacts import (
 )
 from scoring.metrics.llmfacts.pipeline import method_version
 from scoring.metrics.registry import METRICS, Metric, Pair, ScoringOptions, compute_metrics, register_family
+from scoring.metrics.segment import DEFAULT_LANGUAGE, SEGMENTED, segmenter
 from scoring.metrics.sentences import DEFAULT_SPLITTER
 
 LLMFACTS = "llmfacts"
@@ -61,15 +62,19 @@ def family_of(metric: str) -> str:
 SPLIT_FAMILIES = frozenset({"embedding"})
 
 
-def metric_version(metric: str, splitter: str = DEFAULT_SPLITTER) -> str:
+def metric_version(metric: str, splitter: str = DEFAULT_SPLITTER,
+                   language: str = DEFAULT_LANGUAGE) -> str:
     """The version results of ``metric`` are stored under. For LLMFactsF1 this asks the
     configured server (once per process) whether it constrains answers to a schema; embedding
     metrics name their sentence splitter (``embedding-2+punkt``), so that scores split two ways
-    never mix."""
+    never mix; edit metrics of a Chinese or Japanese study name the caption language and its
+    word segmenter (``edit-1+zh-rjieba-0.2.2``); spaced languages keep ``edit-1``."""
     family = family_of(metric)
     if family == LLMFACTS:
         return method_version(llmfacts_backend())
     version = FAMILY_VERSIONS.get(family, "1")
+    if family == "edit" and language in SEGMENTED:
+        return f"{version}+{language}-{segmenter(language)}"
     return f"{version}+{splitter}" if family in SPLIT_FAMILIES else version
 
 

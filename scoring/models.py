@@ -238,3 +238,42 @@ class ScoreResult(models.Model):
     def __str__(self) -> str:
         judge = f" [{self.judge_or_backend}]" if self.judge_or_backend else ""
         return f"{self.item_key} {self.metric}{judge} = {self.value}"
+
+
+class ExternalScore(models.Model):
+    """A per-caption score computed elsewhere (``manage.py import_scores``, the API, the study
+    page): a Video-LLM judge's defect count, a rating, another toolkit's metric. Table 1 reads
+    it as a row (a control unless it used the clip's imported references); the leaderboard can
+    rank by it as a judge."""
+
+    class Direction(models.TextChoices):
+        HIGHER = "higher", "higher is better"
+        LOWER = "lower", "lower is better"
+
+    class References(models.TextChoices):
+        NONE = "none", "no references (a control)"
+        IMPORTED = "imported", "the clip's imported references"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="external_scores")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="external_scores")
+    metric = models.CharField(max_length=60)
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    version = models.CharField(max_length=200)
+    source = models.CharField(max_length=200)
+    references = models.CharField(max_length=8, choices=References.choices, default="none")
+    value = models.FloatField()
+    imported_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["study", "metric", "caption"]
+        constraints = [
+            models.UniqueConstraint(fields=["caption", "metric", "version", "source"],
+                                    name="external_score_unique"),
+            models.CheckConstraint(condition=Q(direction__in=["higher", "lower"]),
+                                   name="external_score_direction_known"),
+            models.CheckConstraint(condition=Q(references__in=["none", "imported"]),
+                                   name="external_score_references_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.caption_id} {self.metric} ({self.source}) = {self.value}"

@@ -28,7 +28,10 @@ names its reference set:
   captions (``caption_vs_gold``); never against the caption's own final text;
 - ``score_imported_<metric>[_<judge>]``: against the clip's imported references
   (``caption_vs_reference``);
-- ``score_length``: words in the model's overview (lower accepts), always present.
+- ``score_length``: words in the model's overview (lower accepts), always present;
+- ``score_external_<metric>``: a score imported from elsewhere (``import_scores``) that read no
+  references, a control row; one that compared with the clip's imported references is a
+  ``score_imported_<metric>`` (:mod:`scoring.external_scores`).
 
 The Matched column of Table 1 reads a third table, ``matched`` (:func:`matched_pairs`): one row
 per accepted-rejected pair of a clip, metric and reference set, both scored against the same
@@ -69,6 +72,8 @@ from annotation.jobs import job_send
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
+from scoring.external_scores import external_judges as external_judge_rows
+from scoring.external_scores import lower_is_better
 from scoring.metrics.analysis.figures import FIGURES
 from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
 from scoring.metrics.analysis.tidy import (
@@ -260,7 +265,7 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[Column], extra: Sequenc
 
 
 def _window_rows(clip: str, model: str, annotation: Annotation, mine: CorrectionPass,
-                 final: CorrectionPass) -> list[dict[str, Any]]:
+                 final: CorrectionPass, language: str) -> list[dict[str, Any]]:
     annotator_rows = {row.window_id: row for row in mine.windows.all()}
     final_rows = {row.window_id: row for row in final.windows.all()}
     rows = []
@@ -280,9 +285,9 @@ def _window_rows(clip: str, model: str, annotation: Annotation, mine: Correction
             row.update({
                 f"{field}_original_chars": _chars(original),
                 f"{field}_corrected_chars": _chars(corrected),
-                f"{field}_original_words": len(words(original)),
-                f"{field}_corrected_words": len(words(corrected)),
-                f"{field}_words_changed": words_changed(original, corrected),
+                f"{field}_original_words": len(words(original, language)),
+                f"{field}_corrected_words": len(words(corrected, language)),
+                f"{field}_words_changed": words_changed(original, corrected, language=language),
                 f"{field}_char_similarity": char_similarity(original, corrected),
                 f"{field}_changed": normalise_text(original) != normalise_text(corrected),
             })
@@ -318,6 +323,10 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
                            "annotations first.")
     chosen = {a.caption_id: a.pk for a in annotations}
     stored = _stored_scores(study, chosen)
+    from scoring.external_scores import external_columns
+
+    for caption_id, values in external_columns(study, list(chosen)).items():
+        stored.setdefault(caption_id, {}).update(values)
     caption_rows: list[dict[str, Any]] = []
     window_rows: list[dict[str, Any]] = []
     optional: list[dict[str, str]] = []
@@ -341,7 +350,8 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
             row.update({f"overview_{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
             row[f"segmentation_{pass_}_verdict"] = _verdict(correction.segmentation_verdict)
         row.update({
-            "overview_words_changed": words_changed(original, corrected),
+            "overview_words_changed": words_changed(original, corrected,
+                                                    language=study.caption_language),
             "overview_char_similarity": char_similarity(original, corrected),
             "overview_original_chars": _chars(original),
             "overview_corrected_chars": _chars(corrected),
@@ -351,7 +361,7 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
             "retried": caption.retried,
             "re_encoded": caption.re_encoded,
             "invalid_kept": caption.invalid_kept,
-            "score_length": float(len(words(original))),
+            "score_length": float(len(words(original, study.caption_language))),
         })
         row.update({name: getattr(clip, name) for name in PROPERTIES})
         row.update(stored.get(caption.pk, {}))
@@ -359,7 +369,8 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
         optional.append(_optional(caption.meta or {}, model))
         met.append({"queue_position": annotation.queue_position,
                     "exposure": annotation.exposure})
-        window_rows += _window_rows(clip.name, model.name, annotation, mine, final)
+        window_rows += _window_rows(clip.name, model.name, annotation, mine, final,
+                                    study.caption_language)
     scores = ["score_length"] + sorted({c for values in stored.values() for c in values})
     captions = _frame(caption_rows, CAPTION_COLUMNS, scores)
     for column in OPTIONAL_CAPTION_COLUMNS:
@@ -538,8 +549,15 @@ def profile_export(
     seed: int = 0,
     paired_only: bool = False,
     progress: Progress | None = None,
+    leaderboard_clips: str = "own",
+    external_judges: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write the study's failure profile into ``out_dir``; return the manifest it writes.
+
+    ``external_judges``: imported metrics (``import_scores``) the leaderboard ranks by as
+    judges too, oriented by their direction. ``leaderboard_clips``: ``own`` (default: each
+    model's means over its own scored clips, as the paper) or ``common`` (only clips every
+    model has).
 
     ``progress(done, total, message)`` is called before each step (tidy tables, each table,
     each figure, the report). A study in any state exports: a table or figure it cannot support
@@ -564,13 +582,21 @@ def profile_export(
     captions, windows = tidy_tables(study, allow_empty=True)
     matched = matched_table(study)
     judged = judged_scores(study)
+    lower_judges: list[str] = []
+    if external_judges:
+        try:
+            extra, lower_judges = external_judge_rows(study, external_judges)
+        except ServiceError as error:
+            raise ProfileError(str(error)) from None
+        judged = pd.concat([judged, extra], ignore_index=True)
     per_caption = usual_window_count(windows)
     tables = failure_profile(
         captions, windows, resamples=resamples, adjusted_resamples=adjusted_resamples, seed=seed,
         paired_only=paired_only, progress=lambda name: step(f"table {name}"),
         thresholds=tuple(int(t) for t in study.word_thresholds),
         near_total_cut=study.near_total_cut, windows_per_caption=per_caption, matched=matched,
-        generated=generated_captions(study), judged=judged,
+        generated=generated_captions(study), judged=judged, leaderboard_clips=leaderboard_clips,
+        lower_accepts=lower_is_better(study), lower_better_judges=lower_judges,
     )
     parameters = {
         "study": f"{study.name} ({study.slug})",
@@ -588,6 +614,8 @@ def profile_export(
         "windows per caption in Figure 4 (the most common count)": per_caption,
         "leaderboard score": "hm_cf of each model's overview against its final corrected "
                              "overview, per embedding judge",
+        "leaderboard clips": ("each model's own scored clips" if leaderboard_clips == "own"
+                              else "clips scored for every model (common clips)"),
     }
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
@@ -598,7 +626,8 @@ def profile_export(
         "study": study.slug,
         "parameters": {key: cell_value(value) for key, value in parameters.items()},
         "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
-                    "seed": seed, "paired_only": paired_only},
+                    "seed": seed, "paired_only": paired_only,
+                    "leaderboard_clips": leaderboard_clips},
         "tables": written["tables"],
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],

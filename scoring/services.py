@@ -749,7 +749,8 @@ class _Run:
         failed: dict[str, str] = {}
         try:
             label = families.judge_or_backend(unit.family, unit.judge)
-            version = families.metric_version(unit.metrics[0], self.job.splitter)
+            version = families.metric_version(unit.metrics[0], self.job.splitter,
+                                              self.job.study.caption_language)
             if not unit.corpus:
                 stored = self._stored_by_this_job(unit, label, version)
                 skipped = [item for item in remaining if item.key in stored]
@@ -838,6 +839,7 @@ def score_items(
         judge=unit.judge or families.default_judges()[0],
         splitter=job.splitter,
         near_total_cut=job.study.near_total_cut,
+        language=job.study.caption_language,
         extra={"idf_documents": idf} if unit.corpus else {},
     )
     outcome = families.score_batch(unit.family, pairs, unit.metrics, options)

@@ -10,6 +10,8 @@ urlpatterns = [
         name="api-score-job",
     ),
     path("studies/<slug:slug>/scores/", api.ScoreResultList.as_view(), name="api-scores"),
+    path("studies/<slug:slug>/scores/import/", api.ScoresImport.as_view(),
+         name="api-scores-import"),
     path(
         "studies/<slug:slug>/scores/summary/", api.ScoreSummary.as_view(), name="api-score-summary"
     ),

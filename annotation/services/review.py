@@ -221,8 +221,8 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     return annotation
 
 
-def _size(original: str, corrected: str, cut: float) -> dict[str, Any]:
-    size = edits.edit_size(original, corrected, near_total_cut=cut)
+def _size(original: str, corrected: str, cut: float, language: str) -> dict[str, Any]:
+    size = edits.edit_size(original, corrected, near_total_cut=cut, language=language)
     return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 4),
             "near_total": size.near_total}
 
@@ -234,6 +234,7 @@ def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: Cor
     else the corrected text. A window's text is its scene and shot together.
     """
     cut = annotation.caption.clip.study.near_total_cut
+    language = annotation.caption.clip.study.caption_language
     original = annotation.caption.overview
 
     def overview_of(correction: CorrectionPass) -> str:
@@ -249,8 +250,10 @@ def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: Cor
             continue
         source = before or row.window
         windows.append({"index": row.window.index,
-                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", cut)})
-    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), cut), "windows": windows}
+                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", cut,
+                                          language)})
+    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), cut, language),
+            "windows": windows}
 
 
 @transaction.atomic

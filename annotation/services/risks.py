@@ -73,6 +73,7 @@ def _risks_store(scope) -> int:
             disagreement=len(verdicts[annotation.caption_id]) > 1,
             scale=max(study.word_thresholds or [16]),
             cut=study.near_total_cut,
+            language=study.caption_language,
         )
         if (score, reasons) != (annotation.risk, annotation.risk_reasons):
             annotation.risk, annotation.risk_reasons = score, reasons

@@ -2,11 +2,14 @@
 
 Tokenisation, used by every function in this module:
 
-- **Words.** The text is Unicode-NFC normalised and split on whitespace; a word is a maximal run
-  of non-whitespace characters, compared exactly. Case and punctuation are kept, so "dog" ->
-  "Dog." is one changed word. Why: a reviewer who fixed only a comma or a capital still made a
-  correction (the "any correction" threshold must see it), and the count must equal what the
-  redline from :func:`word_diff` shows.
+- **Words.** What a word is depends on the caption language (every function that counts words
+  takes ``language``, default ``en``; :mod:`scoring.metrics.segment` defines them): in English
+  and other spaced languages the text is Unicode-NFC normalised and split on whitespace, a word
+  being a maximal run of non-whitespace characters; Chinese (``zh``) and Japanese (``ja``) runs
+  are cut into words by a dictionary segmenter. Words are compared exactly. Case and punctuation
+  are kept, so "dog" -> "Dog." is one changed word. Why: a reviewer who fixed only a comma or a
+  capital still made a correction (the "any correction" threshold must see it), and the count
+  must equal what the redline from :func:`word_diff` shows.
 - **Characters.** For character similarity, character distance and length, the text is NFC
   normalised, runs of whitespace (spaces, tabs, newlines) become one space and the ends are
   stripped: re-flowing or re-wrapping a text is not an edit.
@@ -36,6 +39,9 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from scoring.metrics import segment
+from scoring.metrics.segment import DEFAULT_LANGUAGE
+
 NEAR_TOTAL_CUT: float = 0.55
 LENGTH_BAND: float = 0.05
 #: Word thresholds at which a caption counts as failed (PROTOCOL.md section 4).
@@ -45,8 +51,6 @@ Direction = Literal["lengthened", "shortened", "same"]
 DiffOp = Literal["equal", "insert", "delete"]
 
 _WHITESPACE = re.compile(r"\s+")
-# A word together with the whitespace that precedes it, so that a redline keeps line breaks.
-_SPACED_WORD = re.compile(r"(\s*)(\S+)")
 
 
 def normalise_text(text: str) -> str:
@@ -54,9 +58,9 @@ def normalise_text(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
-def words(text: str) -> list[str]:
-    """Return the words of ``text`` (NFC-normalised whitespace-separated tokens, exact)."""
-    return unicodedata.normalize("NFC", text).split()
+def words(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Return the words of ``text`` in ``language`` (English: NFC whitespace-separated tokens)."""
+    return segment.words(text, language)
 
 
 @dataclass(frozen=True)
@@ -90,13 +94,14 @@ def _blocks(src: Sequence[str], dst: Sequence[str]) -> list[_Block]:
     return blocks
 
 
-def words_changed(original: str, corrected: str) -> int:
+def words_changed(original: str, corrected: str, *, language: str = DEFAULT_LANGUAGE) -> int:
     """Return how many words the correction changed (replacements count at the longer side).
 
-    Always equals the Levenshtein distance between the two word lists; 0 iff the word lists are
-    identical.
+    Always equals the Levenshtein distance between the two word lists (of ``language``); 0 iff
+    the word lists are identical.
     """
-    return sum(block.cost for block in _blocks(words(original), words(corrected)))
+    return sum(block.cost for block in _blocks(words(original, language),
+                                               words(corrected, language)))
 
 
 def char_similarity(original: str, corrected: str) -> float:
@@ -166,13 +171,15 @@ def edit_size(
     *,
     near_total_cut: float = NEAR_TOTAL_CUT,
     band: float = LENGTH_BAND,
+    language: str = DEFAULT_LANGUAGE,
 ) -> EditSize:
     """Return every edit-size measure of ``corrected`` against ``original``.
 
-    Each field equals what the function of the same name returns for these texts.
+    Each field equals what the function of the same name returns for these texts (words in
+    ``language``).
     """
-    original_words = words(original)
-    corrected_words = words(corrected)
+    original_words = words(original, language)
+    corrected_words = words(corrected, language)
     # Normalised once here rather than in each measure: paragraphs can be tens of kilobytes.
     before = normalise_text(original)
     after = normalise_text(corrected)
@@ -201,12 +208,9 @@ class DiffSegment:
     text: str
 
 
-def _spaced_words(text: str) -> list[tuple[str, str]]:
-    """Return (preceding whitespace, word) pairs of the NFC-normalised text."""
-    return _SPACED_WORD.findall(unicodedata.normalize("NFC", text))
-
-
-def word_diff(original: str, corrected: str) -> list[DiffSegment]:
+def word_diff(
+    original: str, corrected: str, *, language: str = DEFAULT_LANGUAGE
+) -> list[DiffSegment]:
     """Return the word-level redline that turns ``original`` into ``corrected``.
 
     Promises:
@@ -215,15 +219,17 @@ def word_diff(original: str, corrected: str) -> list[DiffSegment]:
       so ``words_changed`` equals the sum over blocks of the longer side's word count;
     - segments carry the whitespace that precedes their words (kept words show the corrected
       text's spacing, so line breaks survive), the first segment starts without whitespace, and
-      adjacent segments never glue two words together;
+      in spaced languages adjacent segments never glue two words together (in Chinese and
+      Japanese, words written together stay together);
     - joining the 'equal' and 'delete' texts gives the original, and joining the 'equal' and
       'insert' texts gives the corrected text, up to whitespace runs;
     - adjacent segments never share an op.
     """
-    src = _spaced_words(original)
-    dst = _spaced_words(corrected)
+    src = segment.spaced_words(original, language)
+    dst = segment.spaced_words(corrected, language)
     segments: list[DiffSegment] = []
     emitted = False
+    joiner = "" if language in segment.SEGMENTED else " "
 
     def render(pieces: Sequence[tuple[str, str]]) -> str:
         # Why the separator logic: the first word of either side carries no whitespace, but once
@@ -232,7 +238,7 @@ def word_diff(original: str, corrected: str) -> list[DiffSegment]:
         parts: list[str] = []
         for space, word in pieces:
             if emitted:
-                parts.append(space or " ")
+                parts.append(space or joiner)
             parts.append(word)
             emitted = True
         return "".join(parts)

@@ -1,7 +1,8 @@
 """Reading the input of ``score_pairs``: JSON Lines of ``{"id", "candidate", "reference"}``.
 
 Pure Python, no Django. ``reference`` is one string or a non-empty list of strings; ``id`` is a
-string or a number and must not repeat. Blank lines are ignored. Every other line that does not
+string or a number and must not repeat; an optional ``language`` (``en``, ``zh``, ``ja``,
+``other``) says how the edit metrics count the pair's words. Blank lines are ignored. Every other line that does not
 fit is reported with its (1-based) line number and why.
 """
 
@@ -12,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.metrics.segment import LANGUAGES
+
 
 @dataclass(frozen=True)
 class InputPair:
@@ -21,6 +24,8 @@ class InputPair:
     id: Any
     candidate: str
     references: tuple[str, ...]
+    #: The pair's caption language, or None when the line names none (the run's applies).
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,8 @@ def read_pairs(lines: Iterable[str]) -> tuple[list[InputPair], list[BadLine]]:
         seen[key] = number
         reference = record["reference"]
         references = (reference,) if isinstance(reference, str) else tuple(reference)
-        pairs.append(InputPair(number, record["id"], record["candidate"], references))
+        pairs.append(InputPair(number, record["id"], record["candidate"], references,
+                               record.get("language")))
     return pairs, bad
 
 
@@ -71,6 +77,8 @@ def _problem(record: dict[str, Any]) -> str | None:
         return "'id' must be a string or a number"
     if not isinstance(record["candidate"], str):
         return "'candidate' must be a string"
+    if "language" in record and record["language"] not in LANGUAGES:
+        return f"'language' must be one of {', '.join(LANGUAGES)}, got {record['language']!r}"
     reference = record["reference"]
     if isinstance(reference, str):
         return None

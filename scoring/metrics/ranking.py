@@ -214,10 +214,12 @@ def bootstrap_ranks(
 ) -> RankStability:
     """Resample items with replacement ``n_boot`` times and re-rank the models by Borda.
 
-    ``scores[judge, model, item]`` holds per-item scores (the same items for every judge and
-    model). Each resample draws as many items as there are, with replacement, from a generator
-    seeded with ``seed`` (same seed, same result); per-judge means, Borda points and the
-    mean-score tie-break are recomputed for all resamples at once, ``chunk`` at a time.
+    ``scores[judge, model, item]`` holds per-item scores; NaN marks an item a model has no
+    score for under a judge, and that model's mean is then over its own drawn items (a model
+    with none of its items drawn ranks last in that resample). Each resample draws as many
+    items as there are, with replacement, from a generator seeded with ``seed`` (same seed,
+    same result); per-judge means, Borda points and the mean-score tie-break are recomputed
+    for all resamples at once, ``chunk`` at a time.
     """
     data = np.asarray(scores, dtype=np.float64)
     if data.ndim != 3 or data.shape[1] != len(models):
@@ -228,11 +230,30 @@ def bootstrap_ranks(
     rng = np.random.default_rng(seed)
     uniform = np.full(n_items, 1.0 / n_items)
     ranks = np.empty((n_boot, len(models)), dtype=np.int64)
+    present = ~np.isnan(data)
+    complete = bool(present.all())
+    filled = np.where(present, data, 0.0)
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
         # A multinomial draw gives how often each item is picked: the same as resampling indices.
         weights = rng.multinomial(n_items, uniform, size=size).astype(np.float64)
-        means = np.einsum("jmn,bn->bjm", data, weights) / n_items
+        if complete:
+            means = np.einsum("jmn,bn->bjm", data, weights) / n_items
+        else:
+            means = _own_means(filled, present, weights)
         ranks[start : start + size] = _borda_core(means)[2]
-    observed = _borda_core(data.mean(axis=2))[2]
+    if complete:
+        observed = _borda_core(data.mean(axis=2))[2]
+    else:
+        observed = _borda_core(_own_means(filled, present, np.ones((1, n_items)))[0])[2]
     return RankStability(models=tuple(models), ranks=ranks, observed=observed)
+
+
+def _own_means(filled: FloatArray, present: npt.NDArray[np.bool_], weights: FloatArray
+               ) -> FloatArray:
+    """Weighted means over each (judge, model)'s own items: (resamples, judge, model); -inf
+    where a model has none of its items in a resample (it then ranks last)."""
+    top = np.einsum("jmn,bn->bjm", filled, weights)
+    bottom = np.einsum("jmn,bn->bjm", present.astype(np.float64), weights)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), -np.inf))

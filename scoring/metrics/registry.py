@@ -22,6 +22,7 @@ from typing import Any
 
 from scoring.metrics.edits import NEAR_TOTAL_CUT, char_similarity, near_total, words_changed
 from scoring.metrics.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
+from scoring.metrics.segment import DEFAULT_LANGUAGE
 from scoring.metrics.sentences import DEFAULT_SPLITTER
 
 
@@ -48,12 +49,15 @@ class ScoringOptions:
     """Settings shared by the family scorers; ``extra`` carries settings of added families.
 
     ``judge`` is a judge name, spec or object for the embedding metrics; ``splitter`` names the
-    sentence splitter of the sentence-level ones (:data:`scoring.metrics.sentences.SPLITTERS`).
+    sentence splitter of the sentence-level ones (:data:`scoring.metrics.sentences.SPLITTERS`);
+    ``language`` the caption language the edit metrics count words in
+    (:mod:`scoring.metrics.segment`).
     """
 
     judge: str | JudgeSpec | Judge = DEFAULT_JUDGES[0]
     splitter: str = DEFAULT_SPLITTER
     near_total_cut: float = NEAR_TOTAL_CUT
+    language: str = DEFAULT_LANGUAGE
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -70,7 +74,8 @@ def _score_edits(pairs: Sequence[Pair], names: Sequence[str], options: ScoringOp
         similarity = char_similarity(pair.candidate, corrected)
         for name in names:
             if name == "words_changed":
-                values[name] = float(words_changed(pair.candidate, corrected))
+                values[name] = float(words_changed(pair.candidate, corrected,
+                                                   language=options.language))
             elif name == "char_similarity":
                 values[name] = similarity
             elif name == "near_total":

@@ -43,7 +43,8 @@ def exposure_study() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_rejection_rates_of_first_and_later_exposures_are_counted_by_hand(exposure_study):
     captions, windows = exposure_study
-    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=200)
+    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=200,
+                                  min_group=1)
     table = table.set_index("model")
     assert list(table.index) == ["A", "B", ALL_MODELS]
     counts = table[["first_captions", "first_overviews_rejected", "later_captions",
@@ -62,7 +63,8 @@ def test_rejection_rates_of_first_and_later_exposures_are_counted_by_hand(exposu
 
 def test_overview_rates_have_clopper_pearson_intervals(exposure_study):
     captions, windows = exposure_study
-    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=200)
+    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=200,
+                                  min_group=1)
     table = table.set_index("model")
     # 1 of 2: beta quantiles; 0 of 1: [0, 97.5]; 1 of 1: [2.5, 100].
     assert table.loc["A", ["first_overview_ci_low", "first_overview_ci_high"]].tolist() == (
@@ -76,7 +78,8 @@ def test_overview_rates_have_clopper_pearson_intervals(exposure_study):
 def test_differences_have_the_clip_bootstrap_interval_computed_one_resample_at_a_time(
         exposure_study):
     captions, windows = exposure_study
-    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=300, seed=7)
+    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=300, seed=7,
+                                  min_group=1)
     clips = list(pd.unique(captions["clip"]))
     weights = clip_resample_counts(len(clips), 300, rng_for(7, "rejection_by_exposure"))
     known = captions[captions["exposure"].notna()]
@@ -96,26 +99,46 @@ def test_differences_have_the_clip_bootstrap_interval_computed_one_resample_at_a
     assert pooled["overview_difference_ci_low"] < pooled["overview_difference_ci_high"]
 
 
-def test_one_clip_gives_bootstrap_intervals_of_zero_width() -> None:
-    # Every resample draws the only clip, so each interval is its point estimate.
+def test_one_clip_gives_no_bootstrap_interval_and_no_flag() -> None:
+    # Every resample would draw the only clip: an interval of zero width around the point
+    # estimate, -100 [-100, -100], read as significant. The rules leave it out.
     captions, windows = tidy_frames(
         [caption_row("c1", "A", overview="reject", exposure=1),
          caption_row("c1", "B", exposure=2)],
         [window_row("c1", "A", 0, verdict="reject"), window_row("c1", "A", 1),
          window_row("c1", "B", 0)],
     )
-    row = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=50).iloc[-1]
+    row = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=50,
+                                min_group=1).iloc[-1]
     assert row["overview_difference_pts"] == -100
-    assert (row["overview_difference_ci_low"], row["overview_difference_ci_high"]) == (-100, -100)
-    assert row["window_difference_pts"] == -50
-    assert (row["window_difference_ci_low"], row["window_difference_ci_high"]) == (-50, -50)
-    assert (row["first_window_ci_low"], row["first_window_ci_high"]) == (50, 50)
+    assert np.isnan([row["overview_difference_ci_low"], row["overview_difference_ci_high"],
+                     row["window_difference_ci_low"], row["first_window_ci_low"]]).all()
+    assert not row["overview_difference_excludes_zero"]
+    assert not row["window_difference_excludes_zero"]
+    pooled = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=50).iloc[-1]
+    assert np.isnan(pooled["overview_difference_pts"])
+    assert pooled["difference_note"] == (
+        "not computable: needs at least 5 captions in each group (first: 1, later: 1)")
+
+
+def test_a_group_of_one_later_caption_gives_no_difference(exposure_study):
+    # A model with 1 later-exposure caption showed -40 points [-50, -31], read as anchoring.
+    captions, windows = exposure_study
+    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=200)
+    a = table.set_index("model").loc["A"]
+    assert a["later_captions"] == 1 and a["later_overview_reject_pct"] == 0
+    assert np.isnan([a["overview_difference_pts"], a["overview_difference_ci_low"],
+                     a["window_difference_pts"], a["window_difference_ci_high"]]).all()
+    assert not a["overview_difference_excludes_zero"]
+    assert a["difference_note"] == (
+        "not computable: needs at least 5 captions in each group (first: 2, later: 1)")
 
 
 def test_a_model_without_later_exposures_has_no_difference(exposure_study):
     captions, windows = exposure_study
     captions = captions.assign(exposure=captions["exposure"].where(captions["model"] == "B", 1))
-    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=50)
+    table = rejection_by_exposure(captions, windows, models=["A", "B"], resamples=50,
+                                  min_group=1)
     a = table.set_index("model").loc["A"]
     assert a["later_captions"] == 0
     assert np.isnan([a["later_overview_reject_pct"], a["overview_difference_pts"],

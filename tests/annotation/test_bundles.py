@@ -632,3 +632,17 @@ def test_an_unknown_design_in_a_bundle_is_refused_naming_the_field(worked):
     bundle["study"]["assignment_design"] = "by-vibes"
     with pytest.raises(bundles.BundleError, match="study.assignment_design"):
         bundles.loads(bundles.dumps(bundle))
+
+
+def test_a_bundle_without_media_imports_as_documented_and_its_videos_answer_404(worked, client):
+    # docs/bundle-format.md: files.original is "" when there is none. The import refused it.
+    bundle = bundle_export(study=worked)
+    for clip in bundle["clips"]:
+        clip["files"] = {"original": "", "proxy": "", "poster": ""}
+    bundle_import(data=json.dumps(bundle), slug="no-media", grant_existing=True)
+    imported = Study.objects.get(slug="no-media")
+    clip = imported.clips.order_by("name").first()
+    assert (clip.original.name, clip.poster.name) == ("", "")
+    client.force_login(get_user_model().objects.get(username="admin"))
+    response = client.get(f"/clips/{clip.pk}/video")
+    assert response.status_code == 404

@@ -174,6 +174,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
     "api-score-job": {"GET": Expect(SEE_SCORES)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
+    "api-scores-import": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-score-summary": {"GET": Expect(SEE_SCORES)},
     # The lifecycle: study admins only. The swept study runs: start and archive answer 409, a
     # close without confirm 400 (what is unfinished); nothing moves.

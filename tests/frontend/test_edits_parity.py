@@ -230,5 +230,44 @@ def test_live_size_while_typing_matches_python_at_every_keystroke():
             assert js == live_side(original, text), where
 
 
+# Chinese and Japanese pairs: unspaced, spaced, mixed with Latin script, full rewrites.
+CJK_PAIRS = [
+    ("一个男人在骑自行车", "一个女人在骑红色自行车"),
+    ("一个男人在骑自行车", "一位老太太正推着婴儿车过马路"),
+    ("一个男人在骑自行车", "一个 男人 在 骑 自行车"),
+    ("男の人が自転車に乗っている。", "女の人が赤い自転車に乗っている。"),
+    ("男の人が自転車に乗っている。", "二匹の犬が公園で走り回っている。"),
+    ("镜头缓慢地向左平移，一个女人走进房间。", "镜头向右平移。\n一个女人走出房间。"),
+    ("A man 骑 a bike。", "A woman 骑 a red bike。"),
+    ("「カメラが　ゆっくり左にパンする。」", "「カメラが　素早く右にパンする。」"),
+]
+
+
+def test_cjk_pairs_match_in_the_languages_the_page_measures():
+    """en and other: whitespace words, so the page's numbers are the server's, CJK text too."""
+    javascript = run_javascript(CJK_PAIRS)
+    for (original, corrected), js in zip(CJK_PAIRS, javascript, strict=True):
+        assert js == python_side(original, corrected), original
+        assert edits.edit_size(original, corrected, language="other") == edits.edit_size(
+            original, corrected)
+
+
+def test_chinese_and_japanese_words_differ_from_whitespace_words_so_the_page_asks_the_server():
+    """Why live-edits.js sends zh and ja to /api/edit-size/: the segmenter runs only on the server,
+    and its counts differ from what the page could count (tests/js/live-edits.test.js checks that
+    the page shows the server's numbers for these languages and says so)."""
+    javascript = run_javascript(CJK_PAIRS[:5])
+    languages = ["zh", "zh", "zh", "ja", "ja"]
+    for (original, corrected), language, js in zip(CJK_PAIRS, languages, javascript, strict=False):
+        segmented = edits.words_changed(original, corrected, language=language)
+        assert segmented != js["size"]["words_changed"], (original, corrected)
+    measured = subprocess.run(
+        [shutil.which("node"), "--input-type=module", "-e",
+         "import { measuredInPage } from './frontend/static/frontend/live-edits.js';"
+         "console.log(JSON.stringify(['en', 'other', 'zh', 'ja'].map(measuredInPage)));"],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(measured.stdout) == [True, True, False, False]
+
+
 if __name__ == "__main__":  # pragma: no cover - a quick manual run
     sys.exit(pytest.main([__file__, "-q"]))

@@ -35,7 +35,7 @@ def scored(four_models):  # noqa: F811 - the fixture imported above
                 subject="overview", item_key=f"annotation:{chosen[caption.pk].pk}:overview",
                 metric="hm_cf", judge_or_backend=judge, metric_version="embedding-2+punkt",
                 value=value, computed_at=now)
-    # The solo clip has only model A: it is not a common clip and does not count.
+    # The solo clip has only model A: it is not a common clip (it counts for A's own mean).
     solo = Caption.objects.get(clip__name="solo")
     ScoreResult.objects.create(
         study=four_models, caption=solo, annotation=chosen[solo.pk], subject="overview",
@@ -47,7 +47,8 @@ def scored(four_models):  # noqa: F811 - the fixture imported above
 
 def test_borda_points_ranks_and_agreement_are_counted_by_hand(scored):
     out = StringIO()
-    call_command("rank_models", study=scored.slug, format="json", resamples=50, stdout=out)
+    call_command("rank_models", study=scored.slug, format="json", resamples=50, clips="common",
+                 stdout=out)
     document = json.loads(out.getvalue())
     rows = {row["model"]: row for row in document["leaderboard"]}
     # 4 models: points 3/2/1/0 per judge. A 3+2, B 2+3, C 1+0, D 0+1.
@@ -64,12 +65,22 @@ def test_borda_points_ranks_and_agreement_are_counted_by_hand(scored):
     assert all(rows[m]["share_at_rank"] == 1.0 for m in rows)
 
 
+def test_by_default_each_model_is_averaged_over_its_own_clips(scored):
+    out = StringIO()
+    call_command("rank_models", study=scored.slug, format="json", resamples=20, stdout=out)
+    rows = {row["model"]: row for row in json.loads(out.getvalue())["leaderboard"]}
+    # A: minilm over k and solo (0.9 and 0.0), e5 over k alone; the others over k.
+    assert rows["A"]["mean_minilm"] == pytest.approx(0.45) and rows["A"]["clips"] == 2
+    assert rows["A"]["mean_e5"] == pytest.approx(0.7)
+    assert rows["B"]["mean_minilm"] == pytest.approx(0.8) and rows["B"]["clips"] == 1
+
+
 def test_csv_output_and_a_judge_filter(scored):
     out, err = StringIO(), StringIO()
     call_command("rank_models", study=scored.slug, judges="minilm", resamples=20, stdout=out,
                  stderr=err)
     table = pd.read_csv(StringIO(out.getvalue()))
-    assert table["model"].tolist() == ["A", "B", "C", "D"]
+    assert table["model"].tolist() == ["B", "C", "D", "A"]  # A's own clips: k and solo
     assert "mean_e5" not in table.columns
     assert err.getvalue().startswith("# inter-judge agreement")
 
@@ -99,8 +110,11 @@ def test_the_profile_export_and_page_carry_the_leaderboard(
     job = client.get(response.json()["url"]).json()
     assert job["state"] == "done", job.get("error")
     rows = job["leaderboard"]["rows"]
-    assert [row["model"] for row in rows] == ["A", "B", "C", "D"]
-    assert [row["points"] for row in rows] == [5, 5, 1, 1]
+    # Own clips (the default): A's minilm mean takes in the solo clip (0.45), so A drops to
+    # last under minilm: B 3+3, C 2+0, D 1+1, A 0+2; ties by the mean across judges.
+    assert [row["model"] for row in rows] == ["B", "C", "D", "A"]
+    assert [row["points"] for row in rows] == [6, 2, 2, 2]
+    assert {row["averaged_over"] for row in rows} == {"own clips"}
     assert job["judge_agreement"]["rows"][-1]["judge_a"] == "all judges"
     report = client.get(reverse("profile-job-file", args=[scored.slug, job["job"],
                                                           "report.html"]))

@@ -7,7 +7,8 @@
 
 import { Player } from "./player.js";
 import { resizableSplit } from "./workspace-split.js";
-import { liveEditSize, wordDiff } from "./edits.js";
+import { wordDiff } from "./edits.js";
+import { liveMeasurer } from "./live-edits.js";
 import { mergeUnit } from "./merge.js";
 import { csrfToken, renderRedline } from "./redline.js";
 import { Activity } from "./workspace-activity.js";
@@ -254,21 +255,30 @@ function updateSizes() {
       fill(target.box);
       continue;
     }
-    const size = liveEditSize(target.original, text, CUT);
-    renderRedline(target.redline, size.diff);
-    const words = size.words_changed;
-    fill(target.box,
-      h("span", { class: "ws-num", dataset: { words } }, `${words} word${words === 1 ? "" : "s"} changed`),
-      " · ",
-      h("span", { class: "ws-num", dataset: { similarity: size.char_similarity } },
-        `character similarity ${size.char_similarity.toFixed(2)}`),
-      size.near_total
-        ? h("strong", { class: "ws-near-total" },
-          `Near-total rewrite: similarity is below ${CUT}. Is this still a correction of the original?`)
-        : null,
-    );
+    measureSize(target, text);
   }
 }
+
+// Draws a size from live-edits.js: the page's own (note empty) or the server's (note says so).
+function showSize(target, size, note) {
+  const noteNode = note ? h("span", { class: "muted ws-size-source" }, note) : null;
+  if (!size) { fill(target.box, noteNode); return; }
+  renderRedline(target.redline, size.diff);
+  const words = size.words_changed;
+  fill(target.box,
+    h("span", { class: "ws-num", dataset: { words } }, `${words} word${words === 1 ? "" : "s"} changed`),
+    " · ",
+    h("span", { class: "ws-num", dataset: { similarity: size.char_similarity } },
+      `character similarity ${size.char_similarity.toFixed(2)}`),
+    size.near_total
+      ? h("strong", { class: "ws-near-total" },
+        `Near-total rewrite: similarity is below ${CUT}. Is this still a correction of the original?`)
+      : null,
+    noteNode ? " · " : null, noteNode,
+  );
+}
+
+const measureSize = liveMeasurer({ study: data.study, language: data.caption_language, cut: CUT, show: showSize });
 
 // ------------------------------------------------------------------ building blocks
 

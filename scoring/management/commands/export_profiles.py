@@ -18,6 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("--adjusted-resamples", type=int, default=4_000,
                             help="resamples of the adjusted pairwise model (default 4000)")
         parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        parser.add_argument("--leaderboard-clips", default="own", choices=["own", "common"],
+                            help="the leaderboard's means: over each model's own scored clips "
+                            "(default, as the paper) or only clips every model has (common)")
+        parser.add_argument("--external-judges", default="",
+                            help="comma-separated imported metrics (import_scores) the "
+                            "leaderboard ranks by as judges too")
         parser.add_argument("--paired-only", action="store_true",
                             help="compute every table on the paired subset of clips")
 
@@ -38,6 +44,9 @@ class Command(BaseCommand):
                 study=study, out_dir=options["out"], resamples=options["resamples"],
                 adjusted_resamples=options["adjusted_resamples"], seed=options["seed"],
                 paired_only=options["paired_only"], progress=progress,
+                leaderboard_clips=options["leaderboard_clips"],
+                external_judges=[m.strip() for m in options["external_judges"].split(",")
+                                 if m.strip()],
             )
         except ProfileError as error:
             raise CommandError(str(error)) from error

@@ -1,8 +1,11 @@
 import json
 
+import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
+from annotation.services.errors import ImportRefused
+from scoring.external_scores import external_judges
 from scoring.metrics.analysis.leaderboard import leaderboard
 from scoring.metrics.report import table_records
 from scoring.profiles import LEADERBOARD_REFERENCES, ProfileError, judged_scores
@@ -32,6 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=1000,
                             help="bootstrap resamples of the clips (default 1000)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--external", default="",
+                            help="comma-separated imported metrics (import_scores) to rank by "
+                            "as judges too, oriented by their direction")
+        parser.add_argument("--clips", default="own", choices=["own", "common"],
+                            help="means over each model's own scored clips (default, as the "
+                            "paper and CLIP-CC-Bench) or only clips every model has (common)")
 
     def handle(self, *args, **options):
         study = Study.objects.filter(slug=options["study"]).first()
@@ -45,8 +54,17 @@ class Command(BaseCommand):
                                    references=options["references"])
         except ProfileError as error:
             raise CommandError(str(error)) from error
+        external = [m.strip() for m in options["external"].split(",") if m.strip()]
+        lower: list[str] = []
+        if external:
+            try:
+                extra, lower = external_judges(study, external)
+            except ImportRefused as refused:
+                raise CommandError("; ".join(refused.errors)) from None
+            scores = pd.concat([scores, extra], ignore_index=True)
         table, agreement = leaderboard(scores, resamples=options["resamples"],
-                                       seed=options["seed"])
+                                       seed=options["seed"], clips=options["clips"],
+                                       lower_better=lower)
         if len(table) < 2:
             raise CommandError(
                 f"Not computable: needs stored {options['metric']} scores "

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scoring import families
 from scoring.metrics.pairs import read_pairs
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions
+from scoring.metrics.segment import DEFAULT_LANGUAGE, LANGUAGES
 
 
 class Command(BaseCommand):
@@ -16,7 +17,8 @@ class Command(BaseCommand):
         "per pair: its id and each metric's value under the metric's name; a judged (embedding) "
         "metric gives {judge: value}. Edit-size and embedding metrics read the first reference. "
         "Reference metrics are scored over the whole file as one corpus (CIDEr is "
-        "corpus-relative). `--metrics list` shows the metrics."
+        "corpus-relative). Edit-size metrics count words in the pair's \"language\" (en, zh, ja, "
+        "other), else in --language (default en). `--metrics list` shows the metrics."
     )
 
     def add_arguments(self, parser):
@@ -29,12 +31,17 @@ class Command(BaseCommand):
             "--splitter", default="punkt", choices=["punkt", "redline"],
             help="sentence splitter of fine, HM-CF and CosSen: punkt (NLTK's, the benchmarks', "
             "default) or redline (ours: also splits at line breaks and glued sentences)")
+        parser.add_argument(
+            "--language", default=DEFAULT_LANGUAGE, choices=LANGUAGES,
+            help="caption language of pairs that name none: how edit metrics count words "
+            "(zh and ja are cut into words by a segmenter; default en)")
         parser.add_argument("--out", type=Path, help="output file (default: standard output)")
         parser.add_argument(
             "--skip-bad", action="store_true", help="skip bad lines (reported) instead of stopping"
         )
 
-    def handle(self, *args, pairs, metrics, judges, splitter, out, skip_bad, **options):
+    def handle(self, *args, pairs, metrics, judges, splitter, language, out, skip_bad,
+               **options):
         if metrics.strip() == "list":
             self.list_metrics()
             return
@@ -65,15 +72,16 @@ class Command(BaseCommand):
             self.stderr.write(f"Skipped {len(bad)} bad line(s).")
 
         batch = [Pair(str(n), p.candidate, p.references) for n, p in enumerate(good)]
+        languages = {str(n): p.language or language for n, p in enumerate(good)}
         records = [{"id": p.id} for p in good]
-        failures = self.score(batch, names, judge_list, records, splitter)
+        failures = self.score(batch, names, judge_list, records, splitter, languages)
         self.write(records, out)
         if failures:
             raise CommandError(
                 "Failed: " + "; ".join(f"{key}: {message}" for key, message in failures.items())
             )
 
-    def score(self, batch, names, judge_list, records, splitter) -> dict[str, str]:
+    def score(self, batch, names, judge_list, records, splitter, languages) -> dict[str, str]:
         """Fill ``records`` family by family; returns {metric[@judge]: error} of what failed."""
         by_family: dict[str, list[str]] = {}
         for name in names:
@@ -87,7 +95,7 @@ class Command(BaseCommand):
                 started = time.monotonic()
                 options = ScoringOptions(judge=judge or judge_list[0], splitter=splitter)
                 try:
-                    outcome = families.score_batch(family, batch, family_names, options)
+                    outcome = self.score_family(family, batch, family_names, options, languages)
                 except Exception as error:  # noqa: BLE001 - one family failing spares the others
                     outcome = families.BatchOutcome(errors={p.id: str(error) for p in batch})
                     for name in family_names:
@@ -107,6 +115,20 @@ class Command(BaseCommand):
                             failures.setdefault(key, f"{len(outcome.errors)} pair(s) failed")
                 self.stderr.write(f"  {label} done in {time.monotonic() - started:.1f} s")
         return failures
+
+    def score_family(self, family, batch, names, options, languages) -> families.BatchOutcome:
+        """One family's outcome; edit metrics are scored per caption language."""
+        if family != "edit":
+            return families.score_batch(family, batch, names, options)
+        outcome = families.BatchOutcome()
+        for lang in dict.fromkeys(languages[p.id] for p in batch):
+            part = families.score_batch(
+                family, [p for p in batch if languages[p.id] == lang], names,
+                ScoringOptions(judge=options.judge, splitter=options.splitter, language=lang))
+            outcome.scores.update(part.scores)
+            outcome.errors.update(part.errors)
+            outcome.details.update(part.details)
+        return outcome
 
     def write(self, records, out) -> None:
         lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)

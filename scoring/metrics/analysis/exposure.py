@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
+from scoring.metrics.analysis.samples import MIN_GROUP, clip_weights, excludes_zero, needs_group
 from scoring.metrics.analysis.stats import (
     ALPHA,
-    clip_resample_counts,
     clopper_pearson,
     percentile_interval,
     ratio_resamples,
@@ -48,6 +48,7 @@ def rejection_by_exposure(
     seed: int = 0,
     alpha: float = ALPHA,
     models: Sequence[str] | None = None,
+    min_group: int = MIN_GROUP,
 ) -> pd.DataFrame:
     """Return overview and window rejection rates for first vs later exposures, per model and
     for all models pooled (last row, model :data:`ALL_MODELS`).
@@ -59,8 +60,12 @@ def rejection_by_exposure(
     ``<group>_window_reject_pct`` with a clip-bootstrap percentile interval. Differences, later
     minus first in points, ``overview_difference_pts`` and ``window_difference_pts``, each with
     a clip-bootstrap percentile interval (the same resamples for every row and column: first and
-    later captions of one clip are not independent). NaN where a group is empty. Rates, bounds
-    and differences are percentages / points.
+    later captions of one clip are not independent), and ``<unit>_difference_excludes_zero``.
+    NaN where a group is empty. Rates, bounds and differences are percentages / points. The
+    minimum-sample rules (:mod:`.samples`) hold: a row whose groups have fewer than
+    ``min_group`` (:data:`.samples.MIN_GROUP`) captions (or lie on fewer than ``MIN_CLIPS``
+    clips) has no difference, its ``difference_note`` saying what it needs; no interval over
+    fewer than 2 clips; no flag on a degenerate interval.
     """
     models = models_for(captions, models)
     windows = windows_of(captions, windows)
@@ -98,7 +103,7 @@ def rejection_by_exposure(
     window_bottom = _per_clip(window_clip, (window_own, window_pooled), np.ones(len(windows)),
                               len(clips), n_columns)
 
-    weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "rejection_by_exposure"))
+    weights = clip_weights(len(clips), resamples, rng_for(seed, "rejection_by_exposure"))
     overview_rates = ratio_resamples(weights, overview_top, overview_bottom)
     window_rates = ratio_resamples(weights, window_top, window_bottom)
     window_low, window_high = percentile_interval(window_rates, alpha)
@@ -118,6 +123,18 @@ def rejection_by_exposure(
                       overview_pct, (cp_low, cp_high), (overview_diff_low, overview_diff_high))
     _add_rate_columns(table, "window", ("windows", "windows_rejected"), window_n, window_k,
                       window_pct, (window_low, window_high), (window_diff_low, window_diff_high))
+    clips_with = (overview_bottom > 0).sum(axis=0)
+    notes = [needs_group({name: int(caption_n[2 * row + g]) for g, name in enumerate(GROUPS)},
+                         {name: int(clips_with[2 * row + g]) for g, name in enumerate(GROUPS)},
+                         min_group)
+             for row in range(n_rows)]
+    small = np.array([bool(note) for note in notes])
+    for unit in ("overview", "window"):
+        for part in ("difference_pts", "difference_ci_low", "difference_ci_high"):
+            table.loc[small, f"{unit}_{part}"] = np.nan
+        table[f"{unit}_difference_excludes_zero"] = excludes_zero(
+            table[f"{unit}_difference_ci_low"], table[f"{unit}_difference_ci_high"])
+    table["difference_note"] = notes
     return table
 
 

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import codes, models_for
+from scoring.metrics.analysis.samples import MIN_CLIPS, clip_weights, estimable, excludes_zero
 from scoring.metrics.analysis.stats import (
     ALPHA,
-    clip_resample_counts,
     clip_sums,
     percentile_interval,
     rng_for,
@@ -37,6 +37,11 @@ from scoring.metrics.analysis.stats import (
 from scoring.metrics.analysis.tidy import paired_subset
 
 RATERS: tuple[str, ...] = ("annotator",)
+#: The table's columns, also those of the table written when it cannot be computed.
+GAP_COLUMNS: tuple[str, ...] = (
+    "model_a", "model_b", "clips", "rate_a_pct", "rate_b_pct", "gap_pts", "ci_low", "ci_high",
+    "separates", "adjusted_gap_pts", "adjusted_ci_low", "adjusted_ci_high", "adjusted_separates",
+    "adjusted_note", "comparisons")
 # Relative cut below which a direction of the normal equations counts as unidentified (e.g. an
 # annotator who saw only clips left out of a resample, or who always annotates whole clips).
 _RTOL = 1e-10
@@ -67,19 +72,45 @@ def _demean_within(values: np.ndarray, clip: np.ndarray, n_clips: int) -> np.nda
     return np.asarray(values - means[clip])
 
 
+def _clip_gram(paired: pd.DataFrame, models: list[str], clips: pd.Index,
+               raters: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return the per-clip Gram matrices (clips x q*q), cross products (clips x q) and q."""
+    clip = codes(paired["clip"], clips)
+    design = _demean_within(_design(paired, models, raters), clip, len(clips))
+    outcome = _demean_within(
+        paired["overview_final_verdict"].eq("reject").to_numpy(float)[:, None], clip, len(clips))
+    gram = clip_sums(clip, (design[:, :, None] * design[:, None, :]).reshape(len(design), -1),
+                     len(clips))
+    return gram, clip_sums(clip, design * outcome, len(clips)), design.shape[1]
+
+
+def identified_pairs(paired: pd.DataFrame, models: list[str], clips: pd.Index,
+                     pairs: Sequence[tuple[int, int]], raters: Sequence[str] = RATERS
+                     ) -> list[bool]:
+    """Whether each pair's adjusted gap is identified on the full data (samples.estimable):
+    not on one clip, nor where a model's captions and an annotator's coincide."""
+    if not len(clips):
+        return [False] * len(pairs)
+    gram, _, q = _clip_gram(paired, models, clips, raters)
+    normal = gram.sum(axis=0).reshape(q, q)
+    found = []
+    for a, b in pairs:
+        contrast = np.zeros(q)
+        # Model columns are the models after the first; the first model's effect is 0.
+        if a:
+            contrast[a - 1] += 1.0
+        if b:
+            contrast[b - 1] -= 1.0
+        found.append(estimable(normal, contrast))
+    return found
+
+
 def adjusted_model_effects(paired: pd.DataFrame, models: list[str], weights: np.ndarray,
                            clips: pd.Index, raters: Sequence[str] = RATERS) -> np.ndarray:
     """Return model effects (rows of ``weights`` x models; the first model is 0) of the
     additive model with rater and clip effects, one least-squares fit per row of clip counts.
     """
-    clip = codes(paired["clip"], clips)
-    design = _demean_within(_design(paired, models, raters), clip, len(clips))
-    outcome = _demean_within(
-        paired["overview_final_verdict"].eq("reject").to_numpy(float)[:, None], clip, len(clips))
-    q = design.shape[1]
-    gram = clip_sums(clip, (design[:, :, None] * design[:, None, :]).reshape(len(design), -1),
-                     len(clips))
-    cross = clip_sums(clip, design * outcome, len(clips))
+    gram, cross, q = _clip_gram(paired, models, clips, raters)
     normal = (weights @ gram).reshape(-1, q, q)
     solution = np.linalg.pinv(normal, rtol=_RTOL, hermitian=True) @ (weights @ cross)[:, :, None]
     effects = solution[:, : len(models) - 1, 0]
@@ -101,7 +132,10 @@ def pairwise_gaps(
     One row per pair (model_a before model_b in ``models`` order); gaps are model_a minus
     model_b in points. Columns: model_a, model_b, clips, rate_a_pct, rate_b_pct, gap_pts,
     ci_low, ci_high, separates, adjusted_gap_pts, adjusted_ci_low, adjusted_ci_high,
-    adjusted_separates, comparisons. Intervals are Bonferroni-corrected over all pairs.
+    adjusted_separates, adjusted_note, comparisons. Intervals are Bonferroni-corrected over all
+    pairs. The minimum-sample rules (:mod:`.samples`) hold: no interval over fewer than 2
+    clips, no "separates" on a degenerate interval, and an adjusted gap the additive model
+    cannot identify is blank, its ``adjusted_note`` saying why.
     """
     models = models_for(captions, models)
     paired, _ = paired_subset(captions)
@@ -112,22 +146,30 @@ def pairwise_gaps(
     left = [a for a, _ in pairs]
     right = [b for _, b in pairs]
 
-    raw_weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "pairwise_gaps"))
+    raw_weights = clip_weights(len(clips), resamples, rng_for(seed, "pairwise_gaps"))
     with np.errstate(invalid="ignore"):
         rates = outcome.mean(axis=0) if len(clips) else np.full(len(models), np.nan)
     raw = (raw_weights @ outcome) / max(len(clips), 1)
     low, high = percentile_interval(100 * (raw[:, left] - raw[:, right]), level)
 
-    adjusted_weights = clip_resample_counts(len(clips), adjusted_resamples,
+    adjusted_weights = clip_weights(len(clips), adjusted_resamples,
                                             rng_for(seed, "pairwise_gaps_adjusted"))
     if len(clips):
         point = adjusted_model_effects(paired, models, np.ones((1, len(clips))), clips, raters)[0]
-        effects = adjusted_model_effects(paired, models, adjusted_weights, clips, raters)
     else:
         point = np.full(len(models), np.nan)
+    if len(clips) >= MIN_CLIPS:
+        effects = adjusted_model_effects(paired, models, adjusted_weights, clips, raters)
+    else:
         effects = np.full((adjusted_resamples, len(models)), np.nan)
     adjusted_low, adjusted_high = percentile_interval(
         100 * (effects[:, left] - effects[:, right]), level)
+    identified = np.array(identified_pairs(paired, models, clips, pairs, raters), dtype=bool)
+    adjusted_gap = np.where(identified, 100 * (point[left] - point[right]), np.nan)
+    adjusted_low = np.where(identified, adjusted_low, np.nan)
+    adjusted_high = np.where(identified, adjusted_high, np.nan)
+    note = np.where(identified, "", "not computable: needs the model effects told apart from "
+                    "the annotators' (more clips, or annotators who saw several models)")
 
     return pd.DataFrame({
         "model_a": [models[a] for a in left],
@@ -138,10 +180,11 @@ def pairwise_gaps(
         "gap_pts": 100 * (rates[left] - rates[right]),
         "ci_low": low,
         "ci_high": high,
-        "separates": (low > 0) | (high < 0),
-        "adjusted_gap_pts": 100 * (point[left] - point[right]),
+        "separates": excludes_zero(low, high),
+        "adjusted_gap_pts": adjusted_gap,
         "adjusted_ci_low": adjusted_low,
         "adjusted_ci_high": adjusted_high,
-        "adjusted_separates": (adjusted_low > 0) | (adjusted_high < 0),
+        "adjusted_separates": excludes_zero(adjusted_low, adjusted_high),
+        "adjusted_note": note,
         "comparisons": len(pairs),
     })

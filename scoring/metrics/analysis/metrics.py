@@ -6,6 +6,8 @@ Each score column names the reference set it was computed against (the paper's T
 - ``score_gold_*``: the reviewer corrections of the clip's other captions;
 - ``score_imported_*``: the clip's imported references (an extra row, when a study has them);
 - ``score_length``: a control without references (shorter overview -> accept);
+- ``score_external_*``: a score imported from elsewhere that read no references (a Video-LLM
+  judge's defect count...): a control, oriented by its stated direction (``lower_accepts``);
 - any other ``score_*``: a score whose reference set the caller did not state.
 
 The Matched column compares an accepted and a rejected caption of the same clip scored against
@@ -25,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes
+from scoring.metrics.analysis.samples import clip_weights
 from scoring.metrics.analysis.stats import (
     ALPHA,
     ClipAUC,
-    clip_resample_counts,
     clip_sums,
     percentile_interval,
     ratio_resamples,
@@ -54,9 +56,13 @@ COLUMNS = ["reference_set", "score", "direction", "accepted", "rejected", "mean_
            "auc_matched", "matched_ci_low", "matched_ci_high"]
 
 
+#: Imported scores that read no references (scoring.external_scores): control rows.
+CONTROL_PREFIX = "score_external_"
+
+
 def reference_set(column: str) -> str:
     """Return the reference set a score column was computed against (see the module doc)."""
-    if column in LOWER_ACCEPTS:
+    if column in LOWER_ACCEPTS or column.startswith(CONTROL_PREFIX):
         return "control"
     for name, prefix in REFERENCE_SETS:
         if column.startswith(prefix):
@@ -91,7 +97,7 @@ def metric_auc(
                                             names.index(name)))
     caption_clip, clips = clip_codes(captions)
     accepted = captions["overview_final_verdict"].eq("accept").to_numpy()
-    weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "metric_auc"))
+    weights = clip_weights(len(clips), resamples, rng_for(seed, "metric_auc"))
     pairs = matched if matched is not None else pd.DataFrame(columns=list(MATCHED_COLUMNS))
     rows = []
     for name in names:

@@ -233,7 +233,8 @@ def omission_vs_factual(by_model: pd.DataFrame) -> pd.DataFrame:
 
     ``by_model`` is a :func:`mode_incidence_by_model` table. Columns: model, captions,
     factual_pct, omission_pct, pearson_r and pearson_p (the same on every row; NaN with fewer
-    than three models or a constant rate, where r says nothing).
+    than three models or a constant rate, where r says nothing, and then ``pearson_note`` says
+    "not computable: needs ..."; '' otherwise).
     """
     table = by_model[["model", "captions", "factual_pct", "omission_pct"]].copy()
     valid = table.dropna(subset=["factual_pct", "omission_pct"])
@@ -244,4 +245,11 @@ def omission_vs_factual(by_model: pd.DataFrame) -> pd.DataFrame:
         r, p = float(result.statistic), float(result.pvalue)
     table["pearson_r"] = r
     table["pearson_p"] = p
+    note = ""
+    if np.isnan(r):
+        note = ("not computable: needs at least 3 models with a factual and an omission rate "
+                f"({len(valid)} here)" if len(valid) < 3 else
+                "not computable: needs rates that differ between models (a constant rate has "
+                "no correlation)")
+    table["pearson_note"] = note
     return table

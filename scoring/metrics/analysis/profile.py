@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from scoring.metrics.analysis.exposure import exposure_groups, rejection_by_exposure
-from scoring.metrics.analysis.gaps import pairwise_gaps
+from scoring.metrics.analysis.gaps import GAP_COLUMNS, pairwise_gaps
 from scoring.metrics.analysis.generation import generation_details
 from scoring.metrics.analysis.leaderboard import leaderboard
-from scoring.metrics.analysis.metrics import metric_auc
+from scoring.metrics.analysis.metrics import LOWER_ACCEPTS, metric_auc
 from scoring.metrics.analysis.modes import (
     mode_incidence,
     mode_incidence_by_model,
@@ -34,6 +34,7 @@ from scoring.metrics.analysis.rates import (
     windows_rejected_per_caption,
 )
 from scoring.metrics.analysis.repairs import model_profile, repair_direction
+from scoring.metrics.analysis.samples import MIN_CLIPS
 from scoring.metrics.analysis.tidy import model_order, paired_subset, validate_tidy
 from scoring.metrics.edits import NEAR_TOTAL_CUT, WORD_THRESHOLDS
 
@@ -57,7 +58,8 @@ TABLE_CAPTIONS: dict[str, str] = {
         "identical reference set (approved and gold: the clip's other captions leaving both "
         "out), share of pairs the accepted one wins, ties half, with its own clip-bootstrap "
         "interval; empty when not computable. CIDEr-D: pycocoevalcap's arithmetic with idf "
-        "over the study's captions (one document per clip holding every model's overview)."),
+        "over the study's captions (one document per clip holding every model's overview), a "
+        "choice: the COCO toolkit would take the idf from each run's references."),
     "intervention_rate": (
         "Table 2 / Figure 1. Overview intervention rate (%) per model at increasing evidence "
         "thresholds: a caption fails at t when its final correction changed at least t words "
@@ -146,15 +148,20 @@ TABLE_CAPTIONS: dict[str, str] = {
         "Table 15. Pairwise gaps in overview intervention rate (model_a minus model_b, points) "
         "on the paired subset. Raw: paired bootstrap over clips. Adjusted: additive model with "
         "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
-        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero."),
+        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero (never on "
+        "a zero-width interval); an adjusted gap the additive model cannot identify (models "
+        "and annotators coincide) is blank, adjusted_note saying so. Needs 2 paired clips."),
     "leaderboard": (
         "Leaderboard of the judge ensemble (CLIP-CC-Bench's Borda): each embedding judge ranks "
         "the models by their mean per-clip score (by default HM-CF of the model's overview "
         "against its final corrected overview; the export's parameters name the score and "
         "references); a model gets V - rank points from each judge (the top one V - 1, equal "
         "means share the better rank); the final rank is by total points, ties broken by the "
-        "mean across judges, then by model name. Only clips scored for every model under every "
-        "judge count (clips). Stability: share of clip-bootstrap resamples in which the model "
+        "mean across judges, then by model name. Clips (column averaged_over): by default each "
+        "model's mean under a judge is over its own scored clips, as the paper and "
+        "CLIP-CC-Bench average ('own clips'; clips = that model's count); the common-clips "
+        "variant (export option --leaderboard-clips common) counts only clips scored for every "
+        "model under every judge ('common clips'). Stability: share of clip-bootstrap resamples in which the model "
         "keeps its rank, and the central 95% of its ranks (at most 2,000 resamples)."),
     "judge_agreement": (
         "Inter-judge agreement on the leaderboard's per-judge means: Kendall's tau-b for each "
@@ -172,7 +179,9 @@ TABLE_CAPTIONS: dict[str, str] = {
         "caption of their clip the annotator met (first: exposure 1) against those met after "
         "another caption of the same clip (later: exposure 2 or more); n = captions / windows. "
         "Difference = later minus first (points) with a 95% percentile bootstrap interval over "
-        "clips. How to read it: an annotator who has corrected one model's caption of a clip "
+        "clips, only where each group has at least 5 captions on at least 2 clips (else "
+        "difference_note says what it needs). How to read it: an annotator who has corrected "
+        "one model's caption of a clip "
         "knows what to look for in the next one, so a difference whose interval excludes 0 "
         "says the study was anchored; a study that was not anchored shows no difference (an "
         "interval around 0). A one-model-per-clip study has no later exposures and is not "
@@ -197,6 +206,9 @@ def failure_profile(
     matched: pd.DataFrame | None = None,
     generated: pd.DataFrame | None = None,
     judged: pd.DataFrame | None = None,
+    leaderboard_clips: str = "own",
+    lower_accepts: Sequence[str] = (),
+    lower_better_judges: Sequence[str] = (),
 ) -> dict[str, pd.DataFrame]:
     """Return every table of the failure profile, keyed and ordered as :data:`TABLE_CAPTIONS`.
 
@@ -211,20 +223,21 @@ def failure_profile(
     scores of Table 1's Matched column (:mod:`scoring.metrics.analysis.metrics`); ``generated`` holds
     every generated caption for Table 14 (columns: model and the generation columns of the
     captions table; default: ``captions``, i.e. only captions with a final verdict); ``judged``
-    the per-clip judge scores of the leaderboard (:mod:`scoring.metrics.analysis.leaderboard`). Models
+    the per-clip judge scores of the leaderboard (:mod:`scoring.metrics.analysis.leaderboard`),
+    averaged over each model's own clips or, with ``leaderboard_clips="common"``, the common ones. Models
     appear in
     the same order in every per-model table (highest paired correct-overview rate first),
     except tables the paper sorts by their own column (repair_direction, difficulty_penalty).
     """
     validate_tidy(captions, windows)
     if captions.empty:
-        return empty_profile()
+        return _with_generation(empty_profile(), generated)
     if paired_only:
         captions, paired_windows = paired_subset(captions, windows)
         assert paired_windows is not None
         windows = paired_windows
         if captions.empty:
-            return empty_profile(NO_PAIRED)
+            return _with_generation(empty_profile(NO_PAIRED), generated)
     captions = captions.reset_index(drop=True)
     windows = windows.reset_index(drop=True)
     models = model_order(captions)
@@ -235,6 +248,7 @@ def failure_profile(
 
     steps: dict[str, Callable[[], pd.DataFrame]] = {
         "metric_auc": lambda: metric_auc(captions, matched=matched, resamples=resamples,
+                                         lower_accepts=(*LOWER_ACCEPTS, *lower_accepts),
                                          seed=seed),
         "intervention_rate": lambda: intervention_rate(captions, thresholds=thresholds,
                                                        models=models),
@@ -269,7 +283,8 @@ def failure_profile(
         "pairwise_gaps": lambda: pairwise_gaps(captions, resamples=resamples,
                                                adjusted_resamples=adjusted_resamples, seed=seed,
                                                models=models),
-        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out),
+        "leaderboard": lambda: _leaderboard(judged, resamples, seed, out, leaderboard_clips,
+                                            lower_better_judges),
         "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
         "rejection_by_exposure": lambda: rejection_by_exposure(captions, windows, **boot),
@@ -280,7 +295,7 @@ def failure_profile(
         if progress is not None:
             progress(name)
         if name in needs and name in NEEDED_TO_RUN:
-            out[name] = pd.DataFrame()
+            out[name] = pd.DataFrame(columns=list(GAP_COLUMNS))
         else:
             out[name] = compute()
     needs |= _needs_after(out, min_verdicts)
@@ -293,7 +308,8 @@ def failure_profile(
     return out
 
 
-#: Tables that cannot even be computed without what they need (others give a row of blanks).
+#: Tables that cannot even be computed without what they need (others give a row of blanks);
+#: their columns come from GAP_COLUMNS, so the CSV still has its header.
 NEEDED_TO_RUN = frozenset({"pairwise_gaps"})
 #: Tables that read the windows table.
 WINDOW_TABLES = ("mode_incidence", "mode_incidence_variants", "mode_severity",
@@ -334,6 +350,10 @@ def _needs(captions: pd.DataFrame, windows: pd.DataFrame, paired: pd.DataFrame,
         needs |= dict.fromkeys(PAIRED_TABLES, NO_PAIRED)
     if captions["model"].nunique() < 2:
         needs["pairwise_gaps"] = "needs at least 2 models"
+    elif not paired.empty and paired["clip"].nunique() < MIN_CLIPS:
+        needs["pairwise_gaps"] = (
+            f"needs at least {MIN_CLIPS} paired clips (on one clip every clip-bootstrap "
+            "interval has zero width and the additive model cannot tell models from raters)")
     if windows.empty:
         needs |= dict.fromkeys(WINDOW_TABLES, "needs windows (a timeline) on the captions")
     elif not (windows.groupby(["clip", "model"]).size() == windows_per_caption).any():
@@ -375,13 +395,25 @@ def _needs_after(out: Mapping[str, pd.DataFrame], min_verdicts: int) -> dict[str
 
 
 def _leaderboard(judged: pd.DataFrame | None, resamples: int, seed: int,
-                 out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+                 out: dict[str, pd.DataFrame], clips: str = "own",
+                 lower_better: Sequence[str] = ()) -> pd.DataFrame:
     """The leaderboard; its agreement table is kept aside for the next step."""
     if judged is None:
         judged = pd.DataFrame(columns=["clip", "model", "judge", "value"])
-    table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed)
+    table, agreement = leaderboard(judged, resamples=min(resamples, 2_000), seed=seed,
+                                   clips=clips, lower_better=lower_better)  # type: ignore[arg-type]
     out["_agreement"] = agreement
+    table["averaged_over"] = f"{clips} clips"
     return table
+
+
+def _with_generation(tables: dict[str, pd.DataFrame], generated: pd.DataFrame | None
+                     ) -> dict[str, pd.DataFrame]:
+    """Table 14 counts generated captions, not verdicts: it is computed without any verdict."""
+    if generated is not None and not generated.empty:
+        tables["generation"] = generation_details(
+            generated, models=sorted(set(generated["model"].astype(str))))
+    return tables
 
 
 def _generation(captions: pd.DataFrame, generated: pd.DataFrame | None, models: list[str]

@@ -14,10 +14,10 @@ import pandas as pd
 from scipy import stats
 
 from scoring.metrics.analysis.common import clip_codes, codes, models_for
+from scoring.metrics.analysis.samples import clip_weights, excludes_zero
 from scoring.metrics.analysis.stats import (
     ALPHA,
     bonferroni,
-    clip_resample_counts,
     clip_sums,
     percentile_interval,
     rng_for,
@@ -177,7 +177,7 @@ def difficulty_penalty(
     caption_clip, clips = clip_codes(captions)
     by_model = np.eye(len(models))[codes(captions["model"], models)]
     rejected = captions["overview_final_verdict"].eq("reject").to_numpy(float)[:, None]
-    weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "difficulty_penalty"))
+    weights = clip_weights(len(clips), resamples, rng_for(seed, "difficulty_penalty"))
     table = pd.DataFrame({"model": models})
     for name, (prop, difficult, easy) in contrasts.items():
         labels = _labels(captions, prop)
@@ -196,7 +196,7 @@ def difficulty_penalty(
         table[f"{name}_penalty_pts"] = 100 * (rates[0] - rates[1])
         table[f"{name}_ci_low"] = low
         table[f"{name}_ci_high"] = high
-        table[f"{name}_excludes_zero"] = (low > 0) | (high < 0)
+        table[f"{name}_excludes_zero"] = excludes_zero(low, high)
         table[f"{name}_difficult_captions"] = sides[0][1].sum(axis=0).astype(int)
         table[f"{name}_easy_captions"] = sides[1][1].sum(axis=0).astype(int)
     if contrasts:

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
+from scoring.metrics.analysis.samples import clip_weights
 from scoring.metrics.analysis.stats import (
     ALPHA,
     binomial_expected,
-    clip_resample_counts,
     clip_sums,
     clopper_pearson,
     percentile_interval,
@@ -115,7 +115,7 @@ def _correct_window(captions: pd.DataFrame, windows: pd.DataFrame, models: list[
     by_model = np.eye(len(models))[window_model]
     numerators = clip_sums(window_clip, by_model * accepted[:, None], len(clips))
     denominators = clip_sums(window_clip, by_model, len(clips))
-    weights = clip_resample_counts(len(clips), resamples, rng_for(seed, "correct_window"))
+    weights = clip_weights(len(clips), resamples, rng_for(seed, "correct_window"))
     low, high = percentile_interval(ratio_resamples(weights, numerators, denominators), alpha)
     total = denominators.sum(axis=0)
     return pd.DataFrame({
