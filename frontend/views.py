@@ -46,7 +46,8 @@ def home(request):
 def study_detail(request, slug: str):
     study = _member_study(request, slug)
     clips = study.clips.annotate(caption_count=Count("captions"))
-    is_admin = Role.ADMIN in user_roles(request.user, study)
+    roles = user_roles(request.user, study)
+    is_admin = Role.ADMIN in roles
     # The caption imports still running (a reload resumes their progress bars) and the last one.
     import_jobs = caption_import_jobs_shown(study=study) if is_admin else []
     return render(
@@ -59,6 +60,8 @@ def study_detail(request, slug: str):
             "modes": study.taxonomy.modes.all(),
             "roles": sorted(user_roles(request.user, study)),
             "is_admin": is_admin,
+            # Researchers start scoring jobs too: the profiles' leaderboard needs one after new verdicts.
+            "starts_scoring": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
             "caption_import_jobs": CaptionImportJobSerializer(import_jobs, many=True).data,
             "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),

@@ -9,7 +9,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.permissions import (
-    IsStudyAdmin,
     Role,
     member_study_from_view,
     study_from_view,
@@ -28,6 +27,13 @@ class SeesScores(BasePermission):
     def has_permission(self, request, view):
         study = member_study_from_view(view, request.user)
         return bool(user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER})
+
+
+class StartsScoring(SeesScores):
+    """The study's admins and researchers start study scoring jobs (a researcher reading the
+    leaderboard is told to run one). There is no cancelling of jobs, theirs or others'."""
+
+    message = "Only the study's admins and researchers start scoring jobs."
 
 
 class ScoreJobSerializer(serializers.ModelSerializer):
@@ -91,12 +97,13 @@ class ScoreResultSerializer(serializers.ModelSerializer):
 
 
 class ScoreJobList(generics.ListAPIView):
-    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins)."""
+    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins
+    and researchers)."""
 
     serializer_class = ScoreJobSerializer
 
     def get_permissions(self):
-        return [IsStudyAdmin()] if self.request.method == "POST" else [SeesScores()]
+        return [StartsScoring()] if self.request.method == "POST" else [SeesScores()]
 
     def get_queryset(self):
         return ScoreJob.objects.filter(study=study_from_view(self)).select_related("requested_by")

@@ -163,8 +163,10 @@ async function claim(id, button) {
   await load();
 }
 
+// The review page goes on in this order (risky first unless told otherwise).
 function orderQuery() {
-  return `?order=${encodeURIComponent(filters.elements.order.value || "risk")}`;
+  const order = filters.elements.order.value || "risk";
+  return order === "risk" ? "" : `?order=${encodeURIComponent(order)}`;
 }
 
 async function claimNext(button) {

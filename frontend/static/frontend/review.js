@@ -538,7 +538,7 @@ function sendReturn({ next = false } = {}) {
 // --------------------------------------------------------------------------- next
 
 function orderQuery() {
-  return `?order=${encodeURIComponent(config.order)}`;
+  return config.order === "risk" ? "" : `?order=${encodeURIComponent(config.order)}`;
 }
 
 // Claim the next item of the queue and open it. An undecided item this reviewer holds here goes
