@@ -52,8 +52,8 @@ def as_role(browser, live_server):
     """A page signed in as `username`, in a context that lets axe's script in."""
     contexts = []
 
-    def open_as(username: str, password: str | None = None):
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+    def open_as(username: str, password: str | None = None, width: int = 1280):
+        context = browser.new_context(viewport={"width": width, "height": 860}, bypass_csp=True)
         contexts.append(context)
         page = context.new_page()
         page.goto(f"{live_server.url}/login/")
@@ -74,9 +74,9 @@ def serious_violations(page, axe_source: str) -> list[str]:
         page.add_script_tag(content=axe_source)
     result = page.evaluate("(rules) => axe.run(document, rules)", RULES)
     return [
-        f"{violation['id']} ({violation['impact']}): {' '.join(node['target'])} — "
-        f"{node.get('failureSummary', '').splitlines()[-1].strip() if node.get('failureSummary') else ''}"
-        for violation in result
+        f"{violation['id']} ({violation['impact']}): {' '.join(map(str, node['target']))} — "
+        f"{(node.get('failureSummary') or '').strip().splitlines()[-1:]}"
+        for violation in result["violations"]
         if violation["impact"] in SERIOUS
         for node in violation["nodes"]
     ]
@@ -158,13 +158,14 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
 
 
 def test_the_profile_page_with_its_wide_tables(as_role, live_server, axe_source):
-    """The profile's tables scroll sideways in their own regions: those take the keyboard focus."""
+    """The profile's tables scroll sideways in their own regions (on a narrow window here), and
+    those take the keyboard focus."""
     from playwright.sync_api import expect
 
     from tests.profiles.demo_run import demo_reviewed
 
     demo_reviewed()
-    page = as_role("researcher", "redline-demo")
+    page = as_role("researcher", "redline-demo", width=800)
     page.goto(f"{live_server.url}/studies/demo/profiles/")
     page.wait_for_selector("#profile-form[data-ready=true]")
     page.get_by_label("Bootstrap resamples").fill("100")
@@ -172,4 +173,6 @@ def test_the_profile_page_with_its_wide_tables(as_role, live_server, axe_source)
     page.get_by_role("button", name="Build profile").click()
     expect(page.locator("#profile-step")).to_have_text("Done.", timeout=120_000)
     expect(page.locator("#profile-main-table tbody tr")).to_have_count(3)
+    region = page.locator(".scroll:has(#profile-main-table)")
+    assert region.evaluate("node => node.scrollWidth > node.clientWidth"), "the table does not overflow here"
     assert serious_violations(page, axe_source) == []
