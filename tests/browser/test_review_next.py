@@ -161,6 +161,7 @@ def test_the_two_similarities_of_an_amended_unit_say_which_texts_they_compare(
     opened(page, live_server, item)
     page.locator("body").press("e")
     page.get_by_label("QC overview text").fill("A test card with a counter that counts up to five.")
+    page.get_by_label("Window 2 scene (QC)").fill("The counter keeps running past three.")
     page.get_by_role("button", name="Save amendments and approve").click()
     expect(page.locator("#notice")).to_contain_text("Amended and approved")
     page.wait_for_selector("body[data-ready='true']")
@@ -169,4 +170,8 @@ def test_the_two_similarities_of_an_amended_unit_say_which_texts_they_compare(
     expect(sizes.nth(0)).to_contain_text("character similarity, original → annotator:")
     expect(sizes.nth(1)).to_contain_text("character similarity, annotator → QC:")
     expect(page.locator("#history .qc-edit-size")).to_contain_text("QC edit size, annotator → QC: overview 3 words")
+    # A window's size in the history measures its scene and shot as one text, and says so.
+    expect(page.locator("#history .qc-edit-size")).to_contain_text("window 2, scene and shot together, 4 words")
+    window = page.locator(".review-window[data-index='1'] .unit-version.qc .edit-size")
+    expect(window.first).to_contain_text("character similarity, annotator → QC:")
     assert AuditEvent.objects.filter(annotation=item, action="amend").count() == 1

@@ -386,8 +386,11 @@ async function renderHistory() {
     }
     const size = event.after && event.after.edit_size;
     if (size) {
-      const parts = [`overview ${size.overview.words_changed} words (similarity ${size.overview.char_similarity.toFixed(2)})`];
-      for (const w of size.windows) parts.push(`window ${w.index + 1} ${w.words_changed} words (similarity ${w.char_similarity.toFixed(2)})`);
+      // The server measures a window's scene and shot as one text; the redlines above measure each apart.
+      const parts = [`overview ${size.overview.words_changed} words (character similarity ${size.overview.char_similarity.toFixed(2)})`];
+      for (const w of size.windows) {
+        parts.push(`window ${w.index + 1}, scene and shot together, ${w.words_changed} words (character similarity ${w.char_similarity.toFixed(2)})`);
+      }
       item.appendChild(element("span", "qc-edit-size muted", ` — QC edit size, annotator → QC: ${parts.join("; ")}`));
     }
     list.appendChild(item);
