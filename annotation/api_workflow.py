@@ -262,7 +262,7 @@ class AnnotationSubmit(APIView):
 
 
 class DecisionUndo(APIView):
-    """Take back your last lock, submission or approval while its undo window is open
+    """Take back your last lock, submission, approval or amendment while its undo window is open
     (the study's undo_seconds, else settings.UNDO_SECONDS); 403 for anyone else, 409 once the window passed."""
 
     @extend_schema(request=None, responses={200: bodies.Workspace, 409: CONFLICT})

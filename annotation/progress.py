@@ -3,7 +3,8 @@
 Read-side only. Counts by state come from the annotations as they are now; everything
 that happened over time (submissions, QC decisions, returns, amendments) comes from the
 audit trail, which keeps what the current state forgets (an item returned and then
-approved was still returned once).
+approved was still returned once). A submission, approval or amendment taken back with
+undo is not counted (`standing`): the trail keeps both events, the counts neither.
 
 Definitions (also shown on the page):
 - throughput: submissions (annotators, models) or QC decisions (reviewers) per active
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import Count, Exists, F, OuterRef, Window
-from django.db.models.functions import Lag, TruncDate
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, Window
+from django.db.models.functions import Coalesce, Lag, TruncDate
 
 from annotation import workflow
 from annotation.agreement import Agreement, agreement
@@ -43,6 +44,21 @@ from annotation.models import (
 STATES = [state for state, _ in Annotation.State.choices]
 DECISIONS = ("approve", "amend", "return")
 SUBMITTED_ONCE = frozenset({workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED})
+COUNTED = ("submit", *DECISIONS)
+
+
+def standing(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    """The events that were not undone. An undo takes back the annotation's last decisive
+    action, so a submission, approval or amendment was undone exactly when the next counted
+    event on its annotation (a submission, a QC decision, or the undo of one of them) is an
+    undo. (Undoing an overview lock changes none of these counts and is left out.)"""
+    later = (
+        AuditEvent.objects.filter(annotation_id=OuterRef("annotation_id"), pk__gt=OuterRef("pk"))
+        .filter(Q(action__in=COUNTED) | Q(action="undo", after__undone__in=COUNTED))
+        .order_by("pk")
+        .values("action")[:1]
+    )
+    return events.annotate(next_counted=Coalesce(Subquery(later), Value(""))).exclude(next_counted="undo")
 
 
 @dataclass
@@ -148,6 +164,7 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
     separately (`agreement_on_double_annotations`)."""
     annotations = Annotation.objects.filter(caption__clip__study=study).order_by()
     events = AuditEvent.objects.filter(study=study, annotation__isnull=False).order_by()
+    counted = standing(events.filter(action__in=COUNTED))
     annotators, models, reviewers = _Tally(), _Tally(), _Tally()
 
     for name, model, state, n in annotations.values_list(
@@ -165,7 +182,7 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
 
     # Submissions per day, by the annotation's annotator and model.
     for name, model, day, n in (
-        events.filter(action="submit")
+        counted.filter(action="submit")
         .values_list("annotation__annotator__username", "annotation__caption__model__name", TruncDate("at"))
         .annotate(n=Count("id"))
     ):
@@ -174,7 +191,7 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
         models.add_done(model, day, n)
     # QC decisions about each annotator's and model's annotations (their return rates).
     for name, model, action, n in (
-        events.filter(action__in=DECISIONS)
+        counted.filter(action__in=DECISIONS)
         .values_list("annotation__annotator__username", "annotation__caption__model__name", "action")
         .annotate(n=Count("id"))
     ):
@@ -182,19 +199,20 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
         annotators.add_decision(ALL, action, n)
         models.add_decision(model, action, n)
     # Each reviewer's own decisions per day (and who claimed anything: a reviewer too).
-    acted = set()
+    acted = set(
+        events.filter(action="claim", actor__isnull=False).values_list("actor__username", flat=True).distinct()
+    )
     for name, action, day, n in (
-        events.filter(action__in=("claim", *DECISIONS), actor__isnull=False)
+        counted.filter(action__in=DECISIONS, actor__isnull=False)
         .values_list("actor__username", "action", TruncDate("at"))
         .annotate(n=Count("id"))
     ):
         acted.add(name)
-        if action in DECISIONS:
-            reviewers.add_done(name, day, n)
-            reviewers.add_decision(name, action, n)
+        reviewers.add_done(name, day, n)
+        reviewers.add_decision(name, action, n)
 
     # Median active time of the items submitted at least once, per annotator and model.
-    submitted_once = Exists(events.filter(action="submit", annotation_id=OuterRef("pk")))
+    submitted_once = Exists(counted.filter(action="submit", annotation_id=OuterRef("pk")))
     for name, model, seconds in annotations.filter(submitted_once).values_list(
         "annotator__username", "caption__model__name", "active_seconds"
     ):
@@ -202,8 +220,9 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
         annotators.seconds[ALL].append(seconds)
         models.seconds[model].append(seconds)
     # Claim to decision: a decision whose previous event by the same reviewer on the same
-    # annotation is a claim (a claim claimed again counts from the later claim).
-    for name, decided, claimed in _claim_to_decision(events):
+    # annotation is a claim (a claim claimed again counts from the later claim); a decision
+    # undone is not one, so the decision taken after it counts from the claim.
+    for name, decided, claimed in _claim_to_decision(standing(events.filter(action__in=("claim", *DECISIONS)))):
         reviewers.seconds[name].append((decided - claimed).total_seconds())
 
     members: dict[str, set[str]] = defaultdict(set)
@@ -237,12 +256,13 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
 
 
 def _claim_to_decision(events) -> Iterable[tuple[str, datetime, datetime]]:
-    """(reviewer, decided at, claimed at) of every decision that follows its reviewer's claim."""
+    """(reviewer, decided at, claimed at) of every decision that follows its reviewer's claim;
+    `events` are the claims and the decisions to look at."""
     partition = {"partition_by": [F("actor_id"), F("annotation_id")], "order_by": [F("at").asc(), F("pk").asc()]}
     # Only the window condition may follow the annotation: a plain one would be applied before
     # LAG looks back. Claims that follow a claim are few; they are dropped here.
     after_a_claim = (
-        events.filter(action__in=("claim", *DECISIONS), actor__isnull=False)
+        events.filter(actor__isnull=False)
         .annotate(
             previous=Window(Lag("action"), **partition),
             previous_at=Window(Lag("at"), **partition),

@@ -238,7 +238,7 @@ class ReturnedUnitThread(serializers.Serializer):
 class UndoOffer(serializers.Serializer):
     """A decision that may still be undone (POST .../undo/), and for how long."""
 
-    action = serializers.ChoiceField(choices=["lock_overview", "submit", "approve"])
+    action = serializers.ChoiceField(choices=["lock_overview", "submit", "approve", "amend"])
     until = serializers.DateTimeField()
     seconds_left = serializers.FloatField()
 

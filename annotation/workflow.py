@@ -36,12 +36,14 @@ TRANSITIONS: dict[str, Transition] = {
 
 # Decisive actions that whoever took them may undo for a few seconds (settings.UNDO_SECONDS):
 # {action: (state it left the annotation in, state the undo goes back to)}. Locking the
-# overview changes no state. The database trigger allows these two moves back only while the
-# row's undo window is open (migration 0010).
+# overview changes no state. The database trigger allows these moves back only while the
+# row's undo window is open (migrations 0010 and 0016; undoing an amendment also deletes the
+# QC pass it created, which the database allows only then).
 UNDOABLE: dict[str, tuple[str, str]] = {
     "lock_overview": (IN_PROGRESS, IN_PROGRESS),
     "submit": (SUBMITTED, IN_PROGRESS),
     "approve": (APPROVED, IN_REVIEW),
+    "amend": (APPROVED, IN_REVIEW),
 }
 
 # States in which the annotator may still change their pass.

@@ -183,7 +183,7 @@ if not 0 < SHOT_CHANGE_THRESHOLD < 1:
 
 SCORING_JUDGES = env_list("SCORING_JUDGES", ["minilm", "e5-small"])
 SCORING_ON_FINAL_VERDICT = env_bool("SCORING_ON_FINAL_VERDICT", True)
-# Locking the overview, submitting to QC and approving can be undone for this many seconds;
+# Locking the overview, submitting to QC, approving and amending can be undone for this many seconds;
 # until then the change stays the actor's own (a submission is not in the review queue yet).
 UNDO_SECONDS = int(os.environ.get("UNDO_SECONDS", "10"))
 # The study dashboard lists annotators with work left who have done nothing for this long.

@@ -70,6 +70,8 @@ def study_detail(request, slug: str):
             "modes": study.taxonomy.modes.all(),
             "roles": sorted(user_roles(request.user, study)),
             "is_admin": is_admin,
+            # Researchers start scoring jobs too: the profiles' leaderboard needs one after new verdicts.
+            "starts_scoring": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
             "caption_import_jobs": CaptionImportJobSerializer(import_jobs, many=True).data,
             "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),

@@ -1,8 +1,9 @@
-"""The progress page of a study, for its admins."""
+"""The progress page of a study, for its admins; its other members are told who may see it (403)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
@@ -15,9 +16,15 @@ from frontend.templatetags.progress_format import decimal
 
 def _study_for_admin(request, slug: str) -> Study:
     study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
-    if Role.ADMIN not in user_roles(request.user, study):
-        # 404 rather than 403: people outside the study's admins learn nothing about it.
+    roles = user_roles(request.user, study)
+    if not roles:
+        # 404 rather than 403: people outside the study learn nothing about it.
         raise Http404("No such study.")
+    if Role.ADMIN not in roles:
+        raise PermissionDenied(
+            "Only the study's admins see its progress (who annotated and reviewed what, and how fast). "
+            "Ask one of them if you need these numbers."
+        )
     return study
 
 

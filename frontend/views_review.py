@@ -17,6 +17,7 @@ from django.views.decorators.http import require_safe
 from annotation.api_workflow import workspace_payload
 from annotation.models import Annotation, Membership
 from annotation.permissions import Role, user_roles
+from annotation.queues import REVIEW_ORDERS
 from frontend.views import _member_study
 
 REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}
@@ -40,6 +41,7 @@ def review_queue(request, slug: str):
         "queue_url": f"/api/studies/{study.slug}/review-queue/",
         "me": request.user.username,
         "can_review": Role.REVIEWER in roles,
+        "next_api": f"/api/studies/{study.slug}/review-queue/next/",
         "models": list(study.candidate_models.order_by("alias").values_list("alias", flat=True)),
         "annotators": list(annotators),
     }
@@ -69,7 +71,12 @@ def review(request, annotation_id: int):
         "me": request.user.username,
         "model_alias": alias,
         "can_review": Role.REVIEWER in roles and annotation.annotator_id != request.user.pk,
+        "reviewer": Role.REVIEWER in roles,
+        "clip": annotation.caption.clip.name,
+        # Next claims in the order the reviewer chose in the queue (the queue passes it on).
+        "order": order if (order := request.GET.get("order")) in REVIEW_ORDERS else "risk",
         "queue_url": f"/studies/{study.slug}/review/",
+        "next_api": f"/api/studies/{study.slug}/review-queue/next/",
         "api": f"/api/annotations/{annotation.pk}/",
     }
     return render(

@@ -31,6 +31,13 @@ class SeesScores(BasePermission):
         return bool(user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER})
 
 
+class StartsScoring(SeesScores):
+    """The study's admins and researchers start study scoring jobs (a researcher reading the
+    leaderboard is told to run one). There is no cancelling of jobs, theirs or others'."""
+
+    message = "Only the study's admins and researchers start scoring jobs."
+
+
 class ScoreJobSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     progress = serializers.SerializerMethodField()
@@ -92,15 +99,16 @@ class ScoreResultSerializer(serializers.ModelSerializer):
 
 
 class ScoreJobList(generics.ListAPIView):
-    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins),
-    with a JSON object (or no body): a form or a multipart body is refused (415), as a JSON
-    body that is not an object is (400), instead of starting a job with every default."""
+    """GET: the study's scoring jobs, newest first. POST: score the whole study now (admins
+    and researchers), with a JSON object (or no body): a form or a multipart body is refused
+    (415), as a JSON body that is not an object is (400), instead of starting a job with every
+    default."""
 
     serializer_class = ScoreJobSerializer
     parser_classes = [StrictJSONParser]
 
     def get_permissions(self):
-        return [IsStudyAdmin()] if self.request.method == "POST" else [SeesScores()]
+        return [StartsScoring()] if self.request.method == "POST" else [SeesScores()]
 
     def get_queryset(self):
         return ScoreJob.objects.filter(study=study_from_view(self)).select_related("requested_by")

@@ -2,7 +2,8 @@
 
 Migrations that change annotation_annotation on SQLite call `restore_annotation_triggers`
 afterwards, so that the workflow triggers of migration 0005 keep guarding the table (with the
-undo transitions of migration 0010 once its columns exist).
+undo transitions of migration 0010 once its columns exist, with the undo of an amendment of
+migration 0016: a superset, harmless before 0016 runs).
 (The leading underscore keeps Django's migration loader from reading this as a migration.)
 """
 
@@ -25,7 +26,7 @@ def restore_annotation_triggers(apps, schema_editor):
     for statement in _TRANSITIONS.SQLITE:
         if "ON annotation_annotation" in statement:
             if "annotation_state_transition" in statement and "undo_until" in columns:
-                statement = importlib.import_module("annotation.migrations.0010_annotation_undo").SQLITE_TRIGGER
+                statement = importlib.import_module("annotation.migrations.0016_qc_amend_undo").SQLITE_TRIGGER
             schema_editor.execute(statement)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -178,7 +178,11 @@ def review_approve(*, annotation_id: int, actor) -> Annotation:
 
 @transaction.atomic
 def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> Annotation:
-    """Approve with the reviewer's amendments stored as the QC pass, beside the annotator's."""
+    """Approve with the reviewer's amendments stored as the QC pass, beside the annotator's.
+
+    The QC pass starts as a copy of the annotator's. Undone (decision_undo, while its window is
+    open), the QC pass is deleted again: the annotation is as it was before, in review.
+    """
     changes = _mapping(changes, "changes")
     annotation = Annotation.objects.select_related("caption__clip__study", "taxonomy").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
@@ -214,7 +218,9 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     problems = pass_problems(annotation, qc)
     if problems:
         raise ServiceError("The amended version is incomplete: " + " ".join(problems))
-    annotation = _finish_review(annotation_id, actor, "amend", reviewed_at=timezone.now())
+    annotation = _finish_review(
+        annotation_id, actor, "amend", reviewed_at=timezone.now(), **_undo_window("amend", actor)
+    )
     _after_final_verdict(annotation.pk)
     after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
     _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), after)
@@ -331,10 +337,29 @@ def final_pass(annotation: Annotation) -> CorrectionPass | None:
 # --------------------------------------------------------------------------- undo
 
 
+def _delete_qc_pass(annotation: Annotation) -> None:
+    """Delete the QC pass of an amendment being undone, while the row still says "approved,
+    amend undoable": the database allows the delete only then (migration 0016)."""
+    locked = Annotation.objects.select_for_update().filter(
+        pk=annotation.pk, state=workflow.APPROVED, undo_until=annotation.undo_until
+    ).first() is not None
+    try:
+        with transaction.atomic():
+            if not locked:
+                raise IntegrityError("changed meanwhile")
+            CorrectionPass.objects.filter(annotation_id=annotation.pk, kind=CorrectionPass.Kind.QC).delete()
+    except IntegrityError:
+        _reread(annotation)
+        raise Conflict("This annotation changed meanwhile, or its seconds to undo have passed; "
+                       "the amendment stands.", annotation_snapshot(annotation)) from None
+
+
 @transaction.atomic
 def decision_undo(*, annotation_id: int, actor) -> Annotation:
     """Take back the annotation's last decisive action (locking the overview, submitting,
-    approving) while its undo window is open, for the person who took it; audited as "undo".
+    approving, amending and approving) while its undo window is open, for the person who took
+    it; audited as "undo". Undoing an amendment deletes the QC pass it stored (the audit trail
+    keeps it), so that the item is exactly as before: in review, claimed by the reviewer.
 
     Refused with NotAllowed for anyone else, and with Conflict when there is nothing to undo
     or the window has passed (the change is then everyone's). The move back is a conditional
@@ -365,8 +390,10 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
             return_comment=before.get("return_comment", ""),
             returned_units=before.get("returned_units", []),
         )
-    else:  # approve: back to the reviewer's claim, as it was just before
+    else:  # approve, amend: back to the reviewer's claim, as it was just before
         fields.update(reviewed_at=None, claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
+    if action == "amend":
+        _delete_qc_pass(annotation)
     moved = Annotation.objects.filter(
         pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
     ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)

@@ -208,12 +208,99 @@ def test_the_progress_page_leaves_agreement_to_its_own_request(worked, personas)
     assert [row["items"] for row in rows] == [row.result.items for row in expected]
 
 
-@pytest.mark.parametrize("role", ["annotator", "reviewer", "researcher", "outsider"])
-def test_progress_page_is_not_found_for_anyone_but_study_admins(worked, personas, role):
+@pytest.mark.parametrize("role", ["annotator", "reviewer", "researcher"])
+def test_progress_page_tells_other_members_who_may_see_it(worked, personas, role):
     client = Client()
     client.force_login(personas[role])
+    response = client.get("/studies/s1/progress/")
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "Only the study&#x27;s admins see its progress" in html
+    assert 'class="topbar"' in html  # the site's own page, not a bare error
+    assert client.get("/studies/s1/progress/agreement/").status_code == 403
+
+
+def test_progress_page_is_not_found_for_outsiders(worked, personas):
+    client = Client()
+    client.force_login(personas["outsider"])
     assert client.get("/studies/s1/progress/").status_code == 404
     assert client.get("/studies/s1/progress/agreement/").status_code == 404
+
+
+def test_counts_leave_out_what_was_undone(study, personas, settings):
+    """A submission, an approval and an amendment taken back with undo count as nothing, and
+    what was decided after them counts once (with its claim-to-decision time)."""
+    from annotation.models import Annotation
+    from annotation.services.workflow import decision_undo
+    from tests.annotation.test_workflow import complete as complete_pass
+
+    annotator, reviewer = personas["annotator"], personas["reviewer"]
+    fake_clip(study, "b")
+    captions = captions_add(study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")])
+    annotations_assign(study=study, annotators=[annotator], captions=captions, design="clip_blocks")
+    items = [annotation_open(annotation=c.annotations.get(), actor=annotator) for c in captions]
+    settings.UNDO_SECONDS = 30
+
+    def open_window_passes(annotation):
+        Annotation.objects.filter(pk=annotation.pk).update(undo_until=None, undo={})
+
+    # Item 1: submitted, undone, submitted again; approved, undone, approved again.
+    first = complete_pass(items[0], annotator)
+    decision_undo(annotation_id=first.pk, actor=annotator)
+    first = Annotation.objects.get(pk=first.pk)
+    first = annotation_submit(annotation_id=first.pk, actor=annotator, base_version=first.version)
+    open_window_passes(first)
+    review_claim(annotation_id=first.pk, actor=reviewer)
+    review_approve(annotation_id=first.pk, actor=reviewer)
+    decision_undo(annotation_id=first.pk, actor=reviewer)
+    review_approve(annotation_id=first.pk, actor=reviewer)
+    # Item 2: amended, undone, then returned.
+    second = complete_pass(items[1], annotator)
+    open_window_passes(second)
+    review_claim(annotation_id=second.pk, actor=reviewer)
+    review_amend(annotation_id=second.pk, actor=reviewer, changes={"overview": {"modes": ["omission"]}})
+    decision_undo(annotation_id=second.pk, actor=reviewer)
+    review_return(annotation_id=second.pk, actor=reviewer, units=[{"unit": "overview", "comment": "Look."}])
+    # Item 3: submitted and undone: never submitted.
+    third = complete_pass(items[2], annotator)
+    decision_undo(annotation_id=third.pk, actor=annotator)
+
+    progress = study_progress(study=study)
+    (row,) = progress.annotators
+    assert row.counts == {"approved": 1, "returned": 1, "in_progress": 1}
+    assert row.done == 2  # two submissions stand, of four made
+    assert (row.decisions, row.approvals, row.amends, row.returns) == (2, 1, 0, 1)
+    assert (row.return_rate, row.amendment_rate) == (0.5, 0.0)
+    assert [n for _, n in row.per_day] == [2]
+    assert progress.totals.done == 2
+    (reviewed,) = progress.reviewers
+    assert (reviewed.done, reviewed.approvals, reviewed.amends, reviewed.returns) == (2, 1, 0, 1)
+    assert reviewed.median_seconds is not None
+    models = rows_by_label(progress.models)
+    assert (models["Model A"].done, models["Model A"].approvals) == (1, 1)
+    assert (models["Model B"].done, models["Model B"].amends, models["Model B"].returns) == (1, 0, 1)
+    assert models["Model C"].done == 0
+
+
+def test_the_progress_page_shows_counts_net_of_undo(study, personas, settings):
+    from annotation.services.workflow import decision_undo
+    from tests.annotation.test_workflow import complete as complete_pass
+
+    annotator = personas["annotator"]
+    fake_clip(study, "b")
+    (caption,) = captions_add(study, [caption_record("b", SECRET_MODEL)])
+    annotations_assign(study=study, annotators=[annotator], captions=[caption])
+    settings.UNDO_SECONDS = 30
+    item = complete_pass(annotation_open(annotation=caption.annotations.get(), actor=annotator), annotator)
+    decision_undo(annotation_id=item.pk, actor=annotator)
+    client = Client()
+    client.force_login(personas["admin"])
+    html = client.get("/studies/s1/progress/").content.decode()
+    row = html[html.index('data-row="annotator"'):]
+    row = row[: row.index("</tr>")]
+    cells = [cell.split(">", 1)[1].split("<", 1)[0] for cell in row.split("<td")[1:]]
+    states = study_progress(study=study).states
+    assert cells[1 + len(states)] == "0"  # "Submitted, all time": the undone submission is not one
 
 
 def test_study_page_links_to_progress_for_admins_only(study, personas):

@@ -1,4 +1,4 @@
-"""Undo of decisive actions: locking the overview, submitting to QC, approving.
+"""Undo of decisive actions: locking the overview, submitting to QC, approving, amending.
 
 Each can be taken back by whoever took it for settings.UNDO_SECONDS; meanwhile others do
 not see it (a submission stays out of the review queue), afterwards it stands, and the
@@ -11,13 +11,15 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Annotation, AuditEvent
+from annotation.models import Annotation, AuditEvent, CorrectionPass, WindowCorrection
 from annotation.queues import review_queue
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,
     decision_undo,
+    final_pass,
     overview_lock,
+    review_amend,
     review_approve,
     review_claim,
     review_claim_next,
@@ -116,7 +118,79 @@ def test_undoing_an_approval_gives_the_reviewer_back_the_claim(annotation, perso
         decision_undo(annotation_id=annotation.pk, actor=reviewer)
 
 
-@pytest.mark.parametrize("action", ["submit", "approve"])
+AMENDMENT = {
+    "overview": {"verdict": "reject", "text": "A test card; a counter counts to five.", "modes": ["omission"]},
+    "windows": [{"index": 0, "verdict": "reject", "scene": "Bars.", "shot": "Static frame.", "start": 0, "end": 2,
+                 "modes": ["factual"]}],
+}
+
+
+def amended(annotation, personas):
+    annotation = complete(annotation, personas["annotator"])
+    close_window(annotation)
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    return review_amend(annotation_id=annotation.pk, actor=personas["reviewer"], changes=AMENDMENT)
+
+
+def test_undoing_an_amendment_removes_the_qc_pass_and_gives_the_reviewer_back_the_claim(annotation, personas):
+    reviewer = personas["reviewer"]
+    annotation = amended(annotation, personas)
+    assert annotation.state == "approved" and final_pass(annotation).kind == "qc"
+    assert annotation.undo["action"] == "amend"
+    with pytest.raises(NotAllowed):
+        decision_undo(annotation_id=annotation.pk, actor=personas["annotator"])
+    undone = decision_undo(annotation_id=annotation.pk, actor=reviewer)
+    assert undone.state == "in_review" and undone.reviewer_id == reviewer.pk
+    assert undone.reviewed_at is None and undone.claim_expires_at > timezone.now()
+    # Exactly as before the amendment: the annotator's pass only, nothing of QC's left.
+    assert [p.kind for p in undone.passes.all()] == ["annotator"]
+    assert not WindowCorrection.objects.filter(correction_pass__kind="qc").exists()
+    assert undo_events(annotation) == [({"state": "approved", "action": "amend"},
+                                        {"state": "in_review", "undone": "amend"})]
+    # The audit trail keeps what the amendment was.
+    event = AuditEvent.objects.get(annotation=annotation, action="amend")
+    assert event.after["overview"]["text"] == AMENDMENT["overview"]["text"]
+    # Approving plainly now makes the annotator's pass final, not the removed amendment.
+    approved = review_approve(annotation_id=annotation.pk, actor=reviewer)
+    assert final_pass(approved).kind == "annotator"
+
+
+def test_an_amendment_undone_can_be_amended_again_from_the_annotators_pass(annotation, personas):
+    reviewer = personas["reviewer"]
+    annotation = amended(annotation, personas)
+    decision_undo(annotation_id=annotation.pk, actor=reviewer)
+    again = review_amend(annotation_id=annotation.pk, actor=reviewer, changes={
+        "overview": {"verdict": "reject", "text": "Another amendment.", "modes": ["factual"]},
+    })
+    qc = again.passes.get(kind="qc")
+    assert qc.overview_text == "Another amendment."
+    # Window 1 is the annotator's again (the first amendment's window is gone with its pass).
+    assert qc.windows.get(window__index=0).verdict == "accept"
+    close_window(again)
+    with pytest.raises(Conflict, match="have passed"):
+        decision_undo(annotation_id=annotation.pk, actor=reviewer)
+    assert again.passes.filter(kind="qc").exists()
+
+
+def test_the_database_keeps_a_qc_pass_unless_its_amendment_is_being_undone(annotation, personas):
+    annotation = amended(annotation, personas)
+    close_window(annotation)
+    qc = CorrectionPass.objects.filter(annotation=annotation, kind="qc")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        qc.delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CorrectionPass.objects.filter(annotation=annotation, kind="annotator").delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Annotation.objects.filter(pk=annotation.pk).update(state="in_review")
+    # With the amendment's window open, its QC pass may go (and the annotator's still not).
+    Annotation.objects.filter(pk=annotation.pk).update(undo_until=timezone.now() + timedelta(seconds=30))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CorrectionPass.objects.filter(annotation=annotation, kind="annotator").delete()
+    qc.delete()
+    assert not qc.exists()
+
+
+@pytest.mark.parametrize("action", ["submit", "approve", "amend"])
 def test_the_database_refuses_the_move_back_once_the_window_passed(annotation, personas, action):
     annotation = complete(annotation, personas["annotator"])
     back = "in_progress"
@@ -124,6 +198,11 @@ def test_the_database_refuses_the_move_back_once_the_window_passed(annotation, p
         close_window(annotation)
         review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
         annotation = review_approve(annotation_id=annotation.pk, actor=personas["reviewer"])
+        back = "in_review"
+    if action == "amend":
+        close_window(annotation)
+        review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+        annotation = review_amend(annotation_id=annotation.pk, actor=personas["reviewer"], changes=AMENDMENT)
         back = "in_review"
     close_window(annotation)
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -155,4 +234,29 @@ def test_the_api_offers_the_undo_to_who_acted_and_answers_others_with_403(annota
     answer = annotator.post(f"{url}undo/")
     assert answer.status_code == 200 and answer.json()["state"] == "in_progress"
     again = annotator.post(f"{url}undo/")
+    assert again.status_code == 409 and "nothing to undo" in again.json()["detail"]
+
+
+def test_the_api_undoes_an_amendment_for_the_reviewer_who_made_it(annotation, personas):
+    from rest_framework.test import APIClient
+
+    annotation = complete(annotation, personas["annotator"])
+    close_window(annotation)
+    reviewer = APIClient()
+    reviewer.force_authenticate(personas["reviewer"])
+    url = f"/api/annotations/{annotation.pk}/"
+    assert reviewer.post(f"{url}claim/").status_code == 200
+    answer = reviewer.post(f"{url}amend/", {"changes": AMENDMENT}, format="json")
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["undo"]["action"] == "amend"
+    assert answer.json()["qc_pass"]["overview"]["text"] == AMENDMENT["overview"]["text"]
+    annotator = APIClient()
+    annotator.force_authenticate(personas["annotator"])
+    assert annotator.post(f"{url}undo/").status_code == 403
+    undone = reviewer.post(f"{url}undo/")
+    assert undone.status_code == 200
+    body = undone.json()
+    assert body["state"] == "in_review" and body["reviewer"] == "reviewer"
+    assert not body["qc_pass"] and body["undo"] is None
+    again = reviewer.post(f"{url}undo/")
     assert again.status_code == 409 and "nothing to undo" in again.json()["detail"]

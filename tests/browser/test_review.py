@@ -159,7 +159,7 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     # Approve A with the mouse: the annotator's pass is the final verdict.
     claim_from_queue(page, live_server, submitted["Model A"])
     expect(page.locator("#overview")).to_contain_text("accepted as written")
-    page.get_by_role("button", name="Approve").click()
+    page.get_by_role("button", name="Approve", exact=True).click()
     expect(page.locator("#notice")).to_contain_text("Approved.")
     approved = Annotation.objects.get(pk=submitted["Model A"].pk)
     assert approved.state == "approved" and approved.reviewer == personas["reviewer"]
@@ -203,7 +203,7 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     assert [w["index"] for w in size["windows"]] == [1]
     expect(page.locator("#history .qc-edit-size")).to_contain_text("overview 3 words")
     page.wait_for_selector("body[data-ready='true']")
-    expect(page.get_by_role("button", name="Approve")).to_be_hidden()
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_be_hidden()
     screenshot(page, "review-amended")
 
     # Return C: a comment is required; the annotator revises and resubmits; then it is approved.
@@ -271,7 +271,7 @@ def test_two_reviewers_racing_for_one_item_one_wins_the_other_is_told(
         # The loser opening the item sees who holds it and cannot act on it.
         second.goto(f"{live_server.url}/review/{item.pk}/")
         expect(second.locator("#claim")).to_contain_text("Claimed by reviewer until")
-        expect(second.get_by_role("button", name="Approve")).to_be_disabled()
+        expect(second.get_by_role("button", name="Approve", exact=True)).to_be_disabled()
         expect(second.get_by_role("button", name="Claim")).to_be_hidden()
 
         # The winner's claim runs out; the other takes the item over, and the first approve loses.
@@ -282,13 +282,13 @@ def test_two_reviewers_racing_for_one_item_one_wins_the_other_is_told(
         expect(second.locator("#claim")).to_contain_text("has expired")
         second.get_by_role("button", name="Claim").click()
         expect(second.locator("#claim")).to_contain_text("Claimed by you")
-        first.get_by_role("button", name="Approve").click()
+        first.get_by_role("button", name="Approve", exact=True).click()
         expect(first.locator("#notice")).to_contain_text("Not done")
         expect(first.locator("#claim")).to_contain_text("Claimed by reviewer2")
-        expect(first.get_by_role("button", name="Approve")).to_be_disabled()
+        expect(first.get_by_role("button", name="Approve", exact=True)).to_be_disabled()
         current = Annotation.objects.get(pk=item.pk)
         assert (current.state, current.reviewer.username) == ("in_review", "reviewer2")
-        second.get_by_role("button", name="Approve").click()
+        second.get_by_role("button", name="Approve", exact=True).click()
         expect(second.locator("#notice")).to_contain_text("Approved.")
         assert Annotation.objects.get(pk=item.pk).state == "approved"
     finally:

@@ -140,3 +140,45 @@ def test_the_reviewer_undoes_an_approval_by_mouse_by_keyboard_and_after_a_reload
     assert undone(annotation) == ["approve", "approve", "approve"]
     expect(page.locator("#history-list")).to_contain_text("reviewer: undid approve")
     assert not errors
+
+
+def test_the_reviewer_undoes_an_amendment_and_the_qc_pass_is_gone(sign_in, live_server, annotation, personas, settings):
+    from tests.annotation.test_workflow import complete
+
+    annotation = complete(annotation, personas["annotator"])
+    review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+    settings.UNDO_SECONDS = 30
+    page = sign_in("reviewer", "pw-reviewer")
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_server.url}/review/{annotation.pk}/")
+    page.wait_for_selector("body[data-ready='true']")
+    expect(page.locator(".shortcuts")).to_contain_text("undo an approval or an amendment")
+
+    for undo_by in ("mouse", "keyboard"):
+        page.locator("body").press("e")
+        page.get_by_label("QC overview text").fill("A test card; its counter counts up to five.")
+        page.get_by_role("button", name="Save amendments and approve").click()
+        expect(page.locator("#notice")).to_contain_text("Amended and approved")
+        toast = page.locator("#undo-toast")
+        expect(toast).to_contain_text("Amended and approved.")
+        assert Annotation.objects.get(pk=annotation.pk).passes.filter(kind="qc").exists()
+        if undo_by == "mouse":
+            screenshot(page, "undo-amend")
+            toast.get_by_role("button", name="Undo").click()
+        else:
+            page.locator("body").press("u")
+        expect(page.locator("#notice")).to_contain_text("Undone: not amended")
+        expect(page.locator("#claim")).to_contain_text("Claimed by you")
+        page.wait_for_selector("body[data-ready='true']")
+        expect(page.locator("#overview .unit-version.qc")).to_have_count(0)
+        current = Annotation.objects.get(pk=annotation.pk)
+        assert current.state == "in_review" and current.reviewed_at is None
+        assert not current.passes.filter(kind="qc").exists()
+    assert undone(annotation) == ["amend", "amend"]
+    expect(page.locator("#history-list")).to_contain_text("reviewer: undid amend")
+    # The Approve button approves the annotator's own pass now.
+    page.get_by_role("button", name="Approve", exact=True).click()
+    expect(page.locator("#notice")).to_contain_text("Approved.")
+    assert not Annotation.objects.get(pk=annotation.pk).passes.filter(kind="qc").exists()
+    assert not errors

@@ -75,12 +75,21 @@ def test_an_admin_starts_a_study_job_and_without_a_broker_it_runs(
     ]
 
 
-@pytest.mark.parametrize(("role", "status"), [("researcher", 403), ("annotator", 403),
-                                              ("reviewer", 403), ("outsider", 404)])
-def test_only_admins_may_start_a_job(personas, role, status):
+@pytest.mark.parametrize(("role", "status"), [("annotator", 403), ("reviewer", 403), ("outsider", 404)])
+def test_only_admins_and_researchers_may_start_a_job(personas, role, status):
     answer = client_for(personas[role]).post(JOBS, {}, format="json")
     assert answer.status_code == status
+    if status == 403:
+        assert answer.json()["detail"] == "Only the study's admins and researchers start scoring jobs."
     assert not ScoreJob.objects.exists()
+
+
+@pytest.mark.parametrize("role", ["admin", "researcher"])
+def test_admins_and_researchers_start_a_study_job(personas, approved, fast_scoring, role):
+    answer = client_for(personas[role]).post(JOBS, {"metrics": ["words_changed"]}, format="json")
+    assert answer.status_code == 202, answer.json()
+    job = ScoreJob.objects.get(pk=answer.json()["id"])
+    assert (job.kind, job.requested_by.username) == ("study", role)
 
 
 def test_starting_a_job_with_unknown_metrics_is_refused(personas):
@@ -93,10 +102,11 @@ def test_anonymous_requests_are_refused(study):
     assert APIClient().get(JOBS).status_code == 403
 
 
-def test_the_study_page_shows_the_job_table_and_score_now_to_admins_only(client, personas):
-    client.force_login(personas["admin"])
+@pytest.mark.parametrize(("role", "shown"), [("admin", True), ("researcher", True), ("annotator", False),
+                                             ("reviewer", False)])
+def test_the_study_page_shows_the_job_table_and_score_now_to_admins_and_researchers(client, personas, role, shown):
+    client.force_login(personas[role])
     page = client.get("/studies/s1/").content.decode()
-    assert 'id="score-now"' in page and 'id="score-job-table"' in page
-    assert "frontend/score_jobs.js" in page
-    client.force_login(personas["annotator"])
-    assert 'id="score-now"' not in client.get("/studies/s1/").content.decode()
+    assert ('id="score-now"' in page) is shown
+    assert ('id="score-job-table"' in page) is shown
+    assert ("frontend/score_jobs.js" in page) is shown

@@ -1,5 +1,6 @@
 // The QC review queue: filters kept in the address, a table from the review-queue API,
-// and a Claim button that locks an item for this reviewer before opening it.
+// a Claim button that locks an item for this reviewer before opening it, and "Claim next"
+// (the next item in the chosen order). The review page goes on in the same order.
 // Text from the server is only ever set with textContent.
 
 import { csrfToken } from "./redline.js";
@@ -81,7 +82,7 @@ function actionCell(item) {
     cell.appendChild(button);
   } else {
     const link = element("a", null, mine ? "Continue" : "Open");
-    link.href = item.url;
+    link.href = `${item.url}${orderQuery()}`;
     cell.appendChild(link);
   }
   return cell;
@@ -155,14 +156,40 @@ async function claim(id, button) {
   });
   const data = await response.json().catch(() => ({ detail: response.statusText }));
   if (response.ok) {
-    window.location.assign(`/review/${id}/`);
+    window.location.assign(`/review/${id}/${orderQuery()}`);
     return;
   }
   tell(response.status === 409 ? `Someone was quicker. ${data.detail}` : data.detail);
   await load();
 }
 
+// The review page goes on in this order (risky first unless told otherwise).
+function orderQuery() {
+  const order = filters.elements.order.value || "risk";
+  return order === "risk" ? "" : `?order=${encodeURIComponent(order)}`;
+}
+
+async function claimNext(button) {
+  button.disabled = true;
+  const response = await fetch(config.next_api, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    credentials: "same-origin",
+    body: JSON.stringify({ order: filters.elements.order.value || "risk" }),
+  });
+  const data = await response.json().catch(() => ({ detail: response.statusText }));
+  button.disabled = false;
+  if (response.ok) {
+    window.location.assign(`${data.url}${orderQuery()}`);
+    return;
+  }
+  tell(response.status === 404 ? "Queue empty: nothing is waiting for your review now." : data.detail, response.status === 404 ? "ok" : "error");
+  await load();
+}
+
 restoreFilters();
+const next = document.getElementById("claim-next");
+if (next) next.addEventListener("click", () => claimNext(next));
 more.addEventListener("click", loadMore);
 filters.addEventListener("change", () => { tell(""); load(); });
 filters.addEventListener("submit", (event) => event.preventDefault());

@@ -33,11 +33,20 @@ export function editSize(original, corrected, cut) {
   return next;
 }
 
-export function showSize(node, data) {
+// Which two texts a size compares, from a redline's label: "Scene, annotator → QC" -> "annotator → QC".
+export function measuredTexts(label) {
+  const parts = String(label || "").split(", ");
+  return parts[parts.length - 1].toLowerCase().replace("qc", "QC");
+}
+
+// `measures` names the two texts compared ("original → annotator"), so that two sizes of one
+// unit (the annotator's edit, QC's amendment of it) say which is which.
+export function showSize(node, data, measures = "") {
   const words = data.words_changed;
+  const between = measures ? `, ${measures}` : "";
   node.replaceChildren(
     element("span", "words", `${words} word${words === 1 ? "" : "s"} changed`),
-    document.createTextNode(` · similarity ${data.char_similarity.toFixed(2)} `),
+    document.createTextNode(` · character similarity${between}: ${data.char_similarity.toFixed(2)} `),
   );
   if (data.near_total) node.appendChild(element("span", "badge warn", "near-total repair"));
 }
@@ -51,7 +60,7 @@ export function redline(label, original, corrected, cut) {
   const size = element("p", "edit-size muted", "measuring…");
   box.append(text, size);
   box.ready = editSize(original, corrected, cut)
-    .then((data) => { renderRedline(text, data.diff); showSize(size, data); })
+    .then((data) => { renderRedline(text, data.diff); showSize(size, data, measuredTexts(label)); })
     .catch(() => { size.textContent = "edit size unavailable"; });
   return box;
 }
@@ -175,7 +184,7 @@ function liveRedline(label, source, input, cut) {
   let timer = null;
   const refresh = () => {
     editSize(source, input.value, cut)
-      .then((data) => { renderRedline(text, data.diff); showSize(size, data); })
+      .then((data) => { renderRedline(text, data.diff); showSize(size, data, measuredTexts(label)); })
       .catch(() => {});
   };
   input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(refresh, 250); });

@@ -1,10 +1,13 @@
 // The QC review of one annotation: the video and its timeline; the original caption against
 // the annotator's version as a redline (overview, every window, the segmentation) with the
 // modes tagged; and the actions: claim, approve, amend (a QC pass kept beside the
-// annotator's), return with a comment, release. Every action goes through the workflow API,
-// which refuses a lost race with 409 and says why.
-// Shortcuts (outside text fields): C claim, A approve, E amend, R return, K play/pause,
-// Esc cancel, Ctrl+Enter send the open form; U or Ctrl+Z undo an approval while its notice shows.
+// annotator's), return with a comment (in a panel beside the units), release; and Next, which
+// claims the next item of the queue in the queue's order and opens it ("Approve and next",
+// "Send back and next" decide first). Every action goes through the workflow API, which
+// refuses a lost race with 409 and says why.
+// Shortcuts (outside text fields): C claim, A approve, Shift+A approve and next, E amend,
+// R return, N next, K play/pause, Esc cancel, Ctrl+Enter send the open form; U or Ctrl+Z undo
+// an approval or an amendment while its notice shows (on the next item's page too).
 
 import { Player } from "./player.js";
 import { offerUndo } from "./undo-toast.js";
@@ -22,9 +25,12 @@ let editors = null;
 const $ = (id) => document.getElementById(id);
 const notice = $("notice");
 const buttons = {
-  claim: $("claim-button"), approve: $("approve-button"), amend: $("amend-button"),
-  return: $("return-button"), release: $("release-button"),
+  claim: $("claim-button"), approve: $("approve-button"), approveNext: $("approve-next-button"),
+  amend: $("amend-button"), return: $("return-button"), release: $("release-button"),
 };
+const nextButton = $("next-button");
+// The decision just taken on the item before, carried to the next item's page for its undo.
+const CARRIED_UNDO = "redline-review-undo";
 const taxonomy = () => data.taxonomy.modes;
 const cut = () => data.near_total_cut;
 
@@ -116,13 +122,16 @@ function renderStatus() {
   const acting = mine();
   buttons.claim.hidden = !claimable() || acting;
   const open = data.state === "submitted" || data.state === "in_review";
-  for (const name of ["approve", "amend", "return", "release"]) {
+  for (const name of ["approve", "approveNext", "amend", "return", "release"]) {
     buttons[name].hidden = !config.can_review || !open;
     buttons[name].disabled = !acting || mode !== "view";
   }
   buttons.claim.disabled = false;
+  nextButton.hidden = !config.reviewer;
+  nextButton.disabled = mode !== "view";
   $("read-only").hidden = config.can_review;
-  $("return-form").hidden = mode !== "return";
+  $("return-panel").hidden = mode !== "return";
+  $("review-layout").dataset.mode = mode;
   $("amend-bar").hidden = mode !== "amend";
   document.body.classList.toggle("amending", mode === "amend");
 }
@@ -159,6 +168,16 @@ function renderThread() {
   box.appendChild(list);
 }
 
+// The unit being commented on, brought into view beside the return panel.
+function showUnit(unit) {
+  const target = unit === "overview" ? $("overview") : unit === "segmentation" ? $("segmentation")
+    : document.querySelector(`.review-window[data-index='${unit.split(":")[1]}']`);
+  if (!target) return;
+  for (const node of document.querySelectorAll(".review-unit.commented, .review-window.commented")) node.classList.remove("commented");
+  target.classList.add("commented");
+  target.scrollIntoView({ block: "nearest" });
+}
+
 function buildReturnForm() {
   const box = $("return-units");
   for (const old of box.querySelectorAll(".return-unit")) old.remove();
@@ -174,7 +193,10 @@ function buildReturnForm() {
     note.setAttribute("aria-label", `What to fix in: ${label}`);
     tick.addEventListener("change", () => {
       note.hidden = !tick.checked;
-      if (tick.checked) note.focus();
+      if (tick.checked) {
+        note.focus();
+        showUnit(unit);
+      }
     });
     row.append(tick, name, note);
     box.appendChild(row);
@@ -364,9 +386,12 @@ async function renderHistory() {
     }
     const size = event.after && event.after.edit_size;
     if (size) {
-      const parts = [`overview ${size.overview.words_changed} words (similarity ${size.overview.char_similarity.toFixed(2)})`];
-      for (const w of size.windows) parts.push(`window ${w.index + 1} ${w.words_changed} words (similarity ${w.char_similarity.toFixed(2)})`);
-      item.appendChild(element("span", "qc-edit-size muted", ` — QC edit size: ${parts.join("; ")}`));
+      // The server measures a window's scene and shot as one text; the redlines above measure each apart.
+      const parts = [`overview ${size.overview.words_changed} words (character similarity ${size.overview.char_similarity.toFixed(2)})`];
+      for (const w of size.windows) {
+        parts.push(`window ${w.index + 1}, scene and shot together, ${w.words_changed} words (character similarity ${w.char_similarity.toFixed(2)})`);
+      }
+      item.appendChild(element("span", "qc-edit-size muted", ` — QC edit size, annotator → QC: ${parts.join("; ")}`));
     }
     list.appendChild(item);
   }
@@ -435,7 +460,7 @@ function setMode(next) {
 const done = { approve: "Approved.", amend: "Amended and approved: the QC pass is stored beside the annotator's.",
   return: "Returned to the annotator, with your comment.", release: "Released: the item is back in the queue." };
 
-async function run(action, body) {
+async function run(action, body, { next = false } = {}) {
   if (action !== "claim" && !mine()) {
     tell(claimable() ? "Claim this item first." : "This item is not claimed by you.");
     return;
@@ -452,6 +477,7 @@ async function run(action, body) {
     }
     render();
     offerApprovalUndo();
+    if (next) await goNext({ decided: true });
     return;
   }
   if (result.status === 409) {
@@ -493,7 +519,7 @@ function amend() {
   run("amend", { changes });
 }
 
-function sendReturn() {
+function sendReturn({ next = false } = {}) {
   const units = [];
   for (const tick of $("return-units").querySelectorAll("input:checked")) {
     const note = $(`return-note-${tick.value.replace(":", "-")}`);
@@ -509,20 +535,90 @@ function sendReturn() {
     $("return-units").querySelector("input").focus();
     return;
   }
-  run("return", { units, comment: $("return-comment").value.trim() });
+  run("return", { units, comment: $("return-comment").value.trim() }, { next });
 }
 
-// An approval can be undone for a few seconds by the reviewer who gave it (undo-toast.js);
-// a reload within the window offers it again for the seconds left.
+// --------------------------------------------------------------------------- next
+
+function orderQuery() {
+  return config.order === "risk" ? "" : `?order=${encodeURIComponent(config.order)}`;
+}
+
+// Claim the next item of the queue and open it. An undecided item this reviewer holds here goes
+// back to the queue once the next one is theirs; after a decision its undo travels along.
+async function goNext({ decided = false } = {}) {
+  nextButton.disabled = true;
+  const held = !decided && mine() ? data.id : null;
+  let response;
+  try {
+    response = await fetch(config.next_api, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      credentials: "same-origin",
+      body: JSON.stringify({ order: config.order }),
+    });
+  } catch {
+    tell("No connection: the next item could not be claimed. Try again.");
+    nextButton.disabled = false;
+    return;
+  }
+  const answer = await response.json().catch(() => ({ detail: response.statusText }));
+  if (response.status === 404) {
+    $("queue-empty").hidden = false;
+    document.body.dataset.queueEmpty = "true";
+    nextButton.disabled = false;
+    return;
+  }
+  if (!response.ok) {
+    tell(`No next item: ${answer.detail || response.status}`);
+    nextButton.disabled = false;
+    return;
+  }
+  if (held) await act("release");
+  if (decided && data.undo && data.undo.seconds_left > 0) {
+    sessionStorage.setItem(CARRIED_UNDO, JSON.stringify({
+      id: data.id, action: data.undo.action, until: data.undo.until, clip: config.clip,
+    }));
+  }
+  window.location.assign(`${answer.url}${orderQuery()}`);
+}
+
+// The undo of the decision taken on the item before "and next": undone, that item comes back
+// (its claim is the reviewer's again) and the one claimed here returns to the queue.
+function offerCarriedUndo() {
+  const raw = sessionStorage.getItem(CARRIED_UNDO);
+  if (!raw) return;
+  sessionStorage.removeItem(CARRIED_UNDO);
+  let carried;
+  try { carried = JSON.parse(raw); } catch { return; }
+  if (!carried || carried.id === data.id) return;
+  offerUndo({
+    annotationId: carried.id,
+    seconds: (new Date(carried.until) - Date.now()) / 1000,
+    message: `${carried.action === "amend" ? "Amended and approved" : "Approved"}: ${carried.clip}.`,
+    onUndone: async () => {
+      if (mine() && mode === "view") await act("release");
+      window.location.assign(`/review/${carried.id}/${orderQuery()}`);
+    },
+    onRefused: (message) => tell(message),
+  });
+}
+
+// An approval, or an amendment with its approval, can be undone for a few seconds by the
+// reviewer who gave it (undo-toast.js); a reload within the window offers it again for the
+// seconds left. Undoing an amendment removes the QC pass.
 function offerApprovalUndo() {
-  if (!data.undo || data.undo.action !== "approve") return;
+  if (!data.undo || !["approve", "amend"].includes(data.undo.action)) return;
+  const amended = data.undo.action === "amend";
   offerUndo({
     annotationId: data.id,
     seconds: data.undo.seconds_left,
-    message: "Approved.",
+    message: amended ? "Amended and approved." : "Approved.",
     onUndone: (answer) => {
       data = { ...answer, caption: { ...answer.caption, model: config.model_alias } };
-      tell("Undone: not approved; the item is still claimed by you.", "ok");
+      tell(amended ? "Undone: not amended, not approved; the QC pass is removed and the item is still claimed by you."
+        : "Undone: not approved; the item is still claimed by you.", "ok");
+      $("queue-empty").hidden = true;
       render();
     },
     onRefused: (message) => tell(message),
@@ -531,6 +627,9 @@ function offerApprovalUndo() {
 
 buttons.claim.addEventListener("click", () => run("claim"));
 buttons.approve.addEventListener("click", () => run("approve"));
+buttons.approveNext.addEventListener("click", () => run("approve", null, { next: true }));
+nextButton.addEventListener("click", () => { tell(""); goNext(); });
+$("return-next").addEventListener("click", () => sendReturn({ next: true }));
 buttons.release.addEventListener("click", () => run("release"));
 buttons.amend.addEventListener("click", () => { tell(""); setMode("amend"); });
 buttons.return.addEventListener("click", () => { tell(""); setMode("return"); });
@@ -551,7 +650,11 @@ document.addEventListener("keydown", (event) => {
   if (typing || event.ctrlKey || event.metaKey || event.altKey || mode !== "view") return;
   const key = event.key.toLowerCase();
   if (key === "k") { player.toggle(); event.preventDefault(); return; }
-  const action = { c: "claim", a: "approve", e: "amend", r: "return" }[key];
+  if (key === "n" && !event.shiftKey) {
+    if (!nextButton.hidden && !nextButton.disabled) { event.preventDefault(); nextButton.click(); }
+    return;
+  }
+  const action = event.shiftKey ? { a: "approveNext" }[key] : { c: "claim", a: "approve", e: "amend", r: "return" }[key];
   if (!action || buttons[action].hidden || buttons[action].disabled) return;
   event.preventDefault();
   buttons[action].click();
@@ -560,4 +663,5 @@ document.addEventListener("keydown", (event) => {
 // The claim runs out while the page is open: show it when it does.
 setInterval(() => { if (mode === "view") renderStatus(); }, 15000);
 render();
+offerCarriedUndo();
 offerApprovalUndo();

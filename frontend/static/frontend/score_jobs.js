@@ -1,4 +1,4 @@
-// The study page's scoring jobs: a table that follows running jobs, and "Score now".
+// The study page's scoring jobs (admins and researchers): a table that follows running jobs, and "Score now".
 // Text from the server is only ever set with textContent.
 import { csrfToken } from "./redline.js";
 
