@@ -8,7 +8,7 @@ import {
   $, EDITABLE, MODES, N, RATES, S, acceptProblem, caption, closedUnit, currentKey, data, edited, firstOpenUnit, fromPass, isWindowKey, normWindow, originals, overviewProblems, pageUnit, panel, pass, pickServer, player, positionOf, refuseClosed, replies, returnedUnits, say, setUnit, sortModes, stash, unitLabel, unitOf, unitProblems, video, view, viewChanged,
 } from "./workspace-state.js";
 import { refreshChecks, refreshModes, showStatus, timesAllowLeaving } from "./workspace-fields.js";
-import { markSelected, refreshTimeline, refreshTimelineTools, render } from "./workspace-render.js";
+import { markSelected, openReturnDetails, refreshTimeline, refreshTimelineTools, render } from "./workspace-render.js";
 import { conflict } from "./workspace-conflict.js";
 
 // ------------------------------------------------------------------ actions
@@ -290,6 +290,7 @@ export function offerLockUndo(undo) {
     annotationId: data.id,
     seconds: undo.seconds_left,
     message: "Overview verdict locked.",
+    host: $("undo-slot"),
     // Window verdicts given meanwhile are saved first; they stay when the overview reopens.
     prepare: async () => {
       if (await S.sync.flush()) return true;
@@ -313,6 +314,7 @@ export function offerSubmitUndo(undo) {
     annotationId: data.id,
     seconds: undo.seconds_left,
     message: "Submitted to QC.",
+    host: $("undo-slot"),
     // The page was closed for editing; it opens again from the server's copy.
     onUndone: () => window.location.reload(),
     onRefused: (message) => say(message, "error", { sticky: true }),
@@ -334,7 +336,10 @@ export async function submitAll() {
     if (reply) answered[u.unit] = reply;
   }
   const answer = await transition(`/api/annotations/${data.id}/submit/`, "submitting", { replies: answered });
-  if (!answer) return;
+  if (!answer) {
+    if (returnedUnits().length) openReturnDetails(); // a reply may be what is missing
+    return;
+  }
   S.server = pickServer(answer);
   S.sync.setVersion(answer.version);
   S.sync.dropAll();

@@ -77,9 +77,20 @@ export function updateSizes() {
 
 // ------------------------------------------------------------------ building blocks
 
+// A text area as tall as its text (a three-line scene shows three lines), up to `most` lines;
+// beyond that it scrolls. Sized once it is on the page and again as the person types.
+export function autosize(area, most = 8) {
+  const style = getComputedStyle(area);
+  const line = parseFloat(style.lineHeight) || 20;
+  const frame = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth);
+  area.style.height = "auto";
+  area.style.height = `${Math.min(area.scrollHeight + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth), line * most + frame)}px`;
+}
+
 export function textField({ id, label, original, value, rows, onInput }) {
   const area = h("textarea", { id, rows, value, spellcheck: "true" });
   area.addEventListener("input", () => {
+    autosize(area);
     scheduleSizes(); // first: what the person looks at while typing; it reads the field itself
     onInput(area.value);
     refreshChecks();

@@ -3,10 +3,10 @@
 
 import { fill, h, kbd, span } from "./workspace-dom.js";
 import {
-  $, EDITABLE, N, S, caption, clip, closedUnit, data, edited, modeName, originals, pageUnit, panel, pass, player, positionOf, replies, returnedUnits, root, timeline, timesProblem, unitLabel, verdictText, view,
+  $, caption, clip, closedUnit, data, EDITABLE, edited, modeName, N, originals, pageUnit, panel, pass, player, positionOf, replies, returnedUnits, root, S, timeline, timesProblem, unitLabel, verdictText, video, view,
 } from "./workspace-state.js";
 import {
-  modePicker, numberField, refreshChecks, refreshModes, resetSizes, scheduleSizes, textField, unitHead, verdictButtons,
+  autosize, modePicker, numberField, refreshChecks, refreshModes, resetSizes, scheduleSizes, textField, unitHead, verdictButtons,
 } from "./workspace-fields.js";
 import {
   goToUnit, lockOverview, mergeRow, resetBoundaries, segmentationEditable, selectRow, setFromPlayhead, splitAtPlayhead, startNext, submitAll,
@@ -22,15 +22,31 @@ export function renderReturnBanner() {
   const signature = JSON.stringify([units, comment, S.server.state]);
   if (banner.hidden || signature === bannerFor) return;
   bannerFor = signature;
+  // One line, so that the player and the panel stay where they are; the comments and the
+  // reply fields open over the page from it (and by themselves when a submit needs a reply).
   if (!units.length) {
-    fill(banner, h("strong", { text: "Returned by QC." }), " ", h("span", { id: "return-comment", text: comment }),
+    fill(banner, h("strong", { text: "Returned by QC:" }), " ",
+      h("span", { id: "return-comment", class: "ws-return-line", title: comment, text: comment }),
       " ", h("span", { class: "muted", text: "Revise and submit again." }));
     return;
   }
-  fill(banner,
-    h("strong", { text: "Returned by QC." }), " ",
-    h("span", { class: "muted", text: "Only these units are open again; the rest stay as you submitted them. If you keep a unit unchanged, reply to say why." }),
-    h("ul", { class: "ws-returned-units", id: "returned-units" }, units.map((u) => {
+  const names = units.map((u) => unitLabel(pageUnit(u.unit))).join(", ");
+  fill(banner, h("details", { class: "ws-return-details", id: "return-details" },
+    h("summary", null, h("strong", { text: "Returned by QC:" }), " ",
+      h("span", { class: "ws-return-line", text: `${names} open again; the rest stay as you submitted them.` }), " ",
+      h("span", { class: "link", text: `Comments and replies (${units.length})` })),
+    h("div", { class: "ws-return-pop" },
+      h("p", { class: "muted", text: "Only these units are open again. If you keep a unit unchanged, reply to say why." }),
+      returnedList(units))));
+}
+
+export function openReturnDetails() {
+  const details = $("return-details");
+  if (details) details.open = true;
+}
+
+function returnedList(units) {
+  return h("ul", { class: "ws-returned-units", id: "returned-units" }, units.map((u) => {
       const key = pageUnit(u.unit);
       const id = `reply-${u.unit.replace(":", "-")}`;
       const area = h("textarea", { id, rows: 2, value: replies[key] ?? u.reply ?? "", placeholder: "I disagree because …" });
@@ -40,7 +56,18 @@ export function renderReturnBanner() {
         go, " ", h("q", { class: "ws-return-note", text: u.comment }),
         h("label", { htmlFor: id, class: "ws-label", text: `Your reply on ${unitLabel(key).toLowerCase()} (needed only if you keep it unchanged)` }),
         area);
-    })));
+  }));
+}
+
+// The panel ends at the bottom of the window: the page itself never scrolls (its body does).
+export function fitPanel() {
+  const top = panel.getBoundingClientRect().top + window.scrollY;
+  document.documentElement.style.setProperty("--ws-panel-max", `${Math.max(window.innerHeight - top - 8, 240)}px`);
+  // A failure mode's definition pops up over the bottom of the video, where it hides no control.
+  const box = video.getBoundingClientRect();
+  document.documentElement.style.setProperty("--ws-tip-left", `${box.left + 8}px`);
+  document.documentElement.style.setProperty("--ws-tip-bottom", `${window.innerHeight - box.bottom + 8}px`);
+  document.documentElement.style.setProperty("--ws-tip-width", `${Math.max(box.width - 16, 200)}px`);
 }
 
 export function openUnit(key) {
@@ -120,9 +147,14 @@ export function render() {
     item.toggleAttribute("aria-current", item.dataset.step === step);
   }
   renderReturnBanner();
-  if (current === "overview") fill(panel, ...renderOverview());
-  else if (current === "windows") fill(panel, ...renderWindowPass());
-  else fill(panel, ...renderDone());
+  if (current === "done") fill(panel, ...renderDone());
+  else {
+    // The unit in a body that scrolls if it must; what is missing and the buttons stay in view.
+    const parts = current === "overview" ? renderOverview() : renderWindowPass();
+    fill(panel, h("div", { class: "ws-body", id: "panel-body" }, parts.slice(0, -2)), h("div", { class: "ws-foot" }, parts.slice(-2)));
+  }
+  fitPanel();
+  for (const area of panel.querySelectorAll("textarea")) autosize(area);
   refreshTimeline();
   refreshModes();
   refreshChecks();
@@ -189,8 +221,8 @@ export function renderWindowPass() {
     view.unit >= N ? renderSegmentation() : renderWindow(view.unit),
     h("ul", { class: "ws-checks", id: "checks", "aria-live": "polite" }),
     h("div", { class: "ws-actions" },
-      h("button", { type: "button", onclick: () => goToUnit(view.unit - 1, { seek: true }), disabled: view.unit === 0 }, "‹ Previous ", kbd("P")),
-      h("button", { type: "button", onclick: () => goToUnit(view.unit + 1, { seek: true }), disabled: view.unit >= N }, "Next ", kbd("N"), " ›"),
+      h("button", { type: "button", id: "prev", onclick: () => goToUnit(view.unit - 1, { seek: true }), disabled: view.unit === 0 }, "‹ Previous ", kbd("P")),
+      h("button", { type: "button", id: "next", onclick: () => goToUnit(view.unit + 1, { seek: true }), disabled: view.unit >= N }, "Next ", kbd("N"), " ›"),
       h("span", { class: "ws-grow" }),
       h("button", { type: "button", class: "primary", id: "submit", onclick: submitAll }, "Submit to QC ", kbd("Ctrl", "Enter"))),
   ];
@@ -237,7 +269,8 @@ export function renderSegmentation() {
       "Are the timestamps where the events are? Reject when windows merge distinct events, miss a shot change, sit on a fixed grid rather than on content, or are timestamped away from the event."),
     s.verdict === "reject" ? null : h("ol", { class: "ws-spans" }, S.draft.windows.map((w, i) => h("li", { class: "ws-num", text: `${i + 1}: ${span(w.start, w.end)}` }))),
     closedUnit("segmentation") ? closedUnitSummary(s) : null,
-    s.verdict === "reject" && !closedUnit("segmentation") ? h("div", { class: "ws-editor" }, boundaryEditor(), modePicker("segmentation")) : null);
+    // Modes first: the corrected windows below may be many, and scroll.
+    s.verdict === "reject" && !closedUnit("segmentation") ? h("div", { class: "ws-editor" }, modePicker("segmentation"), boundaryEditor()) : null);
 }
 
 export function boundaryEditor() {
@@ -246,7 +279,10 @@ export function boundaryEditor() {
     // Multi-line: a scene or shot is a sentence or two, and all of it should be readable.
     const text = (field, label) => {
       const input = h("textarea", { id: `seg-${field}-${r}`, rows: 2, value: w[field], placeholder: label, "aria-label": `${label} of corrected window ${r + 1}` });
-      input.addEventListener("input", () => edit(field)(input.value));
+      input.addEventListener("input", () => {
+        autosize(input, 4);
+        edit(field)(input.value);
+      });
       return input;
     };
     const row = h("li", { class: "ws-row", dataset: { row: r } },

@@ -14,12 +14,13 @@ import {
   $, EDITABLE, MODES, N, RATES, S, clip, conflictDialog, currentKey, data, edited, fault, fromPass, helpDialog, isWindowKey, pass, pickServer, player, root, say, setUnit, timeline, uiState, unitOf, unitValid, video, view, viewChanged,
 } from "./workspace-state.js";
 import { refreshChecks, showStatus } from "./workspace-fields.js";
-import { refreshTimeline, render, zoom } from "./workspace-render.js";
+import { fitPanel, refreshTimeline, render, zoom } from "./workspace-render.js";
 import {
   accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, reject, segmentationEditable, selectRow, setFromPlayhead, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
 } from "./workspace-actions.js";
 import { conflict } from "./workspace-conflict.js";
 
+$("active-time").textContent = `Active ${duration(S.server.active_seconds || 0)}`; // there from the start: the header never shifts
 S.activity = new Activity({
   video, duration: clip.duration, telemetry: S.server.telemetry, activeSeconds: S.server.active_seconds,
   onTick: (a) => {
@@ -61,6 +62,7 @@ const isFault = (error) => error instanceof Error && !(error instanceof DOMExcep
 window.addEventListener("error", (event) => { if (isFault(event.error)) fault(event.message); });
 window.addEventListener("unhandledrejection", (event) => { if (isFault(event.reason)) fault(event.reason.message); });
 
+window.addEventListener("resize", fitPanel);
 resizableSplit({ layout: document.querySelector(".ws-layout"), splitter: $("splitter"), onResize: () => player.scheduleRuler() });
 
 // Boundaries dragged on the timeline: the numbers in the fields follow while dragging.
