@@ -175,8 +175,7 @@ def test_a_returned_item_fits_with_its_compact_banner(sign_in, live_server, pan,
     ])
     page = sign_in("annotator", "pw-annotator")
     page.set_viewport_size(LAPTOP)
-    page.goto(f"{live_server.url}/annotate/{pan.pk}/")
-    page.wait_for_selector("#workspace[data-ready=true]")
+    open_workspace(page, live_server, pan)
     banner = page.locator("#return-banner").bounding_box()
     assert banner["height"] <= 60, banner
     assert_fits(page, "returned", "#return-banner", "#accept", "#reject", "#original-overview", "#lock-overview")

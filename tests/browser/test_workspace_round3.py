@@ -37,9 +37,10 @@ def test_a_window_retimed_over_its_neighbour_is_named_at_the_field_and_never_sav
     expect(page.locator("#window-end-problem")).to_have_text("The end overlaps window 2 (starts 2.00 s).")
     expect(page.locator("#save-status")).to_have_attribute("data-status", "invalid")
     expect(page.locator("#checks")).to_contain_text("overlaps window 2")
-    page.locator("body").press("n")  # cannot move on with the overlap
+    page.keyboard.press("Escape")  # out of the field
+    page.keyboard.press("n")  # cannot move on with the overlap
     expect(page.locator("#notice")).to_contain_text("Window 1: The end overlaps window 2 (starts 2.00 s).")
-    page.locator("body").press("Control+Enter")  # nor submit
+    page.keyboard.press("Control+Enter")  # nor submit
     assert Annotation.objects.get(pk=annotation.pk).state == "in_progress"
     time.sleep(1.0)
     assert stored(annotation, 0) == ("reject", 0.0, 2.0), "the overlap never reached the server"
@@ -74,13 +75,14 @@ def test_a_window_edge_moves_by_keyboard_a_frame_or_a_second_and_stops_at_its_ne
     end = page.locator("#timeline .segment[data-index='1'] .tl-end")
     expect(end).to_be_focused()
     assert end.get_attribute("role") == "slider" and end.get_attribute("aria-label") == "End of window 2"
+    playhead = page.evaluate("document.getElementById('video').currentTime")
     page.keyboard.press("ArrowLeft")
     assert page.locator("#window-end").input_value() == "3.96"
     expect(end).to_be_focused()  # still there after the timeline is redrawn
     page.keyboard.press("Shift+ArrowLeft")
     assert page.locator("#window-end").input_value() == "2.96"
     assert end.get_attribute("aria-valuenow") == "2.96"
-    assert video_is_at_zero(page), "the arrows moved the edge, not the playhead"
+    assert page.evaluate("document.getElementById('video').currentTime") == playhead, "the edge moved, not the playhead"
     page.keyboard.press("Shift+Tab")
     start = page.locator("#timeline .segment[data-index='1'] .tl-start")
     expect(start).to_be_focused()
@@ -90,10 +92,6 @@ def test_a_window_edge_moves_by_keyboard_a_frame_or_a_second_and_stops_at_its_ne
     assert page.locator("#window-start").input_value() == "2.04"
     wait_saved(page)
     assert stored(annotation, 1) == ("reject", 2.04, 2.96)
-
-
-def video_is_at_zero(page) -> bool:
-    return page.evaluate("document.getElementById('video').currentTime") == 0
 
 
 def test_times_take_a_decimal_comma_and_say_what_they_cannot_read(sign_in, live_server, annotation, personas):
@@ -158,12 +156,19 @@ def test_a_quick_reload_restores_the_persons_own_edits_without_a_merge_notice(
 def test_the_header_holds_still_and_no_shot_changes_shows_no_mark(sign_in, live_server, annotation):
     assert Clip.objects.get(pk=annotation.caption.clip_id).shot_changes == []
     page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
-    before = page.locator("#save-status").bounding_box()
-    assert page.locator("#active-time").inner_text().startswith("Active")
+    parts = ("#steps", "#help-button", "#panel", "#timeline")
+
+    def where():
+        return [{k: box[k] for k in ("x", "y")} for box in (page.locator(part).bounding_box() for part in parts)]
+
+    wait_saved(page)
+    before = where()
+    assert page.locator("#active-time").inner_text() == "Active 0 s"
     page.keyboard.press("r")
     page.keyboard.type(" More.")
     wait_until(page, "document.getElementById('active-time').textContent !== 'Active 0 s'", timeout=15)
-    assert page.locator("#save-status").bounding_box()["x"] == before["x"]
+    wait_saved(page)
+    assert where() == before
     legend = page.locator("#shot-legend")
     assert legend.inner_text() == "No shot changes detected"
     assert legend.evaluate("node => getComputedStyle(node, '::before').display") == "none"

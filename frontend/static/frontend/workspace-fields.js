@@ -79,16 +79,19 @@ export function updateSizes() {
 
 // A text area as tall as its text (a three-line scene shows three lines), up to `most` lines;
 // beyond that it scrolls. Sized once it is on the page and again as the person types.
-export function autosize(area, most = 8) {
+export function autosize(area, most = 8, least = Number(area.dataset.least) || 1) {
   const style = getComputedStyle(area);
   const line = parseFloat(style.lineHeight) || 20;
-  const frame = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth);
+  const borders = parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth);
+  const frame = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + borders;
+  area.rows = 1; // measured from one line up, so that a one-line text takes one line
   area.style.height = "auto";
-  area.style.height = `${Math.min(area.scrollHeight + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth), line * most + frame)}px`;
+  const wanted = Math.max(area.scrollHeight + borders, line * least + frame);
+  area.style.height = `${Math.min(wanted, line * most + frame)}px`;
 }
 
 export function textField({ id, label, original, value, rows, onInput }) {
-  const area = h("textarea", { id, rows, value, spellcheck: "true" });
+  const area = h("textarea", { id, rows, value, spellcheck: "true", dataset: { least: rows > 2 ? 2 : 1 } });
   area.addEventListener("input", () => {
     autosize(area);
     scheduleSizes(); // first: what the person looks at while typing; it reads the field itself

@@ -215,15 +215,15 @@ export function unitNav() {
 
 export function renderWindowPass() {
   return [
-    lockedOverview(),
-    unitNav(),
-    h("p", { class: "muted ws-summary", id: "progress-summary" }),
+    // The locked overview and the window chips share a line; the progress count sits between
+    // the buttons at the bottom: the unit itself gets the height.
+    h("div", { class: "ws-passbar" }, lockedOverview(), unitNav()),
     view.unit >= N ? renderSegmentation() : renderWindow(view.unit),
     h("ul", { class: "ws-checks", id: "checks", "aria-live": "polite" }),
     h("div", { class: "ws-actions" },
       h("button", { type: "button", id: "prev", onclick: () => goToUnit(view.unit - 1, { seek: true }), disabled: view.unit === 0 }, "‹ Previous ", kbd("P")),
       h("button", { type: "button", id: "next", onclick: () => goToUnit(view.unit + 1, { seek: true }), disabled: view.unit >= N }, "Next ", kbd("N"), " ›"),
-      h("span", { class: "ws-grow" }),
+      h("span", { class: "ws-grow muted ws-summary", id: "progress-summary" }),
       h("button", { type: "button", class: "primary", id: "submit", onclick: submitAll }, "Submit to QC ", kbd("Ctrl", "Enter"))),
   ];
 }
