@@ -24,6 +24,7 @@ export function showStatus(state, { count, detail }) {
   }[state];
   saveStatus.dataset.status = state;
   saveStatus.textContent = text;
+  saveStatus.title = text; // in full, where the header cuts it short
   markUnsaved();
 }
 
