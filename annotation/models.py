@@ -452,6 +452,9 @@ class Annotation(models.Model):
     # The units of the latest return: [{unit, comment, before, reply}] (see annotation.returns).
     returned_units = models.JSONField(default=list, blank=True)
     active_seconds = models.FloatField(default=0)
+    last_saved_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the annotator's last autosave was stored"
+    )
     # Watch telemetry: share of the clip played, seeks, playback speeds.
     telemetry = models.JSONField(default=dict, blank=True)
     # Where the annotator was (pass, window), so a reload restores the page exactly.

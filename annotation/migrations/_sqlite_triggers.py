@@ -37,3 +37,29 @@ def restore_study_triggers(apps, schema_editor):
     lifecycle = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
     lifecycle.drop(apps, schema_editor)
     lifecycle.create(apps, schema_editor)
+
+
+def _window_correction_trigger(event: str) -> str:
+    """A window correction may not overlap the other windows of its pass, each at its
+    effective times (its correction's where the pass has one, else the original window's)."""
+    return f"""
+CREATE TRIGGER annotation_windowcorrection_timeline_{event.lower()}
+BEFORE {event} ON annotation_windowcorrection
+BEGIN
+    SELECT RAISE(ABORT, 'corrected window overlaps another window of its pass')
+     WHERE EXISTS (
+        SELECT 1
+          FROM annotation_window this
+          JOIN annotation_window other ON other.caption_id = this.caption_id AND other.id != this.id
+          LEFT JOIN annotation_windowcorrection c
+            ON c.correction_pass_id = NEW.correction_pass_id AND c.window_id = other.id
+         WHERE this.id = NEW.window_id
+           AND ((other."index" < this."index" AND coalesce(c."end", other."end") > NEW.start)
+             OR (other."index" > this."index" AND coalesce(c.start, other.start) < NEW."end")));
+END;
+"""
+
+
+# Migration 0016's triggers; a migration that rebuilds annotation_windowcorrection on SQLite
+# drops them and must run these again.
+WINDOW_CORRECTION_SQLITE = [_window_correction_trigger("INSERT"), _window_correction_trigger("UPDATE")]

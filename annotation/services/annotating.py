@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Case, F, When
 from django.utils import timezone
 
-from annotation import audit_diff, returns, workflow
+from annotation import audit_diff, returns, window_times, workflow
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
     AuditEvent,
     CorrectionPass,
     Study,
+    Window,
     WindowCorrection,
 )
 from annotation.services.annotation_common import (
@@ -44,6 +46,9 @@ from annotation.services.errors import ServiceError
 from annotation.services.risks import (
     annotation_risk_refresh,
 )
+
+# Seconds of active time a save may credit beyond the wall time since the previous save.
+ACTIVE_SLACK_SECONDS = 5.0
 
 # --------------------------------------------------------------------------- annotator
 
@@ -155,6 +160,7 @@ def _apply_windows(
         raise ServiceError("windows must be a list of window changes.")
     windows = {w.index: w for w in annotation.caption.windows.all()}
     existing = {row.window_id: row for row in rows}
+    stored = {row.window_id: (row.start, row.end) for row in rows}
     created: dict[int, WindowCorrection] = {}
     changed: dict[int, WindowCorrection] = {}
     for number, change in enumerate(changes):
@@ -196,13 +202,40 @@ def _apply_windows(
             row.modes = _check_modes(annotation, modes, unit=f"window {index + 1}")
         if verdict == CorrectionPass.Verdict.ACCEPT:
             row.modes, row.scene, row.shot, row.start, row.end = [], window.scene, window.shot, window.start, window.end
-    if created:
-        WindowCorrection.objects.bulk_create(created.values())
-    if changed:
-        WindowCorrection.objects.bulk_update(
-            changed.values(), ["verdict", "scene", "shot", "start", "end", "modes"]
-        )
-    return sorted([*rows, *created.values()], key=lambda row: row.window.index)
+    final = {row.window_id: row for row in [*rows, *created.values()]}
+    check_window_times(windows.values(), final.values())
+    before = {w.pk: stored.get(w.pk, (w.start, w.end)) for w in windows.values()}
+    window_rows_write(before, [*created.values(), *changed.values()])
+    return sorted(final.values(), key=lambda row: row.window.index)
+
+
+def check_window_times(windows: Iterable[Window], rows: Iterable[WindowCorrection]) -> None:
+    """Refuse a pass whose windows, at their effective times (the correction's where the pass
+    has one, else the original window's), overlap; the message names both windows."""
+    corrected = {row.window_id: (row.start, row.end) for row in rows}
+    overlap = window_times.first_overlap(
+        [(w.index, *corrected.get(w.pk, (w.start, w.end))) for w in windows]
+    )
+    if overlap is not None:
+        raise ServiceError(overlap.message())
+
+
+def window_rows_write(before: Mapping[int, tuple[float, float]], rows: Iterable[WindowCorrection]) -> None:
+    """Write window corrections (new ones inserted, stored ones updated) in an order in which
+    no row overlaps its neighbours as they stand when it is written: the database checks
+    each row (migration 0016). `before` maps window ids to their effective times as stored.
+    One INSERT and one UPDATE per layer of window_times.write_layers, usually one layer."""
+    by_window = {row.window_id: row for row in rows}
+    layers = window_times.write_layers(
+        before, {window_id: (row.start, row.end) for window_id, row in by_window.items()}
+    )
+    for layer in layers:
+        created = [by_window[w] for w in layer if by_window[w].pk is None]
+        changed = [by_window[w] for w in layer if by_window[w].pk is not None]
+        if created:
+            WindowCorrection.objects.bulk_create(created)
+        if changed:
+            WindowCorrection.objects.bulk_update(changed, ["verdict", "scene", "shot", "start", "end", "modes"])
 
 
 def _check_timeline(windows: Any, duration: float) -> list[dict[str, Any]]:
@@ -269,16 +302,17 @@ def annotation_save(
             )
         fields["ui_state"] = ui_state
     telemetry = _checked_telemetry(changes["telemetry"]) if "telemetry" in changes else None
-    if "active_seconds" in changes:
-        seconds = _seconds(changes["active_seconds"], "active_seconds")
-        fields["active_seconds"] = Added(
-            "active_seconds", min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
-        )
+    sent = _seconds(changes["active_seconds"], "active_seconds") if "active_seconds" in changes else None
+    now = timezone.now()
+    fields["last_saved_at"] = now
 
     def also(current: Annotation) -> dict[str, Any]:
-        if telemetry is None:
-            return fields
-        return {**fields, "telemetry": {**current.telemetry, **telemetry}}
+        more = dict(fields)
+        if sent is not None:
+            more["active_seconds"] = Added("active_seconds", active_credit(current, sent, now))
+        if telemetry is not None:
+            more["telemetry"] = {**current.telemetry, **telemetry}
+        return more
 
     annotation = _claim_version(
         annotation_id, base_version, workflow.EDITABLE, annotator=actor, also=also
@@ -288,6 +322,15 @@ def annotation_save(
     if touches_pass:
         annotation.annotator_pass_snapshot = _save_pass_changes(annotation, actor, changes)
     return annotation
+
+
+def active_credit(annotation: Annotation, sent: float, now: datetime) -> float:
+    """The active seconds a save adds: what the client sent, but never more than the wall
+    time since the previous save (or since the annotation was opened) plus a little slack
+    for clocks and the network, nor more than MAX_ACTIVE_SECONDS_PER_SAVE."""
+    since = annotation.last_saved_at or annotation.started_at
+    wall = (now - since).total_seconds() + ACTIVE_SLACK_SECONDS if since else MAX_ACTIVE_SECONDS_PER_SAVE
+    return min(max(sent, 0.0), max(wall, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
 
 
 def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
@@ -448,3 +491,43 @@ def annotation_submit(
         ]
     _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
     return annotation
+
+
+def passes_with_overlapping_windows(*, study: Study) -> list[dict[str, Any]]:
+    """The study's correction passes whose windows overlap at their effective times (stored
+    before overlaps were refused), each with its annotation, state, annotator and the first
+    overlap in words. Reads corrections and windows in caption order, one caption at a time."""
+    rows = (
+        WindowCorrection.objects.filter(correction_pass__annotation__caption__clip__study=study)
+        .order_by("correction_pass__annotation__caption_id", "correction_pass_id")
+        .values_list(
+            "correction_pass_id", "correction_pass__kind", "correction_pass__annotation_id",
+            "correction_pass__annotation__state", "correction_pass__annotation__annotator__username",
+            "correction_pass__annotation__caption_id", "window_id", "start", "end",
+        )
+    )
+    found: list[dict[str, Any]] = []
+    passes: dict[int, dict[str, Any]] = {}
+    windows: list[tuple[int, int, float, float]] = []
+    caption_id = None
+
+    def check() -> None:
+        for item in passes.values():
+            corrected = item.pop("times")
+            overlap = window_times.first_overlap(
+                [(index, *corrected.get(pk, (start, end))) for pk, index, start, end in windows]
+            )
+            if overlap is not None:
+                found.append({**item, "problem": overlap.message()})
+
+    for pass_id, kind, annotation_id, state, username, caption, window_id, start, end in rows.iterator():
+        if caption != caption_id:
+            check()
+            caption_id, passes = caption, {}
+            windows = list(Window.objects.filter(caption_id=caption).values_list("pk", "index", "start", "end"))
+        item = passes.setdefault(pass_id, {
+            "annotation": annotation_id, "kind": kind, "state": state, "annotator": username, "times": {},
+        })
+        item["times"][window_id] = (start, end)
+    check()
+    return found

@@ -38,6 +38,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
 from annotation.services.workflow import annotations_risk_refresh
@@ -766,21 +767,26 @@ def _store(
                 ),
                 f"annotations[{n}].passes.{kind}",
             )
-            WindowCorrection.objects.bulk_create(
-                [
-                    WindowCorrection(
-                        correction_pass=stored,
-                        window=windows[key][row["index"]],
-                        verdict=row["verdict"],
-                        scene=row["scene"],
-                        shot=row["shot"],
-                        start=row["start"],
-                        end=row["end"],
-                        modes=row["modes"],
-                    )
-                    for row in correction["windows"]
-                ]
-            )
+            corrections = [
+                WindowCorrection(
+                    correction_pass=stored,
+                    window=windows[key][row["index"]],
+                    verdict=row["verdict"],
+                    scene=row["scene"],
+                    shot=row["shot"],
+                    start=row["start"],
+                    end=row["end"],
+                    modes=row["modes"],
+                )
+                for row in correction["windows"]
+            ]
+            where = f"annotations[{n}].passes.{kind}.windows"
+            try:
+                check_window_times(windows[key].values(), corrections)
+            except ServiceError as error:
+                raise ImportRefused([f"{where}: {error}"]) from error
+            # In an order the database's overlap check accepts row by row (SQLite).
+            window_rows_write({w.pk: (w.start, w.end) for w in windows[key].values()}, corrections)
 
     # Submitting stores an annotation's review risk; these were stored without being submitted.
     annotations_risk_refresh(study=study)

@@ -23,7 +23,9 @@ from annotation.services.annotating import (
     _apply_overview,
     _apply_segmentation,
     _apply_windows,
+    check_window_times,
     pass_problems,
+    window_rows_write,
 )
 from annotation.services.annotation_common import (
     CLAIM_MINUTES,
@@ -200,11 +202,7 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
             "corrected_windows": annotator_pass.corrected_windows,
         },
     )
-    for row in annotator_pass.windows.all():
-        WindowCorrection.objects.get_or_create(
-            correction_pass=qc, window_id=row.window_id,
-            defaults={f: getattr(row, f) for f in ("verdict", "scene", "shot", "start", "end", "modes")},
-        )
+    _copy_window_rows(annotation, annotator_pass, qc)
     # The overview lock applies to the annotator only; QC may amend the overview too.
     unlocked = Annotation(pk=annotation.pk, caption=annotation.caption, taxonomy=annotation.taxonomy)
     if "overview" in changes:
@@ -225,6 +223,27 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
     _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), after)
     return annotation
+
+
+def _copy_window_rows(annotation: Annotation, annotator_pass: CorrectionPass, qc: CorrectionPass) -> None:
+    """Start the QC pass's windows as the annotator's (those QC has not got yet), written in
+    an order the database's overlap check accepts; an annotator pass stored with overlapping
+    windows (before they were refused) is refused here, by name, not by the database."""
+    windows = list(annotation.caption.windows.all())
+    copied = {row.window_id for row in qc.windows.all()}
+    rows = [
+        WindowCorrection(correction_pass=qc, window_id=row.window_id,
+                         **{f: getattr(row, f) for f in ("verdict", "scene", "shot", "start", "end", "modes")})
+        for row in annotator_pass.windows.all() if row.window_id not in copied
+    ]
+    if not rows:
+        return
+    try:
+        check_window_times(windows, [*qc.windows.all(), *rows])
+    except ServiceError as error:
+        raise ServiceError(f"The annotator's windows overlap; return it to them. {error}") from error
+    stored = {row.window_id: (row.start, row.end) for row in qc.windows.all()}
+    window_rows_write({w.pk: stored.get(w.pk, (w.start, w.end)) for w in windows}, rows)
 
 
 def _size(original: str, corrected: str, cut: float, language: str) -> dict[str, Any]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 
 from django.core.files.base import ContentFile
+from django.utils import timezone
 
 from annotation.models import Annotation, Caption, Clip, Study
 from annotation.services.captions import captions_import_jsonl
@@ -65,7 +67,17 @@ def captions_add(study: Study, records: list[dict]) -> list[Caption]:
     return list(Caption.objects.filter(clip__study=study).order_by("clip__name", "model__name"))
 
 
+def worked(annotation: Annotation, seconds: float) -> None:
+    """As if the annotator had worked `seconds` since their last save: a save credits at
+    most the wall time since the previous one as active time."""
+    if seconds:
+        Annotation.objects.filter(pk=annotation.pk).update(
+            last_saved_at=timezone.now() - timedelta(seconds=seconds + 1)
+        )
+
+
 def save(annotation: Annotation, actor, **changes) -> Annotation:
+    worked(annotation, changes.get("active_seconds", 0))
     return annotation_save(
         annotation_id=annotation.pk, actor=actor, base_version=annotation.version, changes=changes
     )
@@ -101,7 +113,7 @@ def complete(
                 "index": 1,
                 "verdict": "reject",
                 "scene": "The counter runs.",
-                "end": 4.5,
+                "end": 3.5,
                 "modes": ["temporal"],
             },
             {"index": 2, "verdict": "accept"},

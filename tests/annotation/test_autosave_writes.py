@@ -82,7 +82,7 @@ def test_the_answer_to_a_save_is_the_pass_as_stored(annotation, personas, client
     annotator = personas["annotator"]
     annotation = locked(annotation, annotator)
     client.force_login(annotator)
-    changes = {"windows": [{"index": 1, "verdict": "reject", "shot": "Wide shot.", "start": 0.5}],
+    changes = {"windows": [{"index": 1, "verdict": "reject", "shot": "Wide shot.", "start": 2.5}],
                "segmentation": {"verdict": "reject", "modes": []}}
     answer = client.patch(f"/api/annotations/{annotation.pk}/draft/",
                           {"base_version": annotation.version, "changes": changes},

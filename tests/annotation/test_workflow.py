@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from annotation import workflow
 from annotation.models import Annotation, AuditEvent, CorrectionPass
+from annotation.services.annotating import ACTIVE_SLACK_SECONDS
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     Conflict,
@@ -22,6 +23,7 @@ from annotation.services.workflow import (
     review_claim,
     review_return,
 )
+from tests.annotation.studybuild import worked
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +40,7 @@ def complete(annotation, annotator):
     annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
     annotation = save(annotation, annotator, windows=[
         {"index": 0, "verdict": "accept"},
-        {"index": 1, "verdict": "reject", "scene": "The counter runs.", "end": 4.5, "modes": ["temporal"]},
+        {"index": 1, "verdict": "reject", "scene": "The counter runs.", "end": 3.5, "modes": ["temporal"]},
         {"index": 2, "verdict": "accept"},
     ], segmentation={"verdict": "accept"})
     return annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
@@ -226,7 +228,7 @@ def test_a_returned_overview_reopens_with_the_window_pass_kept(annotation, perso
     annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
     annotation = annotation_submit(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
     assert annotation.state == "submitted"
-    assert annotation.passes.get(kind="annotator").windows.get(window__index=1).end == 4.5
+    assert annotation.passes.get(kind="annotator").windows.get(window__index=1).end == 3.5
 
 
 def test_units_that_were_not_returned_stay_as_submitted(annotation, personas):
@@ -322,6 +324,21 @@ def test_annotations_and_audit_events_are_never_deleted(annotation):
 
 
 def test_active_time_accumulates_and_is_capped_per_save(annotation, personas):
+    worked(annotation, 3600)
     annotation = save(annotation, personas["annotator"], active_seconds=12.5)
+    worked(annotation, 3600)
     annotation = save(annotation, personas["annotator"], active_seconds=99999)
     assert annotation.active_seconds == pytest.approx(612.5)
+    assert Annotation.objects.get(pk=annotation.pk).active_seconds == pytest.approx(612.5)
+
+
+def test_active_time_is_capped_at_the_wall_time_since_the_previous_save(annotation, personas):
+    """Three saves each claiming 10 minutes, sent within a second, credit seconds, not 30 minutes."""
+    for _ in range(3):
+        annotation = save(annotation, personas["annotator"], active_seconds=600)
+    stored = Annotation.objects.get(pk=annotation.pk)
+    assert stored.active_seconds < 3 * (ACTIVE_SLACK_SECONDS + 2)
+    assert stored.last_saved_at is not None
+    worked(stored, 40)
+    annotation = save(stored, personas["annotator"], active_seconds=30)
+    assert Annotation.objects.get(pk=annotation.pk).active_seconds == pytest.approx(stored.active_seconds + 30)

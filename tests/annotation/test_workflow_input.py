@@ -186,7 +186,7 @@ def test_the_workspace_can_still_save_everything_it_sends(window_pass, personas)
     """The shapes the workspace sends pass: the checks refuse only what it never sends."""
     response = draft(window_pass, personas["annotator"], {
         "windows": [{"index": 1, "verdict": "reject", "scene": "The counter runs.", "shot": "",
-                     "start": 2, "end": 4.5, "modes": ["temporal"]}],
+                     "start": 2, "end": 3.5, "modes": ["temporal"]}],
         "segmentation": {"verdict": "reject", "modes": ["segmentation"],
                          "windows": [{"start": 0, "end": 3, "scene": "", "shot": ""},
                                      {"start": 3, "end": 6}]},

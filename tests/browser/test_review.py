@@ -22,6 +22,7 @@ from annotation.services.workflow import (
     final_pass,
     overview_lock,
 )
+from tests.annotation.studybuild import worked
 from tests.browser.conftest import screenshot
 from tests.conftest import in_setup
 
@@ -40,6 +41,7 @@ SECRET_MODELS = ["acme-vlm-secret-7b", "acme-vlm-secret-13b", "acme-vlm-secret-7
 def submit(annotation, annotator, *, overview, windows, segmentation=None, active_seconds=180.0, watched=0.95):
     """The annotator's whole pass, through the services, ending in a submit."""
     annotation = annotation_open(annotation=annotation, actor=annotator)
+    worked(annotation, active_seconds)
     annotation = annotation_save(
         annotation_id=annotation.pk, actor=annotator, base_version=annotation.version,
         changes={"overview": overview, "active_seconds": active_seconds, "telemetry": {"watched_share": watched}},
@@ -81,7 +83,7 @@ def submitted(personas, clips, study):
     item = {
         alias: Annotation.objects.get(caption__model__alias=alias) for alias in ("Model A", "Model B", "Model C")
     }
-    rejected_window = {"index": 1, "verdict": "reject", "scene": "The counter runs on.", "end": 4.5,
+    rejected_window = {"index": 1, "verdict": "reject", "scene": "The counter runs on.", "end": 3.5,
                        "modes": ["temporal"]}
     accepted = [{"index": 0, "verdict": "accept"}, {"index": 2, "verdict": "accept"}]
     submit(item["Model C"], annotator,
@@ -171,7 +173,7 @@ def test_reviewer_approves_one_amends_another_and_returns_a_third_that_comes_bac
     expect(overview.locator(".redline del").first).to_contain_text("clock")
     expect(overview.locator(".redline ins").first).to_contain_text("counter")
     expect(overview.locator(".mode-tag")).to_have_text(["Factual error"])
-    expect(page.locator(".review-window[data-index='1'] .retime")).to_contain_text("2.00–4.50 s")
+    expect(page.locator(".review-window[data-index='1'] .retime")).to_contain_text("2.00–3.50 s")
     page.locator(".review-window[data-index='1'] button.span").click()  # seeks the video to window 2
     expect(page.locator(".review-window.current")).to_have_attribute("data-index", "1")
     screenshot(page, "review-redline")

@@ -61,7 +61,7 @@ def test_the_decision_area_fits_1280_by_720_in_every_step(sign_in, live_server, 
     page.keyboard.press("r")
     page.keyboard.press("4")
     assert page.locator("#seg-scene-0").evaluate("node => node.tagName") == "TEXTAREA"
-    assert_fits(page, "#reject", "#seg-rows", "#seg-shot-0", "#modes", "#mode-segmentation", "#submit")
+    assert_fits(page, "#reject", "#seg-start-0", "#seg-shot-0", "#modes", "#mode-segmentation", "#submit")
     wait_saved(page)
     screenshot(page, "workspace-laptop-segmentation")
 

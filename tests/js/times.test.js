@@ -42,3 +42,22 @@ test("joinProblems makes one sentence of both fields", () => {
   assert.equal(joinProblems({ start: "A.", end: "B." }), "A. B.");
   assert.equal(joinProblems({ start: "", end: "" }), "");
 });
+
+test("a decimal comma reads as a decimal point; anything but one number is NaN", () => {
+  assert.equal(readSeconds("0,5"), 0.5);
+  assert.equal(readSeconds(" 7,25 "), 7.25);
+  assert.equal(readSeconds(",5"), 0.5);
+  assert.equal(readSeconds(3), 3);
+  for (const bad of ["05,5,5", "1.2.3", "5 s", "1e3", "0x10", "-", "."]) {
+    assert.ok(Number.isNaN(readSeconds(bad)), bad);
+  }
+});
+
+test("a window retimed over its neighbour names the neighbour at the field that overlaps", () => {
+  const next = { number: 2, start: 5, end: 10 };
+  const previous = { number: 1, start: 0, end: 5 };
+  assert.equal(timeFieldProblems(0, 7.5, { duration: 20, next }).end, "The end overlaps window 2 (starts 5.00 s).");
+  assert.equal(timeFieldProblems(4, 7, { duration: 20, previous }).start, "The start overlaps window 1 (ends 5.00 s).");
+  assert.deepEqual(timeFieldProblems(5, 10, { duration: 20, previous, next: { number: 3, start: 10, end: 12 } }),
+    { start: "", end: "" }, "touching neighbours is not overlapping");
+});

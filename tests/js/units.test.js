@@ -113,3 +113,17 @@ test("the segmentation counts as judged on the same terms", () => {
   draft.segmentation.windows.pop();
   assert.equal(model.segmentationJudged(draft), true);
 });
+
+test("a window retimed over its neighbour is invalid, names the neighbour and blocks leaving it", () => {
+  const draft = judgedDraft();
+  draft.windows[0] = { ...draft.windows[0], verdict: "reject", end: 3, modes: ["omission"] };
+  assert.equal(model.unitValid("w:0", draft.windows[0]), true, "alone, the times are possible");
+  assert.equal(model.unitValid("w:0", draft.windows[0], draft), false);
+  assert.equal(model.unitTimeProblem(draft, "w:0"), "The end overlaps window 2 (starts 2.00 s).");
+  assert.deepEqual(model.windowProblems(draft, 0), ["The end overlaps window 2 (starts 2.00 s)."]);
+  // Window 2 moved out of the way: no overlap left; accepting window 2 again would bring it back.
+  draft.windows[1] = { ...draft.windows[1], verdict: "reject", start: 3, modes: ["omission"] };
+  assert.equal(model.unitTimeProblem(draft, "w:0"), "");
+  assert.match(model.acceptProblem(draft, 1), /^Accepting puts it back at 2\.00–4\.00 s\. The start overlaps window 1 \(ends 3\.00 s\)\./);
+  assert.equal(model.acceptProblem(draft, 2), "");
+});

@@ -4,15 +4,21 @@
 import { seconds } from "./workspace-dom.js";
 
 // A typed value as seconds: NaN for an empty or non-numeric field (never 0 by accident).
+// A decimal comma is read as a decimal point ("0,5" is half a second); anything else that
+// is not one plain number ("1,2,3", "5 s", "1e3") is NaN, so that the field says so.
 export function readSeconds(value) {
   if (value === "" || value === null || value === undefined) return NaN;
-  return Number(value);
+  if (typeof value === "number") return value;
+  const text = String(value).trim().replace(",", ".");
+  return /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : NaN;
 }
 
 // What is wrong with one start/end pair, per field ("" when nothing), so that the page can
 // put each message next to the field that has to change. `duration` is the clip's length
 // (the server allows half a second past it); `previousEnd` the end of the window before.
-export function timeFieldProblems(start, end, { duration, previousEnd = null }) {
+// `previous` / `next` ({number, start, end}) are the neighbouring windows of a pass whose
+// windows are retimed one by one: a time past one of them names it.
+export function timeFieldProblems(start, end, { duration, previousEnd = null, previous = null, next = null }) {
   const limit = duration + 0.5;
   const problems = { start: "", end: "" };
   if (!Number.isFinite(start)) problems.start = "Type the start in seconds.";
@@ -25,6 +31,12 @@ export function timeFieldProblems(start, end, { duration, previousEnd = null }) 
   else if (end > limit) problems.end = `The end is after the clip ends (${seconds(duration)}).`;
   else if (end < 0) problems.end = "The end cannot be before 0 s.";
   else if (Number.isFinite(start) && end <= start) problems.end = `The end must come after the start (${seconds(start)}).`;
+  if (!problems.start && previous && start < previous.end - 1e-9) {
+    problems.start = `The start overlaps window ${previous.number} (ends ${seconds(previous.end)}).`;
+  }
+  if (!problems.end && next && end > next.start + 1e-9) {
+    problems.end = `The end overlaps window ${next.number} (starts ${seconds(next.start)}).`;
+  }
   return problems;
 }
 

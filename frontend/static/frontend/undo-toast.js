@@ -27,8 +27,9 @@ export function dismissUndo() {
  * Offer to undo the last decision on annotation `annotationId` for `seconds`.
  * `prepare` (optional, async) runs first and may return false to stop (e.g. unsaved work);
  * `onUndone(workspace)` gets the server's answer; `onRefused(message)` says why not.
+ * `host` (optional): the element to show the notice in, instead of floating over the page.
  */
-export function offerUndo({ annotationId, seconds, message, prepare, onUndone, onRefused }) {
+export function offerUndo({ annotationId, seconds, message, prepare, onUndone, onRefused, host = null }) {
   dismissUndo();
   if (!(seconds > 0)) return;
   const end = Date.now() + seconds * 1000;
@@ -51,7 +52,13 @@ export function offerUndo({ annotationId, seconds, message, prepare, onUndone, o
   toast.setAttribute("role", "status");
   toast.dataset.action = message;
   toast.append(text, " ", left, " ", button);
-  document.body.append(toast);
+  // In `host` (a place kept for it in the page, where it covers nothing), else floating.
+  if (host) {
+    toast.classList.add("undo-inline");
+    host.append(toast);
+  } else {
+    document.body.append(toast);
+  }
 
   const tick = () => {
     const remaining = Math.ceil((end - Date.now()) / 1000);

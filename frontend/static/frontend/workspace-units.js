@@ -65,6 +65,21 @@ export function unitModel({ clip, caption, taxonomy }) {
   const timesProblem = (start, end) => joinProblems(timeFieldProblems(start, end));
   const timelineFieldProblems = (list) => checkTimeline(list, { duration: clip.duration });
 
+  // A window of the window pass, at `start`/`end`, against its neighbours as the draft has
+  // them (each at its effective times: corrected while rejected, else the original's).
+  function windowFieldProblems(draftLike, position, start = draftLike.windows[position].start, end = draftLike.windows[position].end) {
+    const neighbour = (p) => (p < 0 || p >= N ? null : { number: p + 1, start: draftLike.windows[p].start, end: draftLike.windows[p].end });
+    return checkTimes(start, end, { duration: clip.duration, previous: neighbour(position - 1), next: neighbour(position + 1) });
+  }
+
+  // Why the window at `position` cannot be accepted now ("" when it can): accepting puts it
+  // back at its original times, which a neighbour retimed meanwhile may overlap.
+  function acceptProblem(draftLike, position) {
+    const o = originals[position];
+    const problem = joinProblems(windowFieldProblems(draftLike, position, o.start, o.end));
+    return problem ? `Accepting puts it back at ${o.start.toFixed(2)}–${o.end.toFixed(2)} s. ${problem} Retime that window first.` : "";
+  }
+
   function timelineProblem(list) {
     for (const [i, problems] of timelineFieldProblems(list).entries()) {
       if (joinProblems(problems)) return `Corrected window ${i + 1}: ${joinProblems(problems)}`;
@@ -77,7 +92,7 @@ export function unitModel({ clip, caption, taxonomy }) {
   function unitTimeProblem(draftLike, key) {
     if (isWindowKey(key)) {
       const w = unitOf(draftLike, key);
-      return w.verdict === "reject" ? timesProblem(w.start, w.end) : "";
+      return w.verdict === "reject" ? joinProblems(windowFieldProblems(draftLike, positionOf(key))) : "";
     }
     if (key === "segmentation") {
       const s = draftLike.segmentation;
@@ -86,8 +101,12 @@ export function unitModel({ clip, caption, taxonomy }) {
     return "";
   }
 
-  function unitValid(key, value) {
-    if (isWindowKey(key)) return !timesProblem(value.start, value.end);
+  // Whether the unit may be saved as it is; a window also against its neighbours in `draftLike`.
+  function unitValid(key, value, draftLike = null) {
+    if (isWindowKey(key)) {
+      if (!draftLike) return !timesProblem(value.start, value.end);
+      return !joinProblems(windowFieldProblems(draftLike, positionOf(key), value.start, value.end));
+    }
     if (key === "segmentation") return value.verdict !== "reject" || !timelineProblem(value.windows);
     return true;
   }
@@ -106,7 +125,7 @@ export function unitModel({ clip, caption, taxonomy }) {
     const o = originals[position];
     if (!w.verdict) return ["Accept or reject this window."];
     const problems = [];
-    const timing = timesProblem(w.start, w.end);
+    const timing = joinProblems(windowFieldProblems(draft, position));
     if (timing) problems.push(timing);
     if (w.verdict === "reject") {
       if (w.scene === o.scene && w.shot === o.shot && w.start === o.start && w.end === o.end) {
@@ -160,6 +179,7 @@ export function unitModel({ clip, caption, taxonomy }) {
   return {
     num, sortModes, modeName, normWindow, fromPass, isWindowKey, positionOf, unitOf, setUnit,
     timeFieldProblems, timesProblem, timelineFieldProblems, timelineProblem, unitTimeProblem, unitValid,
+    windowFieldProblems, acceptProblem,
     overviewProblems, windowProblems, segmentationProblems, unitProblems, firstOpenUnit, windowJudged,
     segmentationJudged,
   };
