@@ -272,7 +272,7 @@ def in_setup(study):
 
     from annotation.models import Study
 
-    lifecycle = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
+    lifecycle = importlib.import_module("annotation.migrations.0018_life_study_lifecycle")
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # Triggers off for this one statement (the test database's owner may do this).

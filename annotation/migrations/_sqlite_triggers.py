@@ -26,7 +26,7 @@ def restore_annotation_triggers(apps, schema_editor):
     for statement in _TRANSITIONS.SQLITE:
         if "ON annotation_annotation" in statement:
             if "annotation_state_transition" in statement and "undo_until" in columns:
-                statement = importlib.import_module("annotation.migrations.0016_qc_amend_undo").SQLITE_TRIGGER
+                statement = importlib.import_module("annotation.migrations.0019_qc_amend_undo").SQLITE_TRIGGER
             schema_editor.execute(statement)
 
 
@@ -34,7 +34,7 @@ def restore_study_triggers(apps, schema_editor):
     """The lifecycle triggers of migration 0016 on annotation_study, after a SQLite rebuild."""
     if schema_editor.connection.vendor != "sqlite":
         return
-    lifecycle = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
+    lifecycle = importlib.import_module("annotation.migrations.0018_life_study_lifecycle")
     lifecycle.drop(apps, schema_editor)
     lifecycle.create(apps, schema_editor)
 

@@ -73,7 +73,7 @@ def running(setup_study, crew):
 
 
 def test_the_migration_freezes_the_columns_the_service_names():
-    migration = importlib.import_module("annotation.migrations.0016_life_study_lifecycle")
+    migration = importlib.import_module("annotation.migrations.0018_life_study_lifecycle")
     columns = {Study._meta.get_field(name).column for name in FROZEN_FIELDS}
     assert set(migration.FROZEN_COLUMNS) == columns
 

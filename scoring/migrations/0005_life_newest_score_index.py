@@ -6,8 +6,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_life_study_lifecycle'),
-        ('scoring', '0003_score_job_splitter'),
+        ('annotation', '0018_life_study_lifecycle'),
+        ('scoring', '0004_scale_chunks'),
     ]
 
     operations = [

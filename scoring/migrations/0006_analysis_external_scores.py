@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0016_analysis_clip_original_optional'),
-        ('scoring', '0003_score_job_splitter'),
+        ('scoring', '0005_life_newest_score_index'),
     ]
 
     operations = [

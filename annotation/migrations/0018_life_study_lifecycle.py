@@ -80,7 +80,7 @@ def give_each_study_its_secret(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0015_study_lifecycle_and_language"),
+        ('annotation', '0017_setup_invitations_and_overlap'),
     ]
 
     operations = [

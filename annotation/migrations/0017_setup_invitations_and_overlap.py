@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0015_study_lifecycle_and_language'),
+        ('annotation', '0016_analysis_clip_original_optional'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

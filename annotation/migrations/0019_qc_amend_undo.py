@@ -92,7 +92,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0015_study_lifecycle_and_language'),
+        ('annotation', '0018_life_study_lifecycle'),
     ]
 
     operations = [

@@ -84,7 +84,7 @@ def drop_triggers(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0015_study_lifecycle_and_language")]
+    dependencies = [('annotation', '0019_qc_amend_undo')]
     operations = [
         migrations.RunPython(create_triggers, drop_triggers),
         migrations.AddField(
