@@ -217,7 +217,8 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     if problems:
         raise ServiceError("The amended version is incomplete: " + " ".join(problems))
     annotation = _finish_review(
-        annotation_id, actor, "amend", reviewed_at=timezone.now(), **_undo_window("amend", actor)
+        annotation_id, actor, "amend", reviewed_at=timezone.now(),
+        **_undo_window("amend", actor, study=annotation.caption.clip.study),
     )
     _after_final_verdict(annotation.pk)
     after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
@@ -422,6 +423,6 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
                        annotation_snapshot(annotation))
     _audit(annotation, actor, "undo", {"state": source, "action": action},
            {"state": annotation.state, "undone": action})
-    if action == "approve":
+    if action in ("approve", "amend"):
         _after_verdict_withdrawn(annotation.pk)  # its scores go with it
     return annotation
