@@ -6,7 +6,7 @@ import string
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotation import study_settings
 from annotation.models import (
@@ -97,8 +97,12 @@ def study_create(
     study = Study(**cleaned)
     if state is not None:
         study.state = state
-    study.full_clean()
-    study.save()
+    study.full_clean(validate_unique=False)
+    try:
+        with transaction.atomic():
+            study.save()
+    except IntegrityError as exc:  # another request took the slug meanwhile
+        raise FieldErrors({"slug": f"A study with slug {slug!r} already exists; choose another."}) from exc
     if created_by is not None:  # made by a person (the pages, the API): the history starts here
         after = {field: _setting(getattr(study, field)) for field in ("slug", "taxonomy", *STUDY_FIELDS)}
         study_audit(study=study, actor=created_by, action="study_create", before={}, after=after)

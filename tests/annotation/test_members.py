@@ -370,3 +370,33 @@ def test_a_new_account_with_a_bad_email_address_is_refused_at_the_field(study, p
                                                     "password": "long-enough-pw", "password2": "long-enough-pw"})
     assert answer.status_code == 400 and "is not an e-mail address" in answer.content.decode()
     assert not type(personas["admin"]).objects.filter(username="ana").exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_studies_created_at_once_with_one_slug_give_one_study_and_one_field_message(make_user):
+    from annotation.services.taxonomy import taxonomy_default
+
+    taxonomy_default()  # as migration 0003 made it: a flushed test database lacks it
+    people = [make_user(f"maker{n}") for n in range(4)]
+    barrier = threading.Barrier(len(people))
+    results: list = [None] * len(people)
+
+    def create(position, person):
+        try:
+            barrier.wait(timeout=30)
+            results[position] = study_create(slug="same", name="Same", created_by=person)
+        except Exception as exc:  # noqa: BLE001 - counted below
+            results[position] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=create, args=(n, p)) for n, p in enumerate(people)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    refused = [r for r in results if isinstance(r, FieldErrors)]
+    assert len(refused) == len(people) - 1, results
+    assert all("already exists" in r.errors["slug"] for r in refused)
+    assert Membership.objects.filter(study__slug="same").count() == 1
