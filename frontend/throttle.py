@@ -76,14 +76,23 @@ def throttle_keys(*, username: str, address: str) -> ThrottleKeys:
                         account=account, slowed=_digest("slowed", account, address))
 
 
+def _ensure(keys: list[str], now: datetime) -> None:
+    """Create the rows of `keys` that are missing, each insert committed at once: creating them
+    inside the locking transaction would lock in another order than :func:`_locked` does."""
+    SignInCount.objects.bulk_create(
+        [SignInCount(key=key, window_start=now, count=0) for key in keys], ignore_conflicts=True)
+
+
 def _locked(keys: list[str], now: datetime) -> dict[str, SignInCount]:
-    """The rows of `keys`, created when missing, locked until the transaction ends."""
-    rows = {row.key: row for row in SignInCount.objects.select_for_update().filter(key__in=keys)}
-    for key in sorted(set(keys) - set(rows)):
+    """The rows of `keys` (made by :func:`_ensure` before the transaction), locked in key order
+    until the transaction ends: parallel tries wait for each other instead of deadlocking."""
+    rows = {row.key: row for row in
+            SignInCount.objects.select_for_update().filter(key__in=keys).order_by("key")}
+    for key in sorted(set(keys) - set(rows)):  # removed meanwhile as long expired: rare
         try:
             with transaction.atomic():
                 rows[key] = SignInCount.objects.create(key=key, window_start=now, count=0)
-        except IntegrityError:  # created meanwhile by a parallel try
+        except IntegrityError:
             rows[key] = SignInCount.objects.select_for_update().get(key=key)
     return rows
 
@@ -106,8 +115,10 @@ def sign_in_reserve(keys: ThrottleKeys) -> str | None:
     and against the address until :func:`sign_in_succeeded` gives it back."""
     window = settings.LOGIN_FAILURE_WINDOW_SECONDS
     now = timezone.now()
+    wanted = [keys.pair, keys.address, keys.account, keys.slowed]
+    _ensure(wanted, now)
     with transaction.atomic():
-        rows = _locked([keys.pair, keys.address, keys.account, keys.slowed], now)
+        rows = _locked(wanted, now)
         pair, by_address = (_current(rows[keys.pair], now, window),
                             _current(rows[keys.address], now, window))
         if pair >= settings.LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
@@ -124,7 +135,7 @@ def sign_in_reserve(keys: ThrottleKeys) -> str | None:
                 return (f"This account has had many failed sign-ins from many addresses, so each "
                         f"address may try it once every {seconds} seconds. Wait {max(1, round(wait))} "
                         "seconds and try again.")
-            slowed.count = 1
+            slowed.window_start, slowed.count = now, 1
             slowed.save()
         for row in (rows[keys.pair], rows[keys.address]):
             row.count += 1
@@ -136,6 +147,7 @@ def sign_in_reserve(keys: ThrottleKeys) -> str | None:
 def sign_in_failed(keys: ThrottleKeys) -> None:
     """The reserved try failed: it stays counted, and counts against the account everywhere."""
     now = timezone.now()
+    _ensure([keys.account], now)
     with transaction.atomic():
         row = _locked([keys.account], now)[keys.account]
         _current(row, now, settings.LOGIN_FAILURE_WINDOW_SECONDS)
@@ -150,12 +162,23 @@ def sign_in_succeeded(keys: ThrottleKeys) -> None:
     """The reserved try signed in: the account's failures at this address are cleared and the
     address's count gets the try back."""
     now = timezone.now()
+    _ensure([keys.pair, keys.address], now)
     with transaction.atomic():
         rows = _locked([keys.pair, keys.address], now)
         rows[keys.pair].delete()
         address = rows[keys.address]
         address.count = max(0, address.count - 1)
         address.save()
+
+
+def sign_in_released(keys: ThrottleKeys) -> None:
+    """The reserved try checked no password (a field was missing): it counts for nothing."""
+    now = timezone.now()
+    _ensure([keys.pair, keys.address], now)
+    with transaction.atomic():
+        for row in _locked([keys.pair, keys.address], now).values():
+            row.count = max(0, row.count - 1)
+            row.save()
 
 
 class ThrottledSignIn:
@@ -173,7 +196,10 @@ class ThrottledSignIn:
         except forms.ValidationError:
             sign_in_failed(keys)
             raise
-        sign_in_succeeded(keys)
+        if self.get_user() is None:
+            sign_in_released(keys)  # no password was checked: not a success that clears failures
+        else:
+            sign_in_succeeded(keys)
         return cleaned
 
 

@@ -46,6 +46,14 @@ def test_failures_from_one_address_do_not_lock_the_owner_out_elsewhere(personas,
     assert "Too many failed sign-ins for this account from your address" in page(locked)
 
 
+def test_a_sign_in_without_a_password_between_guesses_does_not_clear_them(personas, limits):
+    for _ in range(4):
+        sign_in("annotator", "guess")
+        assert sign_in("annotator", "").status_code == 200  # "This field is required."
+    sign_in("annotator", "guess")
+    assert "Too many failed sign-ins for this account" in page(sign_in("annotator", "guess"))
+
+
 def test_a_new_password_lifts_the_accounts_limits(personas, limits):
     for _ in range(5):
         sign_in("annotator", "guess")
@@ -144,6 +152,8 @@ def test_twelve_parallel_guesses_check_at_most_the_limits_passwords(personas, li
         try:
             start.wait(timeout=30)
             answers.append(sign_in("annotator", f"guess-{n}").status_code)
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            answers.append(repr(error))
         finally:
             connection.close()
 
