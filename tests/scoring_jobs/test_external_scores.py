@@ -128,3 +128,18 @@ def test_an_imported_judge_joins_the_leaderboard_oriented_by_its_direction(four_
     # Fewer defects first: A (0 over k and solo), B 1, D 2, C 3.
     assert [row["model"] for row in rows] == ["A", "B", "D", "C"]
     assert {row["model"]: row["mean_vlm_defects"] for row in rows}["C"] == 3.0
+
+
+def test_plan_study_plans_from_the_pilots_verdicts(four_models):  # noqa: F811
+    out = io.StringIO()
+    call_command("plan_study", "--study", "s1", "--half-width", "20", "--gap", "40",
+                 "--simulations", "50", "--format", "json", stdout=out)
+    document = json.loads(out.getvalue())
+    plan = document["plan"]
+    assert [row["model"] for row in plan if row["target"].startswith("rate")] == [
+        "A", "B", "C", "D"]
+    study = plan[-1]
+    assert study["target"] == "study (every target)" and study["clips_needed"] >= 2
+    assert document["assumptions"].startswith("New clips are like the pilot's")
+    with pytest.raises(CommandError, match="--half-width and --gap must be > 0"):
+        call_command("plan_study", "--study", "s1", "--gap", "0", stdout=io.StringIO())

@@ -19,6 +19,7 @@ from scoring.metrics.analysis.modes import (
     mode_severity,
     omission_vs_factual,
 )
+from scoring.metrics.analysis.planner import PlanSettings, plan_study
 from scoring.metrics.analysis.properties import (
     MIN_VERDICTS,
     clip_property_buckets,
@@ -187,6 +188,14 @@ TABLE_CAPTIONS: dict[str, str] = {
         "interval around 0). A one-model-per-clip study has no later exposures and is not "
         "anchored by design. Captions without an exposure (assigned before assignment designs "
         "existed) are left out; exposure is that of the annotation whose verdict is final."),
+    "study_plan": (
+        "Study planner: from this study's final overview verdicts as a pilot, the clips (and "
+        "annotators, at most 200 captions each, one model per clip) a study needs so that in "
+        "90% of studies simulated by resampling the pilot every model's rejection rate has a "
+        "95% Clopper-Pearson interval within +-5 points, and each pair of models with a true "
+        "gap of 10 points is separated (paired interval over clips, Bonferroni over all pairs); "
+        "reached_share = that share at the planned size; the last row takes the largest need "
+        "and states the assumptions (manage.py plan_study sets other targets)."),
 }
 
 
@@ -288,6 +297,7 @@ def failure_profile(
         "judge_agreement": lambda: out.pop("_agreement"),
         "generation": lambda: _generation(captions, generated, models),
         "rejection_by_exposure": lambda: rejection_by_exposure(captions, windows, **boot),
+        "study_plan": lambda: plan_study(captions, PlanSettings(seed=seed)),
     }
     assert list(steps) == list(TABLE_CAPTIONS), "every table needs a caption, in order"
     needs = _needs(captions, windows, paired, windows_per_caption)
