@@ -74,8 +74,18 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "taxonomy", "created_at")
+    list_display = ("slug", "name", "state", "taxonomy", "created_at")
     inlines = [MembershipInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        """The state moves through the lifecycle services only; the frozen settings of a study
+        that left setup are shown, not offered (the database refuses them too)."""
+        from annotation.services.lifecycle import FROZEN_FIELDS
+
+        if obj is None:
+            return ("state",)
+        frozen = tuple(FROZEN_FIELDS) if obj.state != "setup" else ()
+        return ("state", *frozen)
 
 
 @admin.register(Clip)
