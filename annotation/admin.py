@@ -84,6 +84,16 @@ class StudyAdmin(admin.ModelAdmin):
 
         return redirect("study-new")
 
+    def get_readonly_fields(self, request, obj=None):
+        """The state moves through the lifecycle services only; the frozen settings of a study
+        that left setup are shown, not offered (the database refuses them too)."""
+        from annotation.services.lifecycle import FROZEN_FIELDS
+
+        if obj is None:
+            return ("state",)
+        frozen = tuple(FROZEN_FIELDS) if obj.state != "setup" else ()
+        return ("state", *frozen)
+
 
 @admin.register(Clip)
 class ClipAdmin(admin.ModelAdmin):

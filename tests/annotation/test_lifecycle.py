@@ -320,3 +320,9 @@ def test_the_study_triggers_survive_a_restore_after_a_sqlite_rebuild(running):
         Study.objects.filter(pk=running.pk).update(near_total_cut=0.3)
     with pytest.raises(IntegrityError), transaction.atomic():
         Study.objects.filter(pk=running.pk).update(state="setup")
+
+
+def test_the_admin_site_shows_a_running_studys_frozen_settings_without_offering_them(running, admin_client):
+    page = admin_client.get(f"/admin/annotation/study/{running.pk}/change/").content.decode()
+    assert 'name="near_total_cut"' not in page and 'name="state"' not in page
+    assert 'name="name"' in page
