@@ -18,6 +18,7 @@ from annotation.models import (
     Study,
     TaxonomyVersion,
 )
+from annotation.services import lifecycle
 from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.taxonomy import taxonomy_default
 
@@ -117,8 +118,8 @@ def study_update(*, study: Study, actor, changes: dict[str, Any]) -> Study:
     """Change the study's settings (any of STUDY_FIELDS and taxonomy); audited as
     `study_update` with the old and new value of each field that changed.
 
-    The one place settings change: a rule on which settings may change in which state of the
-    study belongs here, before the write."""
+    The one place settings change: once the study left setup, its frozen settings are refused
+    here (annotation.services.lifecycle.study_require_setup), before the write."""
     if "slug" in changes:
         raise FieldErrors({"slug": "A study's slug cannot change: its links would break."})
     unknown = sorted(set(changes) - {*STUDY_FIELDS, "taxonomy"})
@@ -126,6 +127,8 @@ def study_update(*, study: Study, actor, changes: dict[str, Any]) -> Study:
         raise FieldErrors({field: "This is not a study setting." for field in unknown})
     cleaned = _checked(changes)
     study = Study.objects.select_for_update().select_related("taxonomy").get(pk=study.pk)
+    # Once running, the taxonomy, thresholds and design are frozen (the database refuses too).
+    lifecycle.study_require_setup(study, [f for f, value in cleaned.items() if getattr(study, f) != value])
     before, after = {}, {}
     for field, value in cleaned.items():
         if getattr(study, field) != value:

@@ -319,11 +319,11 @@ def test_the_history_page_lists_every_membership_and_settings_change_for_study_a
     members.member_roles_set(study=study, actor=personas["admin"], user=personas["reviewer"],
                              roles=["reviewer", "researcher"])
     members.member_deactivate(study=study, actor=personas["admin"], user=personas["researcher"])
-    api(personas["admin"]).patch("/api/studies/s1/", {"near_total_cut": 0.5}, format="json")
+    api(personas["admin"]).patch("/api/studies/s1/", {"undo_seconds": 30}, format="json")
     client.force_login(personas["admin"])
     html = client.get("/studies/s1/history/").content.decode()
     for sentence in ("Made invitation", "(for Ana)", "ana accepted invitation", "Changed reviewer&#x27;s roles",
-                     "Deactivated researcher", "Changed near_total_cut"):
+                     "Deactivated researcher", "Changed undo_seconds"):
         assert sentence in html, sentence
     actions = [e["action"] for e in api(personas["admin"]).get("/api/studies/s1/history/").json()]
     assert actions == ["study_update", "member_deactivate", "member_roles", "invitation_accept", "invitation_create"]

@@ -171,7 +171,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "profile-llmfacts": {"GET": Expect(SEE_SCORES)},
     "corrected-vtt": {"GET": Expect(SEE_SCORES)},
     # Scoring: scores name the models, so admins and researchers only.
-    "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(ADMINS, {"metrics": 5})},
+    "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(SEE_SCORES, {"metrics": 5})},
     "api-score-job": {"GET": Expect(SEE_SCORES)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
     "api-scores-import": {"POST": Expect(ADMINS, **UPLOAD)},

@@ -227,7 +227,7 @@ def test_a_site_admin_without_a_role_cannot_act_until_they_add_themselves_a_role
     event = AuditEvent.objects.get(study=study, action="site_admin_join")
     assert (event.actor, event.after) == (site_admin, {"user": "site-admin", "roles": ["admin"]})
     fresh = type(site_admin).objects.get(pk=site_admin.pk)  # a new request reads the roles again
-    assert api(fresh).patch("/api/studies/s1/", {"near_total_cut": 0.5}, format="json").status_code == 200
+    assert api(fresh).patch("/api/studies/s1/", {"undo_seconds": 30}, format="json").status_code == 200
 
 
 def test_a_site_admin_opens_the_study_page_read_only(client, study, site_admin):
