@@ -175,14 +175,14 @@ def per_family(job) -> dict[str, tuple[int, float, float]]:
     return {family: (int(a), b, c) for family, (a, b, c) in found.items()}
 
 
-def bench_meteor(root, full: bool) -> None:
+def bench_meteor(root, full: bool, sample_size: int) -> None:
     sys.path.insert(0, str(REPO / "bench"))
     from bench_scoring import load_corpus
 
     from scoring.metrics.reference import close_meteor_jvms, default_meteor_workers, reference_scores
 
     items = load_corpus(root)
-    sample = items if full else items[:300]
+    sample = items if full else items[:sample_size]
     started = time.perf_counter()
     reference_scores({i.id: i.candidate for i in sample}, {i.id: [i.reference] for i in sample},
                      metrics=["meteor"])
@@ -216,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default="", help="OpenAI-compatible server for LLMFactsF1")
     parser.add_argument("--llm-model", default="", help="its model name")
     parser.add_argument("--llm-items", type=int, default=40)
+    parser.add_argument("--without", default="", help="metrics to leave out, e.g. meteor")
+    parser.add_argument("--meteor-sample", type=int, default=300,
+                        help="paragraphs of the METEOR measure without --full (300)")
     args = parser.parse_args(argv)
     size = dict(FULL if args.full else DEFAULT)
     if args.clips:
@@ -269,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
               f"({captions} captions, all but one verdict final) in "
               f"{time.perf_counter() - started:.1f} s"
               f"{'' if args.full else ' (--full: 200 clips x 8 windows, paper size)'}")
-        metrics = [name for name, metric in METRICS.items() if metric.family != "llmfacts"]
+        left_out = set(filter(None, args.without.split(",")))
+        metrics = [name for name, metric in METRICS.items()
+                   if metric.family != "llmfacts" and name not in left_out]
+        if left_out:
+            print(f"left out: {', '.join(sorted(left_out))}")
         judges = default_judges()
 
         # One chunk per unit (as one task walking every unit), then the default chunks.
@@ -313,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"one new final verdict: its clip job scores {clip_job.progress_total} items in "
               f"{clip_job.chunks_total} chunks, {wall:.2f} s in all ({worker_time:.2f} s in "
               f"chunks; target under 10 s of worker time)")
-        bench_meteor(root, args.full)
+        bench_meteor(root, args.full, args.meteor_sample)
         if args.base_url:
             bench_llmfacts(study, args.base_url, args.llm_model, args.llm_items)
         else:
