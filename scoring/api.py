@@ -41,6 +41,8 @@ class StartsScoring(SeesScores):
 class ScoreJobSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     progress = serializers.SerializerMethodField()
+    chunks = serializers.SerializerMethodField()
+    clip = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = ScoreJob
@@ -53,6 +55,8 @@ class ScoreJobSerializer(serializers.ModelSerializer):
             "splitter",
             "status",
             "progress",
+            "chunks",
+            "clip",
             "errors",
             "requested_by",
             "attempts",
@@ -69,6 +73,10 @@ class ScoreJobSerializer(serializers.ModelSerializer):
             else (100 if job.finished else 0)
         )
         return {"done": job.progress_done, "total": job.progress_total, "percent": percent}
+
+    def get_chunks(self, job: ScoreJob) -> dict:
+        """A study job's chunks: how many, done and failed (a verdict job has none)."""
+        return {"total": job.chunks_total, "done": job.chunks_done, "failed": job.chunks_failed}
 
 
 class ScoreJobStartSerializer(serializers.Serializer):
@@ -148,6 +156,25 @@ class ScoreJobDetail(generics.RetrieveAPIView):
     def get(self, request, *args, **kwargs):
         score_jobs_recover(study=study_from_view(self))
         return super().get(request, *args, **kwargs)
+
+
+class ScoreJobCancel(APIView):
+    """POST: cancel an unfinished job (admins): the chunks not yet started are not run."""
+
+    permission_classes = [IsStudyAdmin]
+
+    @extend_schema(request=None, responses={200: ScoreJobSerializer})
+    def post(self, request, slug, job_id):
+        from django.shortcuts import get_object_or_404
+
+        from scoring.chunks import score_job_cancel
+
+        job = get_object_or_404(ScoreJob, study=study_from_view(self), pk=job_id)
+        if not score_job_cancel(job_id=job.pk):
+            return Response({"detail": f"Job #{job.pk} is {job.status}: nothing to cancel."},
+                            status=status.HTTP_409_CONFLICT)
+        job.refresh_from_db()
+        return Response(ScoreJobSerializer(job).data)
 
 
 class ScoreResultList(generics.ListAPIView):

@@ -31,19 +31,19 @@ verdict of the study and every caption that has references.
 on the verdict subjects only. Embedding metrics (once per judge), LLMFactsF1 and families added
 later run on every subject; against several references an item's value is the mean over its
 references, each reference's value kept in ``detail["per_reference"]``. Reference-overlap metrics
-(BLEU, METEOR, ROUGE-L, CIDEr) are corpus-relative: **CIDEr's idf weights come from all the
-reference sets scored together** (a caption scored alone gets 0). So they run only in study jobs,
-in one run per corpus: all captions of the study with references (``caption_vs_reference``), and
-all final overviews of the study with the correction as the one reference (``overview``; the
-correction as its reference: how much the verdict changed it, never a Table 1 score). Each
-per-item value stored is that item's value in that run, with the corpus value and size in its
-detail; run a study job again after new verdicts or references to refresh them. **CIDEr-D's idf
-comes from the study's captions**: one document per clip, holding the overviews every model
-wrote for it, the same for every run of the study, so that scores against different reference
-sets (approved, gold, leave-both-out) share one idf. Items with an empty text are left out (edit
-size only needs one side to be non-empty).
+(BLEU, METEOR, ROUGE-L, CIDEr) run only in study jobs: all captions of the study with
+references (``caption_vs_reference``), and all final overviews of the study with the correction
+as the one reference (``overview``; how much the verdict changed it, never a Table 1 score).
+**CIDEr-D's idf comes from the study's captions**: one document per clip, holding the overviews
+every model wrote for it, the same for every run of the study, so that scores against different
+reference sets (approved, gold, leave-both-out) share one idf, and an item's value does not
+depend on which items are scored with it: a study job scores them in chunks, and only the stale
+ones (:mod:`scoring.chunks`). Items with an empty text are left out (edit size only needs one
+side to be non-empty).
 
-**Runs are idempotent.** A result is keyed by (item, metric, judge or backend, metric version)
+**A study job fans out** into chunks that any number of workers score (:mod:`scoring.chunks`:
+planning, dependency hashes, claiming, retries, cancelling); what follows is about verdict jobs,
+which run in one task. **Runs are idempotent.** A result is keyed by (item, metric, judge or backend, metric version)
 and written with an upsert, so running a job twice, or a second job over the same items, leaves
 the same rows. A run first *claims* its job with a conditional update (queued; or running, but
 claimed by the same Celery task, i.e. a retry or a redelivery after its worker died; or running

@@ -58,6 +58,8 @@ def run_score_chunk(self, chunk_id: int) -> str:
     except ChunkFailed as error:
         if self.request.retries < settings.SCORING_CHUNK_RETRIES:
             countdown = settings.SCORING_CHUNK_RETRY_SECONDS * 2**self.request.retries
-            raise self.retry(countdown=countdown, max_retries=settings.SCORING_CHUNK_RETRIES)
+            raise self.retry(
+                countdown=countdown, max_retries=settings.SCORING_CHUNK_RETRIES
+            ) from error
         score_chunk_fail(chunk_id=chunk_id, error=str(error))
         return "failed"

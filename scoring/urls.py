@@ -9,6 +9,11 @@ urlpatterns = [
         api.ScoreJobDetail.as_view(),
         name="api-score-job",
     ),
+    path(
+        "studies/<slug:slug>/score-jobs/<int:job_id>/cancel/",
+        api.ScoreJobCancel.as_view(),
+        name="api-score-job-cancel",
+    ),
     path("studies/<slug:slug>/scores/", api.ScoreResultList.as_view(), name="api-scores"),
     path("studies/<slug:slug>/scores/import/", api.ScoresImport.as_view(),
          name="api-scores-import"),

@@ -110,3 +110,16 @@ def test_the_study_page_shows_the_job_table_and_score_now_to_admins_and_research
     assert ('id="score-now"' in page) is shown
     assert ('id="score-job-table"' in page) is shown
     assert ("frontend/score_jobs.js" in page) is shown
+
+
+def test_an_admin_cancels_a_queued_job_and_a_researcher_may_not(personas, study):
+    job = score_job_create(study=study, metrics=["words_changed"], enqueue=False)
+    url = f"{JOBS}{job.pk}/cancel/"
+    assert client_for(personas["researcher"]).post(url).status_code == 403
+    answer = client_for(personas["admin"]).post(url)
+    assert answer.status_code == 200, answer.json()
+    body = answer.json()
+    assert body["status"] == "cancelled"
+    assert body["chunks"] == {"total": 0, "done": 0, "failed": 0}
+    again = client_for(personas["admin"]).post(url)
+    assert again.status_code == 409 and "cancelled" in again.json()["detail"]

@@ -116,18 +116,22 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
     start_worker, long_study, slow_metric
 ):
     # A short visibility timeout makes Redis hand the unacknowledged chunk to the next worker
-    # soon; one item per chunk commits (and counts) every item as it is scored.
-    env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_STUDY_CHUNK_ITEMS": "test-slow=1"}
+    # soon; chunks of 4 items (a second each) commit (and count) as they are scored.
+    env = {"CELERY_VISIBILITY_TIMEOUT": "2", "SCORING_STUDY_CHUNK_ITEMS": "test-slow=4"}
     first = start_worker(WORKER, **env)
     job = score_job_create(study=long_study, metrics=[slow_metric])  # commits: sent to Redis
 
     def progressed():
         job.refresh_from_db()
-        return job.status == "running" and job.progress_done >= 8
+        # ... and in the middle of a chunk, which takes a second: killed mid-chunk.
+        return (job.status == "running" and job.progress_done >= 8
+                and job.chunks.filter(status="running").exists())
 
     wait_for(progressed, worker=first, seconds=90, what="progress on the job")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
+    killed_in = list(job.chunks.filter(status="running").values_list("pk", flat=True))
+    assert len(killed_in) == 1
     job.refresh_from_db()
     stored_before = dict(ScoreResult.objects.values_list("item_key", "pk"))
     assert job.status == "running" and 8 <= job.progress_done < CAPTIONS
@@ -148,7 +152,8 @@ def test_a_job_whose_worker_is_killed_completes_after_a_restart_without_duplicat
         {},
     )
     assert job.attempts == 1  # planned once; the chunk killed mid-way was delivered again:
-    assert list(job.chunks.filter(attempts__gt=1).values_list("attempts", flat=True)) == [2]
+    assert list(job.chunks.filter(attempts__gt=1).values_list("pk", "attempts", "status")) == [
+        (killed_in[0], 2, "done")]
     results = ScoreResult.objects.filter(metric=slow_metric)
     assert results.count() == CAPTIONS
     # The same numbers as an undisturbed run: each candidate's length.

@@ -1,0 +1,342 @@
+"""Scoring a whole study: one in-process run against chunks on 1 and 2 Celery workers.
+
+Standalone (`make bench` runs it): ``.venv/bin/python bench/bench_score_study.py [--full]``.
+The study is CLIP-CC-Bench's (public, ``shared/datasets/clip-cc-bench``): 6 models' paragraphs
+as captions, the ground-truth paragraph as each clip's reference, every verdict final (60 %
+accepted; a rejected overview is corrected to the ground truth with its first sentence
+dropped), windows cut from each caption's sentences. ``--full`` is paper size (6 models x 200
+clips, 8 windows); the default takes 2 clips and 3 windows and leaves METEOR out of the study
+job (its own measure below still runs), so that `make bench` stays reasonable on two cores.
+Built in bulk in a scratch PostgreSQL database (redline_bench_score) and ANALYZEd.
+
+Measured, for every non-LLM metric of Table 1 (edit size, BLEU-1..4, METEOR, ROUGE-L, CIDEr-D;
+CosPar, CosSen, fine P/R/F1, HM-CF per judge) over every reference set (imported, approved,
+gold, matched): the wall time of one in-process run (one chunk per unit, as a single task would
+do it) and with the default chunks, so the overhead of chunking; then the same job on 1 and on
+2 workers (real ``celery worker`` processes, Redis on ``CELERY_BROKER_URL``, default DB 9);
+CPU seconds per item per family (the worker's Python; METEOR's and PTB's JVMs are separate
+processes and are not in it); the re-scoring after one new final verdict (its clip job);
+METEOR over CLIP-CC-Bench's paragraphs (a 30-item sample, all 3,383 with ``--full``).
+LLMFactsF1: with ``--base-url`` (an OpenAI-compatible server, e.g. vLLM on a GPU machine) the
+bench scores ``--llm-items`` overviews there; without one, see bench_llmfacts.py (SmolLM2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchlib import DATASETS, HOST, REPO
+
+DATABASE = "redline_bench_score"
+FULL = {"clips": 200, "windows": 8}
+DEFAULT = {"clips": 2, "windows": 3}
+MODELS = 6
+TARGETS = {"2 workers (paper size)": "under 10 min", "METEOR, 3,383 paragraphs": "under 5 min",
+           "one new final verdict": "under 10 s of worker time", "chunking overhead": "< 10 %"}
+
+
+def pg(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+
+
+def sentences(text: str) -> list[str]:
+    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text) if part.strip()]
+
+
+def build(root, clips: int, windows: int):
+    """The study, in bulk; returns it and one caption left without a final verdict."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.utils import timezone
+    from scalebuild import analyze, submit_in_bulk
+
+    from annotation.models import Annotation, Caption, Clip, CorrectionPass
+    from annotation.services.captions import captions_import_jsonl, references_import
+    from annotation.services.studies import membership_grant, study_create
+    from annotation.services.workflow import annotations_assign
+
+    truth = {row["id"]: row["summary"] for row in
+             json.loads((root / "data/ground_truth/clip_cc_dataset.json").read_text())}
+    outputs = {path.stem: json.loads(path.read_text())
+               for path in sorted((root / "data/models").glob("*.json"))[:MODELS]}
+    chosen = [clip for clip in truth if all(clip in out for out in outputs.values())][:clips]
+    study = study_create(slug="score-bench", name="scoring bench")
+    Clip.objects.bulk_create([
+        Clip(study=study, name=clip, original_filename=f"{clip}.mp4", size_bytes=1,
+             sha256=f"{n:064x}", duration=float(windows * 2), fps=25, width=160, height=120,
+             codec="h264") for n, clip in enumerate(chosen)])
+    records = []
+    for model, out in outputs.items():
+        for clip in chosen:
+            parts = sentences(out[clip]) or [out[clip]]
+            records.append({"clip": clip, "model": model, "overview": out[clip], "windows": [
+                {"start": 2 * w, "end": 2 * w + 2, "scene": parts[w % len(parts)],
+                 "shot": "Medium shot."} for w in range(windows)]})
+    captions_import_jsonl(study=study, data="\n".join(map(json.dumps, records)).encode())
+    references_import(study=study, data="\n".join(
+        json.dumps({"clip": clip, "text": truth[clip]}) for clip in chosen).encode())
+    User = get_user_model()
+    # One annotator per model: nobody annotates two captions of one clip.
+    annotators = [User.objects.create(username=f"bench-annotator-{n}") for n in range(MODELS)]
+    reviewer = User.objects.create(username="bench-reviewer")
+    for annotator in annotators:
+        membership_grant(study=study, user=annotator, role="annotator")
+    membership_grant(study=study, user=reviewer, role="reviewer")
+    annotations_assign(study=study, annotators=annotators,
+                       captions=Caption.objects.filter(clip__study=study).order_by("pk"))
+    submit_in_bulk(study, share=1.0, seed=0)
+    last = Annotation.objects.filter(caption__clip__study=study).order_by("-pk").first()
+    now = timezone.now()
+    with transaction.atomic():
+        final = Annotation.objects.filter(caption__clip__study=study).exclude(pk=last.pk)
+        final.update(state="in_review", reviewer=reviewer, claim_expires_at=now)
+        final.update(state="approved", reviewed_at=now, claim_expires_at=None)
+        for correction in CorrectionPass.objects.filter(
+            annotation__caption__clip__study=study, overview_verdict="reject"
+        ).select_related("annotation__caption__clip"):
+            parts = sentences(truth[correction.annotation.caption.clip.name])
+            correction.overview_text = " ".join(parts[1:] or parts)
+            correction.save(update_fields=["overview_text"])
+    analyze()
+    return study, last, reviewer
+
+
+def approve_last(annotation, reviewer) -> None:
+    from django.utils import timezone
+
+    from annotation.models import Annotation
+
+    rows = Annotation.objects.filter(pk=annotation.pk)
+    rows.update(state="in_review", reviewer=reviewer, claim_expires_at=timezone.now())
+    rows.update(state="approved", reviewed_at=timezone.now(), claim_expires_at=None)
+
+
+def job_for(study, metrics, judges, **extra):
+    from scoring.services import score_job_create
+
+    return score_job_create(study=study, metrics=metrics, judges=judges, enqueue=False, **extra)
+
+
+def run_here(job) -> float:
+    from scoring.services import score_job_run
+
+    started = time.perf_counter()
+    score_job_run(job_id=job.pk, on_progress=lambda progress: None)
+    job.refresh_from_db()
+    assert job.status == "done", job.errors
+    return time.perf_counter() - started
+
+
+def on_workers(study, metrics, judges, count: int, env: dict) -> tuple[float, object]:
+    """The job on ``count`` fresh workers, timed from sending to done (models load inside)."""
+    from scoring.models import ScoreJob, ScoreResult
+    from scoring.services import score_job_enqueue
+
+    ScoreResult.objects.filter(study=study).delete()
+    workers = [subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
+         "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=REPO, env=env) for _ in range(count)]
+    try:
+        job = job_for(study, metrics, judges)
+        started = time.perf_counter()
+        score_job_enqueue(job_id=job.pk)
+        while not ScoreJob.objects.get(pk=job.pk).finished:
+            if any(worker.poll() is not None for worker in workers):
+                raise RuntimeError("a worker died")
+            time.sleep(0.5)
+        wall = time.perf_counter() - started
+        job.refresh_from_db()
+        assert job.status == "done", job.errors
+        return wall, job
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=60)
+
+
+def per_family(job) -> dict[str, tuple[int, float, float]]:
+    """family -> (items, worker CPU seconds, chunk wall seconds)."""
+    found: dict[str, list[float]] = {}
+    for chunk in job.chunks.all():
+        entry = found.setdefault(chunk.family, [0, 0.0, 0.0])
+        entry[0] += chunk.item_count
+        entry[1] += chunk.cpu_seconds
+        entry[2] += (chunk.finished_at - chunk.started_at).total_seconds()
+    return {family: (int(a), b, c) for family, (a, b, c) in found.items()}
+
+
+def bench_meteor(root, full: bool, sample_size: int) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_scoring import load_corpus
+
+    from scoring.metrics.reference import close_meteor_jvms, default_meteor_workers, reference_scores
+
+    items = load_corpus(root)
+    sample = items if full else items[:sample_size]
+    started = time.perf_counter()
+    reference_scores({i.key: i.candidate for i in sample}, {i.key: [i.reference] for i in sample},
+                     metrics=["meteor"])
+    wall = time.perf_counter() - started
+    close_meteor_jvms()
+    scale = len(items) / len(sample)
+    print(f"METEOR over {len(sample):,} CLIP-CC-Bench paragraphs ({default_meteor_workers()} JVMs):"
+          f" {wall:.1f} s; for all {len(items):,}: {wall * scale / 60:.1f} min"
+          f"{' (measured)' if full else ' (extrapolated)'}; target under 5 min")
+
+
+def bench_llmfacts(study, base_url: str, model: str, items: int) -> None:
+    from django.conf import settings
+
+    from scoring.models import ScoreChunk
+
+    settings.LLMFACTS_BASE_URL, settings.LLMFACTS_MODEL = base_url, model
+    settings.SCORING_STUDY_CHUNK_ITEMS = {**settings.SCORING_STUDY_CHUNK_ITEMS, "llmfacts": items}
+    job = job_for(study, ["llmfacts_f1"], [])
+    wall = run_here(job)
+    first = ScoreChunk.objects.filter(job=job).order_by("index").first()
+    count = sum(chunk.item_count for chunk in job.chunks.all())
+    print(f"LLMFactsF1 on {base_url} ({model}): {count} items in {wall:.1f} s, "
+          f"{wall / max(1, count):.2f} s per item (first chunk {first.item_count if first else 0})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="paper size: 6 models x 200 clips")
+    parser.add_argument("--clips", type=int, help="clips instead (a quick try)")
+    parser.add_argument("--base-url", default="", help="OpenAI-compatible server for LLMFactsF1")
+    parser.add_argument("--llm-model", default="", help="its model name")
+    parser.add_argument("--llm-items", type=int, default=40)
+    parser.add_argument("--without", default=None,
+                        help="metrics to leave out (default: meteor, none with --full)")
+    parser.add_argument("--meteor-sample", type=int, default=30,
+                        help="paragraphs of the METEOR measure without --full (30)")
+    args = parser.parse_args(argv)
+    size = dict(FULL if args.full else DEFAULT)
+    if args.clips:
+        size["clips"] = args.clips
+    root = DATASETS / "clip-cc-bench"
+    if not (root / "data/models").is_dir():
+        print(f"score-study bench: skipped, no CLIP-CC-Bench under {DATASETS}")
+        return 0
+    if not shutil.which("createdb") or pg("pg_isready", "-h", HOST, "-q").returncode != 0:
+        print(f"score-study bench: skipped, no PostgreSQL on {HOST}")
+        return 0
+    if not shutil.which("java"):
+        print("score-study bench: skipped, METEOR and PTB need Java")
+        return 0
+    pg("dropdb", "--if-exists", "-h", HOST, DATABASE)
+    created = pg("createdb", "-h", HOST, DATABASE)
+    if created.returncode != 0:
+        print(f"score-study bench: skipped, cannot create {DATABASE}: {created.stderr.strip()}")
+        return 0
+    scratch = tempfile.mkdtemp(prefix="redline-bench-score-")
+    broker = os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/9"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{getpass.getuser()}@{HOST}:5432/{DATABASE}",
+        "MEDIA_ROOT": scratch, "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SCORING_ON_FINAL_VERDICT": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+        "CELERY_BROKER_URL": broker, "CELERY_TASK_ALWAYS_EAGER": "0", "JOB_RUNNER": "celery",
+        "LOG_LEVEL": "ERROR",
+    }
+    os.environ.update(env)
+    try:
+        import django
+
+        django.setup()
+        from django.conf import settings
+        from django.core.management import call_command
+
+        from config.celery import app
+        from scoring.families import default_judges
+        from scoring.metrics.registry import METRICS
+        from scoring.models import ScoreResult
+
+        call_command("migrate", verbosity=0)
+        app.control.purge()
+        started = time.perf_counter()
+        study, last, reviewer = build(root, **size)
+        from annotation.models import Caption
+
+        captions = Caption.objects.filter(clip__study=study).count()
+        print(f"built {MODELS} models x {size['clips']} clips x {size['windows']} windows "
+              f"({captions} captions, all but one verdict final) in "
+              f"{time.perf_counter() - started:.1f} s"
+              f"{'' if args.full else ' (--full: 200 clips x 8 windows, paper size)'}")
+        without = args.without if args.without is not None else ("" if args.full else "meteor")
+        left_out = set(filter(None, without.split(",")))
+        metrics = [name for name, metric in METRICS.items()
+                   if metric.family != "llmfacts" and name not in left_out]
+        if left_out:
+            print(f"left out: {', '.join(sorted(left_out))}")
+        judges = default_judges()
+
+        # One chunk per unit (as one task walking every unit), then the default chunks.
+        default_sizes = dict(settings.SCORING_STUDY_CHUNK_ITEMS)
+        settings.SCORING_STUDY_CHUNK_ITEMS = {name: 10**9 for name in default_sizes}
+        warm = job_for(study, metrics, judges)
+        warm_wall = run_here(warm)  # loads the judges and starts the JVMs once
+        items = warm.progress_total
+        ScoreResult.objects.filter(study=study).delete()
+        single = run_here(job_for(study, metrics, judges))
+        ScoreResult.objects.filter(study=study).delete()
+        settings.SCORING_STUDY_CHUNK_ITEMS = default_sizes
+        chunked_job = job_for(study, metrics, judges)
+        chunked = run_here(chunked_job)
+        print(f"{items:,} items x their metrics; in one process: first run {warm_wall:.1f} s "
+              f"(models load, JVMs start), one chunk per unit {single:.1f} s, "
+              f"{chunked_job.chunks_total} chunks {chunked:.1f} s: chunking overhead "
+              f"{(chunked / single - 1) * 100:+.1f} % (target < 10 %)")
+        for family, (count, cpu, wall) in sorted(per_family(chunked_job).items()):
+            print(f"  {family:10s} {count:6,} items  {cpu / max(1, count) * 1000:8.2f} ms CPU "
+                  f"per item (worker Python)  {wall / max(1, count) * 1000:8.2f} ms wall per item")
+
+        one, _ = on_workers(study, metrics, judges, 1, env)
+        two, job2 = on_workers(study, metrics, judges, 2, env)
+        print(f"on workers (each loads its judges and starts its JVMs): 1 worker {one:.1f} s, "
+              f"2 workers {two:.1f} s: {one / two:.2f}x; "
+              f"{len(set(job2.chunks.values_list('worker', flat=True)))} workers took chunks")
+        if not args.full:
+            scale = FULL["clips"] * FULL["windows"] / (size["clips"] * size["windows"])
+            print(f"  paper size, extrapolated by items (~{scale:.0f}x, windows weigh less): "
+                  f"2 workers about {two * FULL['clips'] / size['clips'] / 60:.1f} min "
+                  f"(target under 10 min)")
+
+        unchanged = job_for(study, metrics, judges)
+        run_here(unchanged)
+        print(f"a second job on the unchanged study: {unchanged.progress_total} items")
+        approve_last(last, reviewer)
+        clip_job = job_for(study, metrics, judges, clip=last.caption.clip)
+        wall = run_here(clip_job)
+        worker_time = sum(w for _, _, w in per_family(clip_job).values())
+        print(f"one new final verdict: its clip job scores {clip_job.progress_total} items in "
+              f"{clip_job.chunks_total} chunks, {wall:.2f} s in all ({worker_time:.2f} s in "
+              f"chunks; target under 10 s of worker time)")
+        bench_meteor(root, args.full, args.meteor_sample)
+        if args.base_url:
+            bench_llmfacts(study, args.base_url, args.llm_model, args.llm_items)
+        else:
+            print("LLMFactsF1: pass --base-url (and --llm-model) to measure a server here; on "
+                  "this machine bench_llmfacts.py reports the SmolLM2 figure")
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        pg("dropdb", "--if-exists", "-h", HOST, DATABASE)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
