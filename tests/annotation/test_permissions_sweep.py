@@ -173,6 +173,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # Scoring: scores name the models, so admins and researchers only.
     "api-score-jobs": {"GET": Expect(SEE_SCORES), "POST": api_post(SEE_SCORES, {"metrics": 5})},
     "api-score-job": {"GET": Expect(SEE_SCORES)},
+    "api-score-job-cancel": {"POST": api_post(ADMINS)},
     "api-scores": {"GET": Expect(SEE_SCORES)},
     "api-scores-import": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-score-summary": {"GET": Expect(SEE_SCORES)},
