@@ -89,7 +89,7 @@ class Faults:
         other faults go on. The supervisor starts the worker again; the job is recovered."""
         self.admin.import_job(models=40)
         if self.long_jobs:
-            self.admin.profile_job(resamples=1500)
+            self.admin.profile_job(resamples=300)
         watcher = threading.Thread(target=self._kill_mid_job, name="celery-kill", daemon=True)
         watcher.start()
         self.watchers.append(watcher)
