@@ -27,7 +27,7 @@ ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
 REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
 SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "gap": 3, "retry_seconds": 45,
-         "settle_seconds": 90,
+         "settle_seconds": 150,
          "demo": False}
 FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "gap": 8, "retry_seconds": 75,
         "settle_seconds": 420,
