@@ -30,7 +30,7 @@ SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "
          "settle_seconds": 150,
          "demo": False}
 FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "gap": 8, "retry_seconds": 75,
-        "settle_seconds": 420,
+        "settle_seconds": 360,
         "demo": True}
 
 
@@ -59,7 +59,10 @@ def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[
         "SCORING_ON_FINAL_VERDICT": "1",
         "SCORING_VERDICT_METRICS": "words_changed,char_similarity,near_total",
         "SCORING_JOB_LEASE_SECONDS": "20",
-        "PROFILE_JOB_LEASE_SECONDS": "20",
+        # An export's heartbeat is its status file, renewed once per step, and one step of a
+        # bootstrap takes tens of seconds on two busy cores: a shorter lease takes it over
+        # again and again.
+        "PROFILE_JOB_LEASE_SECONDS": "120",
         "CELERY_VISIBILITY_TIMEOUT": "60",
         "LLMFACTS_BASE_URL": "",
         "HF_HUB_OFFLINE": "1",
