@@ -89,7 +89,7 @@ class Faults:
         other faults go on. The supervisor starts the worker again; the job is recovered."""
         self.admin.import_job(models=40)
         if self.long_jobs:
-            self.admin.profile_job(resamples=1500)
+            self.admin.profile_job(resamples=300)
         watcher = threading.Thread(target=self._kill_mid_job, name="celery-kill", daemon=True)
         watcher.start()
         self.watchers.append(watcher)
@@ -138,8 +138,11 @@ class Faults:
         if not self.media.can_fill:
             raise _Skip("the media folder is not a tmpfs the soak mounted (needs root)")
         written = self.media.fill()
-        # An import and a profile export while it is full: both write to MEDIA_ROOT.
-        threading.Thread(target=self.admin.profile_job, daemon=True).start()
+        # An upload to import (kept in MEDIA_ROOT) while it is full; in the long soak a profile
+        # export too, which writes its files there.
+        threading.Thread(target=self.admin.import_job, daemon=True).start()
+        if self.long_jobs:
+            threading.Thread(target=self.admin.profile_job, daemon=True).start()
         time.sleep(self.outage_seconds * 2)
         self.media.free()
         return f"{written / 2**20:.1f} MiB written to fill it"

@@ -27,10 +27,10 @@ ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
 REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
 SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "gap": 3, "retry_seconds": 45,
-         "settle_seconds": 90,
+         "settle_seconds": 150,
          "demo": False}
 FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "gap": 8, "retry_seconds": 75,
-        "settle_seconds": 180,
+        "settle_seconds": 360,
         "demo": True}
 
 
@@ -59,7 +59,10 @@ def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[
         "SCORING_ON_FINAL_VERDICT": "1",
         "SCORING_VERDICT_METRICS": "words_changed,char_similarity,near_total",
         "SCORING_JOB_LEASE_SECONDS": "20",
-        "PROFILE_JOB_LEASE_SECONDS": "20",
+        # An export's heartbeat is its status file, renewed once per step, and one step of a
+        # bootstrap takes tens of seconds on two busy cores: a shorter lease takes it over
+        # again and again.
+        "PROFILE_JOB_LEASE_SECONDS": "120",
         "CELERY_VISIBILITY_TIMEOUT": "60",
         "LLMFACTS_BASE_URL": "",
         "HF_HUB_OFFLINE": "1",
@@ -153,10 +156,10 @@ def signed_in_session(user) -> str:
     return session.session_key
 
 
-def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str]]:
+def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str], int]:
     """Look at the job tables (which recovers jobs whose process died) until no job runs and
     none waits with its message in the broker, within `seconds`: (jobs still running, jobs
-    queued whose message the broker no longer has)."""
+    queued whose message the broker no longer has, messages still waiting in the broker)."""
     import redis as redis_client
     from django.db import connections
 
@@ -182,7 +185,9 @@ def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[
         if quiet >= 3:
             break
         time.sleep(2)
-    return running, stranded
+    # Queued with messages still in the broker: the workers' backlog, not lost (said apart).
+    backlog = broker.llen("redline") + broker.hlen("unacked")
+    return running, ([] if backlog else stranded), backlog
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -318,7 +323,7 @@ def run(options: dict) -> dict:
             person.join(timeout=options["retry_seconds"] + 15)
         driven = time.time()
         print(f"soak: people stopped after {driven - built:.0f} s; settling the jobs", flush=True)
-        running, stranded = settle(admin, redis, options["settle_seconds"])
+        running, stranded, backlog = settle(admin, redis, options["settle_seconds"])
 
         from django.db import connections
 
@@ -353,6 +358,7 @@ def run(options: dict) -> dict:
             "person errors": [f"{p.name}: {e}" for p in people for e in p.errors],
             "5xx inside fault windows": answers_in_windows(ledger, faults.windows),
             "jobs": states,
+            "broker messages left": backlog,
             "slowest requests": [f"{r.method} {r.path} {r.status} {r.ended - r.started:.1f} s"
                                  for r in sorted(ledger.requests, key=lambda r: r.started - r.ended)[:5]],
             "server tracebacks": len(re.findall(r"^Traceback", log, re.M)),
@@ -360,8 +366,14 @@ def run(options: dict) -> dict:
             "violations": {name: len(items) for name, items in found.items()},
             "violation details": {name: items[:10] for name, items in found.items() if items},
         }
-        if report["violations"]["500 outside a fault"]:
-            report["server log tail"] = log[-4000:]
+        if any(report["violations"].values()) and options.get("logs"):
+            # The logs, to find each violation's cause (Django logs a 500's traceback).
+            logs = Path(options["logs"])
+            logs.mkdir(parents=True, exist_ok=True)
+            for name in ("gunicorn.log", "celery.log", "pg/postgres.log"):
+                if (scratch / name).exists():
+                    shutil.copy(scratch / name, logs / Path(name).name)
+            report["logs"] = str(logs)
         return report
     finally:
         if workers is not None:
@@ -403,8 +415,8 @@ def print_report(report: dict) -> None:
           f"{report['acknowledged saves']:,}, client disconnects {report['client disconnects']}")
     print(f"actions: {report['actions']}")
     print(f"slowest requests: {report['slowest requests']}")
-    print(f"seconds: {report['seconds']}; jobs: {report['jobs']}; server tracebacks logged: "
-          f"{report['server tracebacks']}")
+    print(f"seconds: {report['seconds']}; jobs: {report['jobs']} ({report['broker messages left']} messages "
+          f"left in the broker); server tracebacks logged: {report['server tracebacks']}")
     print("faults injected:")
     for kind, number in report["faults injected"].items():
         print(f"  {kind:<34}{number:>3}")
@@ -431,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(SHORT if args.short else FULL)
     if args.minutes:
         options.update(minutes=args.minutes, rounds=0)
+    if args.json:
+        options["logs"] = f"{args.json}.logs"
     report = run(options)
     print_report(report)
     if args.json:
