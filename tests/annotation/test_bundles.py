@@ -709,7 +709,8 @@ def test_the_study_settings_and_state_travel_in_the_bundle_and_come_back_identic
                                             "undo_seconds")} == {
         "state": state, "caption_language": "ja", "overlap_share": 0.25, "undo_seconds": 45
     }
-    copy = Study.objects.get(slug="s1-copy")
+    copy = Study.objects.get(pk=report.study.pk)
+    assert copy.slug == "s1-copy"
     assert _settings_of(copy) == (state, "ja", 0.25, 45)
     _same_bundle_as(copy, bundle)
 
