@@ -22,11 +22,14 @@ from typing import Any
 
 from annotation.formats import MAX_WINDOWS
 from annotation.formats.common import unstorable_character
+from annotation.study_settings import UNDO_SECONDS_MAX
 from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.assignment.DESIGNS
+STUDY_STATES = ("setup", "running", "closed", "archived")  # annotation.models.StudyState
+CAPTION_LANGUAGES = ("en", "zh", "ja", "other")  # annotation.models.CaptionLanguage
 
 
 def _upgrade_1_to_2(bundle: dict[str, Any]) -> dict[str, Any]:
@@ -55,10 +58,24 @@ def _upgrade_2_to_3(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+def _upgrade_3_to_4(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 adds the study's lifecycle state, caption language, overlap share and undo time.
+    Studies before the lifecycle were at work, in English, without double annotation, and undid
+    decisions within the site's UNDO_SECONDS (null)."""
+    study = bundle.get("study")
+    if isinstance(study, dict):
+        study.setdefault("state", "running")
+        study.setdefault("caption_language", "en")
+        study.setdefault("overlap_share", 0)
+        study.setdefault("undo_seconds", None)
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
+    3: _upgrade_3_to_4,
 }
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -387,9 +404,24 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             "assignment_design": str,
             "spread_gap": int,
             "assignment_seed": int,
+            "state": str,
+            "caption_language": str,
+            "overlap_share": (int, float),
         },
     ):
         stamp(study, "study", "created_at")
+        present(study, "study", "undo_seconds")
+        for field, known in (("state", STUDY_STATES), ("caption_language", CAPTION_LANGUAGES)):
+            if study[field] not in known:
+                errors.append(f"study.{field}: {study[field][:40]!r} is not one of {', '.join(known)}")
+        if not 0 <= study["overlap_share"] <= 1:
+            errors.append(f"study.overlap_share: must be a number from 0 to 1, not {study['overlap_share']}")
+        undo = study.get("undo_seconds")
+        if undo is not None and (
+            not isinstance(undo, int) or isinstance(undo, bool) or not 0 <= undo <= UNDO_SECONDS_MAX
+        ):
+            errors.append(f"study.undo_seconds: must be null (the site's UNDO_SECONDS) or a whole "
+                          f"number of seconds from 0 to {UNDO_SECONDS_MAX:,}, not {str(undo)[:40]}")
         if study["assignment_design"] not in DESIGNS:
             errors.append(f"study.assignment_design: {study['assignment_design']!r} is not one of "
                           f"{', '.join(DESIGNS)}")

@@ -414,6 +414,11 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "assignment_design": study.assignment_design,
             "spread_gap": study.spread_gap,
             "assignment_seed": study.assignment_seed,
+            "overlap_share": study.overlap_share,
+            "undo_seconds": study.undo_seconds,
+            "caption_language": study.caption_language,
+            # The release secret stays out: an imported study gets a new one.
+            "state": study.state,
             "created_at": ts(study.created_at),
             "taxonomy": hashes[study.taxonomy_id]["content_hash"],
         },
@@ -644,6 +649,12 @@ def _store(
             assignment_design=record["assignment_design"],
             spread_gap=record["spread_gap"],
             assignment_seed=record["assignment_seed"],
+            overlap_share=record["overlap_share"],
+            undo_seconds=record["undo_seconds"],
+            caption_language=record["caption_language"],
+            # Inserted in its final state with its settings: the lifecycle trigger (migration
+            # 0018) guards updates of the study row, not inserts, and nothing updates it after.
+            state=record["state"],
             created_at=parse(record["created_at"]),
         ),
         "study",

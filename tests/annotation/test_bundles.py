@@ -550,6 +550,27 @@ TAMPERED = {
                            "taxonomies[0].modes[0].level: 'galaxy' is not one of unit, caption"),
     "wrong reference hash": (_set("references.0.text_sha256", "0" * 64),
                              "references[0].text_sha256: does not match the reference's text"),
+    "unknown study state": (_set("study.state", "paused"),
+                            "study.state: 'paused' is not one of setup, running, closed, archived"),
+    "study state not text": (_set("study.state", 1), "study: 'state' is missing or not text"),
+    "unknown caption language": (_set("study.caption_language", "klingon"),
+                                 "study.caption_language: 'klingon' is not one of en, zh, ja, other"),
+    "overlap above 1": (_set("study.overlap_share", 1.5),
+                        "study.overlap_share: must be a number from 0 to 1, not 1.5"),
+    "negative overlap": (_set("study.overlap_share", -0.1),
+                         "study.overlap_share: must be a number from 0 to 1, not -0.1"),
+    "overlap as text": (_set("study.overlap_share", "half"),
+                        "study: 'overlap_share' is missing or not a number"),
+    "negative undo time": (_set("study.undo_seconds", -1),
+                           "study.undo_seconds: must be null (the site's UNDO_SECONDS) or a whole "
+                           "number of seconds from 0 to 3,600, not -1"),
+    "huge undo time": (_set("study.undo_seconds", 10**12),
+                       "study.undo_seconds: must be null (the site's UNDO_SECONDS) or a whole number "
+                       "of seconds from 0 to 3,600, not 1000000000000"),
+    "undo time in fractions": (_set("study.undo_seconds", 2.5), "study.undo_seconds: must be null"),
+    "undo time as true": (_set("study.undo_seconds", True), "study.undo_seconds: must be null"),
+    "study without its undo time key": (_drop("study.undo_seconds"),
+                                        "study: 'undo_seconds' is missing (write null for none)"),
 }
 
 
@@ -646,3 +667,102 @@ def test_a_bundle_without_media_imports_as_documented_and_its_videos_answer_404(
     client.force_login(get_user_model().objects.get(username="admin"))
     response = client.get(f"/clips/{clip.pk}/video")
     assert response.status_code == 404
+
+
+# ------------------------------------------------------------------ the study's settings and state
+
+
+def _settings_of(study: Study) -> tuple:
+    study.refresh_from_db()
+    return (study.state, study.caption_language, study.overlap_share, study.undo_seconds)
+
+
+def _same_bundle_as(copy: Study, original: dict) -> None:
+    """The copy exports as the original did, but for its slug and its media folders."""
+    again = bundle_export(study=copy)
+    original = json.loads(bundles.dumps(original))
+    slug = original["study"].pop("slug")
+    assert again["study"].pop("slug") == copy.slug
+    for clip in original["clips"]:
+        clip["files"] = {k: v.replace(f"/{slug}/", f"/{copy.slug}/") for k, v in clip["files"].items()}
+    assert bundles.dumps(again) == bundles.dumps(original)
+
+
+@pytest.mark.parametrize("state", ["setup", "running", "closed", "archived"])
+def test_the_study_settings_and_state_travel_in_the_bundle_and_come_back_identical(worked, state):
+    with in_setup(worked):
+        # caption_language is frozen once a study left setup.
+        Study.objects.filter(pk=worked.pk).update(
+            caption_language="ja", overlap_share=0.25, undo_seconds=45
+        )
+        worked.refresh_from_db()
+        if state == "setup":
+            bundle = bundle_export(study=worked)
+            report = bundle_import(data=bundles.dumps(bundle), slug="s1-copy", grant_existing=True)
+    if state != "setup":
+        for move in {"running": [], "closed": ["closed"], "archived": ["closed", "archived"]}[state]:
+            Study.objects.filter(pk=worked.pk).update(state=move)
+        worked.refresh_from_db()
+        bundle = bundle_export(study=worked)
+        report = bundle_import(data=bundles.dumps(bundle), slug="s1-copy", grant_existing=True)
+    assert {k: bundle["study"][k] for k in ("state", "caption_language", "overlap_share",
+                                            "undo_seconds")} == {
+        "state": state, "caption_language": "ja", "overlap_share": 0.25, "undo_seconds": 45
+    }
+    copy = Study.objects.get(pk=report.study.pk)
+    assert copy.slug == "s1-copy"
+    assert _settings_of(copy) == (state, "ja", 0.25, 45)
+    _same_bundle_as(copy, bundle)
+
+
+def test_an_imported_study_keeps_the_lifecycle_rules_of_its_state(worked):
+    from django.db import DatabaseError, transaction
+
+    Study.objects.filter(pk=worked.pk).update(state="closed")
+    worked.refresh_from_db()
+    report = bundle_import(
+        data=bundles.dumps(bundle_export(study=worked)), slug="s1-closed", grant_existing=True
+    )
+    copy = Study.objects.filter(pk=report.study.pk)
+    for change in ({"caption_language": "zh"}, {"state": "running"}, {"state": "setup"}):
+        with pytest.raises(DatabaseError), transaction.atomic():
+            copy.update(**change)
+    copy.update(state="archived")
+    assert copy.get().state == "archived"
+
+
+def test_the_release_secret_never_leaves_and_an_imported_study_gets_its_own(worked):
+    worked.refresh_from_db()
+    bundle = bundle_export(study=worked)
+    text = bundles.dumps(bundle).decode()
+    assert "release_secret" not in text and worked.release_secret not in text
+    # A bundle that carries one anyway (written by hand) does not set it.
+    bundle["study"]["release_secret"] = worked.release_secret
+    report = bundle_import(data=json.dumps(bundle), slug="s1-secret", grant_existing=True)
+    secret = Study.objects.get(pk=report.study.pk).release_secret
+    assert len(secret) == 64 and secret != worked.release_secret
+
+
+def test_a_version_3_bundle_reads_as_a_running_study_in_english_without_overlap_or_undo_time(worked):
+    with in_setup(worked):
+        Study.objects.filter(pk=worked.pk).update(
+            caption_language="zh", overlap_share=0.5, undo_seconds=30
+        )
+    Study.objects.filter(pk=worked.pk).update(state="closed")
+    worked.refresh_from_db()
+    old = bundle_export(study=worked)
+    old["format_version"] = 3
+    for field in ("state", "caption_language", "overlap_share", "undo_seconds"):
+        del old["study"][field]
+    report = bundle_import(data=bundles.dumps(old), slug="s1-v3", grant_existing=True)
+    assert _settings_of(report.study) == ("running", "en", 0, None)
+    again = bundle_export(study=report.study)
+    assert again["format_version"] == bundles.FORMAT_VERSION == 4
+    assert len(again["annotations"]) == len(old["annotations"])
+
+
+def test_the_bundle_knows_the_states_and_languages_the_database_does():
+    from annotation.models import CaptionLanguage, StudyState
+
+    assert bundles.STUDY_STATES == tuple(StudyState.values)
+    assert bundles.CAPTION_LANGUAGES == tuple(CaptionLanguage.values)
