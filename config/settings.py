@@ -102,6 +102,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'redline.sqlite3'}"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        # A kept connection is checked before a request reuses it: after a database restart the
+        # next request reconnects instead of failing on the connection the restart closed.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

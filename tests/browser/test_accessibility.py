@@ -152,7 +152,9 @@ def test_the_researchers_pages_and_the_progress_page_they_may_not_see(as_role, l
 def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
     page = as_role("admin")
     paths = ["/", "/studies/s1/", "/studies/s1/progress/", "/studies/s1/profiles/", "/studies/s1/review/",
-             f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/"]
+             f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/",
+             # Setting a study up: the New study page, its settings, members and history.
+             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
