@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Annotation, Study
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import ARTIFACTS, screenshot
 from tests.conftest import names_word
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -72,9 +72,16 @@ def caption_file() -> bytes:
     return "\n".join(json.dumps(record) for record in records).encode()
 
 
-def shot(page, tmp_path, name: str) -> None:
+def shot(page, tmp_path, name: str, section: str | None = None) -> None:
+    """The whole page into the test's folder and artifacts/screenshots/, and the part a reader
+    of the README looks at (a section, or the window's view) beside it (docs/run-study-*.png)."""
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
     screenshot(page, f"run-study-{name}")
+    part = ARTIFACTS / f"run-study-{name}-part.png"
+    if section:
+        page.locator(section).screenshot(path=str(part))
+    else:
+        page.screenshot(path=str(part))
 
 
 def invite(page, role_label: str, note: str) -> str:
@@ -190,7 +197,7 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
     expect(checklist.locator("li[data-item=assignment]")).to_have_class("missing")
     admin.get_by_role("button", name="Start the study").click()
     expect(admin.locator("#lifecycle-result")).to_contain_text("no caption is assigned")
-    shot(admin, tmp_path, "checklist")
+    shot(admin, tmp_path, "checklist", "#lifecycle")
 
     # 4. Assign and start.
     assign = admin.locator("#assign-form")
@@ -228,7 +235,7 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
 
     admin.reload()
     expect(admin.locator("[data-count=unscored] dd")).to_have_text("2")  # no scoring job run yet
-    shot(admin, tmp_path, "dashboard")
+    shot(admin, tmp_path, "dashboard", "#lifecycle")
 
     # 7. The failure profile, built on its page.
     admin.get_by_role("link", name="Failure profile").click()
