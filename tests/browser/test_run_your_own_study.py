@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Annotation, Study
+from scoring.profiles import profile_jobs
 from tests.browser.conftest import ARTIFACTS, screenshot
 from tests.conftest import names_word
 
@@ -153,6 +154,7 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
 
     # 1. The study, on the New study page; undo at 0 s so that decisions stand at once.
     admin.get_by_role("link", name="New study").click()
+    admin.wait_for_selector("#study-form[data-ready=true]")
     admin.get_by_label("Name").fill("Lab walk")
     expect(admin.get_by_label("Slug")).to_have_value("lab-walk")
     admin.get_by_label("Undo time (seconds)").fill("0")
@@ -255,6 +257,8 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
     dialog.get_by_role("button", name="Close the study").click()
     expect(admin.get_by_role("heading", name="Study closed")).to_be_visible(timeout=180_000)
     assert Study.objects.get(slug="lab-walk").state == "closed"
+    final = [job for job in profile_jobs(study=study) if job["final"]]  # built at closing
+    assert [(job["state"], job["requested_by"]) for job in final] == [("done", "root")]
 
     admin.locator("#release-license").select_option("CC0-1.0")
     with admin.expect_download() as download:
@@ -263,7 +267,9 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
     rows = pq.read_table(io.BytesIO(archive.read("lab-walk-release/captions.parquet"))).to_pylist()
     expected = {**CORRECTED, amended_clip: AMENDED}
     assert {row["clip"]: row["final_overview"] for row in rows} == expected
-    assert {row["clip"]: row["reviewer_decision"] for row in rows}[amended_clip] == "amended"
+    assert {row["clip"]: row["reviewer_decision"] for row in rows} == {
+        clip: "amended" if clip == amended_clip else "approved" for clip in CLIPS}
+    assert all(row["overview_verdict"] == "reject" and row["overview_modes"] == ["factual"] for row in rows)
     people = {row["annotator"] for row in rows} | {row["reviewer"] for row in rows}
     assert len(people) == 2 and all(person.startswith("person-") for person in people)
     for name in archive.namelist():
