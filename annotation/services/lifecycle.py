@@ -47,6 +47,7 @@ MOVES = {
     "close": (StudyState.RUNNING, StudyState.CLOSED, "study_close"),
     "archive": (StudyState.CLOSED, StudyState.ARCHIVED, "study_archive"),
 }
+MOVED = {"start": "started", "close": "closed", "archive": "archived"}
 
 # Called with (study id, actor's username) once the transaction that closed a study commits:
 # the scoring app registers the final profile's export here, so this module need not import it.
@@ -185,7 +186,7 @@ def _move(study: Study, move: str, actor, after: dict[str, Any] | None = None) -
     if not moved:
         raise ServiceError(
             f"Study {study.name} is {study.get_state_display()}: only a study "
-            f"{StudyState(source).label} can be {'archived' if move == 'archive' else move + 'ed'}."
+            f"{StudyState(source).label} can be {MOVED[move]}."
         )
     AuditEvent.objects.create(
         study=study, actor=actor, action=action, before={"state": source},

@@ -30,6 +30,7 @@ def test_a_lab_admin_creates_a_study_on_the_new_study_page_with_field_messages_f
 ):
     page = sign_in("lab-admin", "pw-lab-admin")
     page.get_by_role("link", name="New study").click()
+    page.wait_for_selector("#study-form[data-ready=true]")  # typed before, the name would be lost
     page.get_by_label("Name").fill("Walk study")
     expect(page.get_by_label("Slug")).to_have_value("walk-study")  # suggested from the name
     expect(page.locator("#taxonomy-modes")).to_contain_text("Factual")  # the definitions, shown

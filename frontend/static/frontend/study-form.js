@@ -164,3 +164,5 @@ form.addEventListener("submit", async (event) => {
 });
 
 fill();
+// Filled and listening: what someone types from now on stays (tests wait for this too).
+form.dataset.ready = "true";
