@@ -452,8 +452,8 @@ class Admin(Person):
         if job is not None:
             self.follow(job["url"], "state", seconds=20)
         # Whatever imports have finished by now (this one, or an earlier one that was slower).
-        status, _, _ = c.call("POST", f"/api/studies/{self.slug}/assignments/",
-                              {"annotators": self.annotators, "design": "spread", "gap": 0})
+        # Under the study's own design (frozen while it runs).
+        status, _, _ = c.call("POST", f"/api/studies/{self.slug}/assignments/", {"annotators": self.annotators})
         if status == 201:
             c.ledger.count("assignment")
         self.steps += 1

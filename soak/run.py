@@ -112,7 +112,7 @@ def build_study(pg: Postgres, scratch: Path, demo: bool) -> tuple[dict[str, tupl
     if demo:
         study = demo_build().study
     else:
-        study = study_create(slug=SLUG, name="Soak study")
+        study = study_create(slug=SLUG, name="Soak study", assignment_design=AssignmentDesign.SPREAD, spread_gap=0)
         demo_accounts_ensure(study=study)
         for path in small_clips(scratch):
             clip_import_file(study=study, path=path)
@@ -130,8 +130,8 @@ def build_study(pg: Postgres, scratch: Path, demo: bool) -> tuple[dict[str, tupl
                                           "shot": "Static."}]})
                  for clip in clips for m in "abc"]
         captions_import_jsonl(study=study, data="\n".join(lines).encode())
-        annotations_assign(study=study, annotators=list(users.filter(username__in=ANNOTATORS)),
-                           design=AssignmentDesign.SPREAD, gap=0)
+        # The study's own design (spread, gap 0): a running study's design is frozen.
+        annotations_assign(study=study, annotators=list(users.filter(username__in=ANNOTATORS)))
     print(f"soak: migrated in {migrated - began:.0f} s, {'demo' if demo else 'small'} study built in "
           f"{time.monotonic() - migrated:.0f} s", flush=True)
     sessions = {}

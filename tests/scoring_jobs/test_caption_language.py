@@ -15,6 +15,7 @@ from annotation.models import Annotation, AuditEvent, Caption
 from scoring.metrics import edits, segment
 from scoring.models import ScoreResult
 from scoring.profiles import tidy_tables
+from tests.conftest import in_setup
 from tests.scoring_jobs.conftest import import_captions, make_clip
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +37,9 @@ def chinese(study, personas):
         overview_lock,
     )
 
-    study.caption_language = "zh"
-    study.save()
+    with in_setup(study):  # the language is frozen once a study runs
+        study.caption_language = "zh"
+        study.save()
     make_clip(study, "beach")
     import_captions(study, [{"clip": "beach", "model": "m1", "overview": ORIGINAL, "windows": [
         {"start": 0, "end": 3, "scene": SCENE, "shot": "广角镜头。"}]}])

@@ -19,6 +19,7 @@ from scoring.metrics.registry import METRICS
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 from scoring.services import score_job_create, score_job_run
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from tests.conftest import in_setup
 from tests.profiles.conftest import approve
 from tests.scoring_jobs.conftest import import_references
 
@@ -59,8 +60,9 @@ def table_study(study, personas, settings):
         {"clip": clip, "text": f"A test card on clip {clip} with a counter {n}."}
         for clip in CLIPS for n in (1, 2)
     ])
-    annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks",
-                       captions=Caption.objects.filter(clip__study=study).order_by("pk"))
+    with in_setup(study):  # a running study's design is frozen
+        annotations_assign(study=study, annotators=[personas["annotator"]], design="clip_blocks",
+                           captions=Caption.objects.filter(clip__study=study).order_by("pk"))
     for annotation in Annotation.objects.filter(caption__clip__study=study).exclude(
         caption__model__name="D"
     ):
