@@ -186,7 +186,7 @@ def study_job_run(
     for unit in plan(job):
         try:
             label = families.judge_or_backend(unit.family, unit.judge)
-            version = families.metric_version(unit.metrics[0], job.splitter)
+            version = families.metric_version(unit.metrics[0], job.splitter, job.study.caption_language)
         except Exception as error:  # noqa: BLE001 - one family failing must not stop the others
             from scoring.services import _describe
 
