@@ -472,9 +472,9 @@ function editedWindow(index) {
 }
 
 // A window's time typed in the QC editor is checked against its neighbours as they stand:
-// a change to one re-checks the windows either side.
+// a change to one (its times or its verdict) re-checks the windows either side.
 document.addEventListener("input", (event) => {
-  if (mode !== "amend" || !editors || !event.target.classList.contains("time-input")) return;
+  if (mode !== "amend" || !editors || !event.target.closest(".review-window .amend-editor")) return;
   for (const editor of Object.values(editors.windows)) editor.timeProblem();
 });
 
