@@ -3,7 +3,7 @@
 // Caption text is untrusted: it is only ever set with textContent or input values.
 
 import { fetchEditSize, renderRedline } from "./redline.js";
-import { readSeconds, timeFieldProblems, timelineFieldProblems } from "./times.js";
+import { readSeconds, timeFieldProblems } from "./times.js";
 
 export function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -87,7 +87,7 @@ export function modeTags(keys, taxonomy) {
 
 let unique = 0;
 
-function verdictChoice(label, current, onChange) {
+export function verdictChoice(label, current, onChange) {
   const box = element("fieldset", "verdict-choice");
   box.appendChild(element("legend", null, label));
   const name = `verdict-${++unique}`;
@@ -106,7 +106,7 @@ function verdictChoice(label, current, onChange) {
   return box;
 }
 
-function modeChoice(label, modes, selected) {
+export function modeChoice(label, modes, selected) {
   const box = element("fieldset", "mode-choice");
   box.appendChild(element("legend", null, label));
   for (const mode of modes) {
@@ -123,7 +123,7 @@ function modeChoice(label, modes, selected) {
   return box;
 }
 
-function textField(label, value, rows = 3) {
+export function textField(label, value, rows = 3) {
   const wrap = element("label", "field");
   wrap.appendChild(element("span", null, label));
   const input = element("textarea");
@@ -135,14 +135,17 @@ function textField(label, value, rows = 3) {
 }
 
 // A time in seconds; `read()` is NaN when the field is empty (never a silent 0), and
-// `show(problem)` writes what is wrong with it right under it.
-function numberField(label, value) {
+// `show(problem)` writes what is wrong with it right under it. Text, not type=number:
+// Chromium's number field drops a decimal comma ("0,5" became 5 s) before readSeconds sees it.
+export function numberField(label, value) {
   const wrap = element("label", "field number");
   wrap.appendChild(element("span", null, label));
-  const input = element("input");
-  input.type = "number";
-  input.step = "0.01";
-  input.min = "0";
+  const input = element("input", "time-input");
+  input.type = "text";
+  input.inputMode = "decimal";
+  input.autocomplete = "off";
+  input.spellcheck = false;
+  input.title = "seconds (a decimal comma is fine)";
   input.value = Number.isFinite(value) ? String(value) : "";
   const problem = element("span", "field-problem");
   problem.setAttribute("role", "alert");
@@ -160,7 +163,7 @@ function numberField(label, value) {
 
 // Check the time fields of an editor as the reviewer types; `form.timeProblem()` is the first
 // problem as {message, input} (or null) and puts every message at its field.
-function watchTimes(form, check) {
+export function watchTimes(form, check) {
   form.timeProblem = () => {
     let first = null;
     for (const [field, message] of check()) {
@@ -170,7 +173,7 @@ function watchTimes(form, check) {
     return first;
   };
   form.addEventListener("input", (event) => {
-    if (event.target.type === "number") form.timeProblem();
+    if (event.target.classList.contains("time-input")) form.timeProblem();
   });
 }
 
@@ -192,7 +195,7 @@ function liveRedline(label, source, input, cut) {
   return box;
 }
 
-function unitModes(taxonomy) {
+export function unitModes(taxonomy) {
   return taxonomy.filter((mode) => mode.level === "unit");
 }
 
@@ -217,7 +220,9 @@ export function overviewEditor({ original, mine, taxonomy, cut }) {
   return form;
 }
 
-export function windowEditor({ window, mine, taxonomy, cut, duration }) {
+// `neighbours()` is {previous, next}: the windows either side ({number, start, end}, or null)
+// as they stand in the QC version, so that a time overlapping one of them names it.
+export function windowEditor({ window, mine, taxonomy, cut, duration, neighbours = () => ({}) }) {
   const number = window.index + 1;
   const form = element("fieldset", "amend-editor");
   form.appendChild(element("legend", null, `QC version of window ${number}`));
@@ -248,72 +253,14 @@ export function windowEditor({ window, mine, taxonomy, cut, duration }) {
       && now.start === mine.start && now.end === mine.end && sameList(now.modes, mine.modes);
     return same ? null : now;
   };
+  // The window's times in the QC version: what is typed once rejected, else the annotator's.
+  form.times = () => (verdict.read() === "reject" ? { start: start.read(), end: end.read() } : { start: mine.start, end: mine.end });
   watchTimes(form, () => {
     if (verdict.read() !== "reject") return [[start, ""], [end, ""]];
-    const problems = timeFieldProblems(start.read(), end.read(), { duration });
+    const { previous = null, next = null } = neighbours();
+    const problems = timeFieldProblems(start.read(), end.read(), { duration, previous, next });
     return [[start, problems.start && `Window ${number}: ${problems.start}`],
       [end, problems.end && `Window ${number}: ${problems.end}`]];
-  });
-  return form;
-}
-
-function boundaryRow(window) {
-  const row = element("li", "boundary-row");
-  const fields = {
-    start: numberField("start (s)", window.start),
-    end: numberField("end (s)", window.end),
-    scene: textField("scene", window.scene || "", 1),
-    shot: textField("shot", window.shot || "", 1),
-  };
-  const remove = element("button", "link", "remove");
-  remove.type = "button";
-  remove.addEventListener("click", () => row.remove());
-  row.append(fields.start, fields.end, fields.scene, fields.shot, remove);
-  row.fields = fields;
-  row.read = () => ({
-    start: fields.start.read(), end: fields.end.read(),
-    scene: fields.scene.input.value, shot: fields.shot.input.value,
-  });
-  return row;
-}
-
-export function segmentationEditor({ original, mine, taxonomy, duration }) {
-  const form = element("fieldset", "amend-editor");
-  form.appendChild(element("legend", null, "QC version of the segmentation"));
-  const modes = modeChoice("Failure modes of the segmentation (QC)", taxonomy, mine.modes);
-  const list = element("ol", "boundary-rows");
-  const add = element("button", null, "Add a window");
-  add.type = "button";
-  const starting = mine.verdict === "reject" && mine.windows.length ? mine.windows : original;
-  for (const window of starting) list.appendChild(boundaryRow(window));
-  add.addEventListener("click", () => {
-    const rows = [...list.children].map((row) => row.read());
-    const last = rows.length ? rows[rows.length - 1].end : 0;
-    list.appendChild(boundaryRow({ start: last, end: last + 1, scene: "", shot: "" }));
-  });
-  const fields = element("div", "amend-fields");
-  fields.append(modes, element("span", "redline-label", "Corrected window boundaries"), list, add);
-  const sync = (verdict) => { fields.hidden = verdict !== "reject"; };
-  const verdict = verdictChoice("Segmentation verdict (QC)", mine.verdict, sync);
-  form.append(verdict, fields);
-  sync(mine.verdict);
-  form.change = () => {
-    const now = { verdict: verdict.read(), modes: modes.read(), windows: [...list.children].map((row) => row.read()) };
-    if (now.verdict === "accept") return mine.verdict === "accept" ? null : { verdict: "accept" };
-    const same = mine.verdict === "reject" && sameList(now.modes, mine.modes)
-      && JSON.stringify(now.windows) === JSON.stringify(mine.windows.map((w) => ({
-        start: w.start, end: w.end, scene: w.scene || "", shot: w.shot || "",
-      })));
-    return same ? null : now;
-  };
-  watchTimes(form, () => {
-    const rows = [...list.children];
-    const reject = verdict.read() === "reject";
-    const problems = reject ? timelineFieldProblems(rows.map((row) => row.read()), { duration }) : [];
-    return rows.flatMap((row, i) => ["start", "end"].map((field) => {
-      const message = problems[i]?.[field];
-      return [row.fields[field], message ? `Corrected window ${i + 1}: ${message}` : ""];
-    }));
   });
   return form;
 }

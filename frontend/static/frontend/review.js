@@ -13,8 +13,9 @@ import { Player } from "./player.js";
 import { offerUndo } from "./undo-toast.js";
 import { csrfToken, measureForStudy } from "./redline.js";
 import {
-  element, modeTags, overviewEditor, redline, sameList, segmentationEditor, span, verdictBadge, windowEditor,
+  element, modeTags, overviewEditor, redline, sameList, span, verdictBadge, windowEditor,
 } from "./review-units.js";
+import { segmentationEditor } from "./review-segmentation.js";
 
 const config = JSON.parse(document.getElementById("review-config").textContent);
 let data = JSON.parse(document.getElementById("review-data").textContent);
@@ -50,17 +51,38 @@ player.onTime((t, current) => {
   }
 });
 let correctedPlayer = null;
+// Who hears the windows dragged on the corrected timeline: the QC segmentation editor open now.
+let retimeHandler = null;
+// What the corrected timeline shows when no QC segmentation amendment is being edited.
+let settledCorrection = { windows: [], label: "" };
 
-function drawCorrectedTimeline(windows) {
-  $("corrected-timeline-box").hidden = !windows.length;
-  if (!windows.length) return;
+function drawCorrectedTimeline(windows, options = {}) {
+  $("corrected-timeline-box").hidden = !windows.length && !options.editing;
+  if (!windows.length && !options.editing) return;
   if (!correctedPlayer) {
     correctedPlayer = new Player({
       video, timeline: $("timeline-corrected"), clock: null, duration: data.clip.duration, fps: data.clip.fps, shots,
     });
+    correctedPlayer.onRetime((changes, how) => { if (retimeHandler) retimeHandler(changes, how); });
   }
-  correctedPlayer.setWindows(windows);
+  correctedPlayer.setWindows(windows, options);
+  $("timeline-corrected").classList.toggle("editing", Boolean(options.editing));
 }
+
+// The corrected timeline as the segmentation editor asks for it (null: as settled).
+const correctedTimeline = {
+  show(windows, { editable = () => false, linked = false } = {}) {
+    if (!windows) {
+      drawCorrectedTimeline(settledCorrection.windows);
+      $("corrected-timeline-label").textContent = settledCorrection.label;
+      return;
+    }
+    drawCorrectedTimeline(windows, { editable, linked, editing: true });
+    $("corrected-timeline-label").textContent = "Corrected segmentation (QC amendment): drag the boundaries";
+  },
+  onRetime(listener) { retimeHandler = listener; },
+  playhead: () => video.currentTime,
+};
 
 // --------------------------------------------------------------------------- messages
 
@@ -350,9 +372,17 @@ function renderSegmentation() {
     box.appendChild(amended);
   }
   const final = qc && qc.verdict ? qc : annotator;
-  drawCorrectedTimeline(final.verdict === "reject" ? final.windows : []);
-  $("corrected-timeline-label").textContent = qc && qc.verdict ? "Corrected segmentation (QC)" : "Corrected segmentation (annotator)";
-  if (editors) box.appendChild(editors.segmentation);
+  settledCorrection = {
+    windows: final.verdict === "reject" ? final.windows : [],
+    label: qc && qc.verdict ? "Corrected segmentation (QC)" : "Corrected segmentation (annotator)",
+  };
+  if (editors) {
+    box.appendChild(editors.segmentation);
+    editors.segmentation.redraw();
+  } else {
+    retimeHandler = null;
+    correctedTimeline.show(null);
+  }
 }
 
 function renderWork() {
@@ -428,6 +458,26 @@ async function act(action, body) {
   return { ok: false, status: response.status, detail: answer.detail || `Refused (${response.status}).` };
 }
 
+// A window as it stands in the QC version being edited ({number, start, end}; null past the ends).
+function editedWindow(index) {
+  const caption = data.caption.windows.find((w) => w.index === index);
+  const editor = editors && editors.windows[index];
+  if (!caption || !editor) return null;
+  const { start, end } = editor.times();
+  return {
+    number: index + 1,
+    start: Number.isFinite(start) ? start : caption.start,
+    end: Number.isFinite(end) ? end : caption.end,
+  };
+}
+
+// A window's time typed in the QC editor is checked against its neighbours as they stand:
+// a change to one (its times or its verdict) re-checks the windows either side.
+document.addEventListener("input", (event) => {
+  if (mode !== "amend" || !editors || !event.target.closest(".review-window .amend-editor")) return;
+  for (const editor of Object.values(editors.windows)) editor.timeProblem();
+});
+
 function setMode(next) {
   mode = next;
   if (mode === "amend") {
@@ -437,10 +487,12 @@ function setMode(next) {
       windows: Object.fromEntries(data.caption.windows.map((window) => [
         window.index, windowEditor({
           window, mine: annotatorWindow(window.index), taxonomy: taxonomy(), cut: cut(), duration: data.clip.duration,
+          neighbours: () => ({ previous: editedWindow(window.index - 1), next: editedWindow(window.index + 1) }),
         }),
       ])),
       segmentation: segmentationEditor({
         original: data.caption.windows, mine: pass.segmentation, taxonomy: taxonomy(), duration: data.clip.duration,
+        timeline: correctedTimeline,
       }),
     };
   } else {
