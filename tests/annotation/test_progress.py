@@ -237,7 +237,8 @@ def test_counts_leave_out_what_was_undone(study, personas, settings):
     annotator, reviewer = personas["annotator"], personas["reviewer"]
     fake_clip(study, "b")
     captions = captions_add(study, [caption_record("b", model) for model in (SECRET_MODEL, "m2", "m3")])
-    annotations_assign(study=study, annotators=[annotator], captions=captions, design="clip_blocks")
+    with in_setup(study):  # a running study's design is frozen
+        annotations_assign(study=study, annotators=[annotator], captions=captions, design="clip_blocks")
     items = [annotation_open(annotation=c.annotations.get(), actor=annotator) for c in captions]
     settings.UNDO_SECONDS = 30
 
