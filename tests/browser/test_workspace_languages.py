@@ -8,6 +8,7 @@ import pytest
 from scoring.metrics import edits
 from tests.browser.conftest import screenshot
 from tests.browser.test_workspace import ORIGINAL, open_workspace, wait_saved
+from tests.conftest import in_setup
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -15,8 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_a_chinese_studys_redline_shows_the_servers_words_and_says_so(
         sign_in, live_server, annotation):
     study = annotation.caption.clip.study
-    study.caption_language = "zh"
-    study.save()
+    with in_setup(study):  # the language is frozen once a study runs
+        study.caption_language = "zh"
+        study.save()
     page = sign_in("annotator", "pw-annotator")
     open_workspace(page, live_server, annotation)
     wait_saved(page)
