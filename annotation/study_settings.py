@@ -32,11 +32,12 @@ MEANINGS = {
     "near_total_cut": "A repair is near-total when the corrected text's character similarity to the original "
                       "is below this (0.55 in the protocol). Between 0 and 1.",
     "length_band": "A repaired text counts as the same length when it changed by at most this share "
-                   "(0.05 = ±5%); longer is lengthened, shorter is shortened. From 0 to 0.5.",
+                   "(5 % in the protocol); longer is lengthened, shorter is shortened. From 0 to 50 % (0 to 0.5 in the API).",
     "assignment_design": "How captions reach annotators; one model per clip keeps one model's caption from "
                          "anchoring the judgement of another's.",
     "spread_gap": "Spread design: at least this many other items between two captions of one clip.",
-    "overlap_share": "The share of captions that also go to a second annotator, for agreement (0 to 1).",
+    "overlap_share": "The share of captions that also go to a second annotator, for agreement: 0 to 100 % "
+                     "(0 to 1 in the API).",
     "undo_seconds": "How long locking, submitting and approving can be undone; empty: the site's UNDO_SECONDS.",
     "caption_language": "The language the captions are written in: it decides what a word is for edit size.",
     "description": "Shown to annotators on their start page.",
