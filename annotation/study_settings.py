@@ -32,7 +32,8 @@ MEANINGS = {
     "near_total_cut": "A repair is near-total when the corrected text's character similarity to the original "
                       "is below this (0.55 in the protocol). Between 0 and 1.",
     "length_band": "A repaired text counts as the same length when it changed by at most this share "
-                   "(5 % in the protocol); longer is lengthened, shorter is shortened. From 0 to 50 % (0 to 0.5 in the API).",
+                   "(5 % in the protocol); longer is lengthened, shorter is shortened. "
+                   "From 0 to 50 % (0 to 0.5 in the API).",
     "assignment_design": "How captions reach annotators; one model per clip keeps one model's caption from "
                          "anchoring the judgement of another's.",
     "spread_gap": "Spread design: at least this many other items between two captions of one clip.",
