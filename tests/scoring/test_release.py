@@ -88,14 +88,14 @@ def test_the_parquet_files_hold_the_final_verdicts_of_the_database(released, tmp
     c1, c2 = captions
     assert c1["final_overview"] == UNTRUSTED and c1["overview_words_changed"] > 0
     assert c1["reviewer_decision"] == "approved" and c2["reviewer_decision"] == "amended"
-    assert c1["windows_rejected"] == 1 and c1["final_windows"][1]["end"] == 4.5
+    assert c1["windows_rejected"] == 1 and c1["final_windows"][1]["end"] == 3.5
     assert c2["overview_words_changed"] == 0 and c2["overview_char_similarity"] == 1.0
     c2_window = next(w for w in windows if w["clip"] == "c2" and w["window_index"] == 2)
     assert (c2_window["verdict"], c2_window["modes"], c2_window["final_scene"]) == (
         "reject", ["factual"], "The counter stops at four.")
     assert c2_window["original_scene"] == "The counter reaches five." and c2_window["words_changed"] > 0
     retimed = next(w for w in windows if w["clip"] == "c1" and w["window_index"] == 1)
-    assert (retimed["original_end"], retimed["final_end"], retimed["modes"]) == (4.0, 4.5, ["temporal"])
+    assert (retimed["original_end"], retimed["final_end"], retimed["modes"]) == (4.0, 3.5, ["temporal"])
 
 
 def test_the_jsonl_files_hold_the_same_rows(released, tmp_path):
