@@ -127,6 +127,7 @@ def test_a_study_admin_invites_a_person_who_joins_in_a_fresh_browser_then_change
     row.get_by_role("button", name="Save roles").click()
     expect(page.locator("#members-result")).to_have_text("ana is now annotator, reviewer.")
     assert roles("s1", "ana") == ["annotator", "reviewer"]
+    page.wait_for_load_state("networkidle")  # the members list is drawn again after a save
     row = page.locator("#members tr[data-member=ana]")
     row.get_by_label("researcher").check()
     row.get_by_role("button", name="Save roles").click()
