@@ -158,8 +158,11 @@ def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
     admin.get_by_label("Name").fill("Lab walk")
     expect(admin.get_by_label("Slug")).to_have_value("lab-walk")
     admin.get_by_label("Undo time (seconds)").fill("0")
-    admin.get_by_role("button", name="Create study").click()
-    admin.wait_for_url(f"{live_server.url}/studies/lab-walk/members/")
+    with admin.expect_response(lambda r: r.url.endswith("/api/studies/") and r.request.method == "POST",
+                               timeout=90_000) as created:
+        admin.get_by_role("button", name="Create study").click()
+    assert created.value.status == 201, created.value.text()
+    admin.wait_for_url(f"{live_server.url}/studies/lab-walk/members/", timeout=60_000)
     study = Study.objects.get(slug="lab-walk")
     assert (study.state, study.undo_seconds) == ("setup", 0)
 
