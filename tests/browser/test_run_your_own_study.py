@@ -147,6 +147,11 @@ def claim_first(page, live_server, slug: str) -> None:
 def test_a_lab_runs_its_own_study_from_an_empty_database_through_the_pages(
     sign_in, live_server, browser, make_user, videos, tmp_path
 ):
+    # A fresh install holds the default taxonomy (migration 0003); an earlier test's flush may
+    # have emptied it, so put back what the migration gives.
+    from annotation.services.taxonomy import taxonomy_default
+
+    taxonomy_default()
     make_user("root", is_staff=True)
     admin = sign_in("root", "pw-root")
     errors: list[str] = []
