@@ -3,9 +3,9 @@
 Standalone (`make bench` runs it): ``.venv/bin/python bench/bench_score_study.py [--full]``.
 The study is CLIP-CC-Bench's (public, ``shared/datasets/clip-cc-bench``): 6 models' paragraphs
 as captions, the ground-truth paragraph as each clip's reference, every verdict final (60 %
-accepted; a rejected overview is corrected to the ground truth with its first sentence
-dropped), windows cut from each caption's sentences. ``--full`` is paper size (6 models x 200
-clips, 8 windows); the default takes 2 clips and 3 windows and leaves METEOR out of the study
+accepted, but never a caption stuck in a repetition loop; a rejected overview is corrected to
+the ground truth with its first sentence dropped), windows cut from each caption's sentences.
+``--full`` is paper size (6 models x 200 clips, 8 windows); the default takes 2 clips and 3 windows and leaves METEOR out of the study
 job (its own measure below still runs), so that `make bench` stays reasonable on two cores.
 Built in bulk in a scratch PostgreSQL database (redline_bench_score) and ANALYZEd.
 
@@ -51,6 +51,16 @@ def pg(*args: str) -> subprocess.CompletedProcess:
 
 def sentences(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text) if part.strip()]
+
+
+#: Longer than any of CLIP-CC-Bench's human references (at most 1,011 words) by half again: such a
+#: caption is a model stuck repeating itself (two of the six models write 4,000-word loops).
+LOOP_WORDS = 1_500
+
+
+def stuck_in_a_loop(text: str) -> bool:
+    """Nobody accepts a caption stuck in a repetition loop: the bench rejects and corrects it."""
+    return len(text.split()) > LOOP_WORDS
 
 
 def build(root, clips: int, windows: int):
@@ -102,11 +112,16 @@ def build(root, clips: int, windows: int):
         final.update(state="in_review", reviewer=reviewer, claim_expires_at=now)
         final.update(state="approved", reviewed_at=now, claim_expires_at=None)
         for correction in CorrectionPass.objects.filter(
-            annotation__caption__clip__study=study, overview_verdict="reject"
+            annotation__caption__clip__study=study
         ).select_related("annotation__caption__clip"):
-            parts = sentences(truth[correction.annotation.caption.clip.name])
+            caption = correction.annotation.caption
+            if correction.overview_verdict == "accept" and not stuck_in_a_loop(caption.overview):
+                continue
+            parts = sentences(truth[caption.clip.name])
+            correction.overview_verdict = "reject"
+            correction.overview_modes = correction.overview_modes or ["factual"]
             correction.overview_text = " ".join(parts[1:] or parts)
-            correction.save(update_fields=["overview_text"])
+            correction.save(update_fields=["overview_verdict", "overview_modes", "overview_text"])
     analyze()
     return study, last, reviewer
 

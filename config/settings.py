@@ -222,6 +222,9 @@ SCORING_EMBED_BATCH = int(os.environ.get("SCORING_EMBED_BATCH", "64"))
 # (scoring/shared_cache.py; `manage.py scoring_cache --clear` empties it). 0: each worker keeps
 # only its own memory.
 SCORING_SHARED_CACHE = env_bool("SCORING_SHARED_CACHE", True)
+# The Java options of METEOR's JVMs (scoring/metrics/reference.py): memory and garbage collector,
+# which change its speed, never its values. Each JVM may use about 3.3 GB with the default.
+METEOR_JAVA_OPTIONS = env_list("METEOR_JAVA_OPTIONS", ["-Xmx3G", "-Xmn2G", "-XX:+UseSerialGC"])
 # A chunk whose family raised is tried this many more times (with backoff) before it is recorded
 # failed with its reason; the other chunks go on.
 SCORING_CHUNK_RETRIES = int(os.environ.get("SCORING_CHUNK_RETRIES", "2"))

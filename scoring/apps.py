@@ -15,11 +15,12 @@ class ScoringConfig(AppConfig):
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.families import register_llmfacts_family
         from scoring.lifecycle import final_profile_start, unscored_counter
-        from scoring.metrics import embeddings
+        from scoring.metrics import embeddings, reference
         from scoring.services import score_final_verdict, score_verdict_withdrawn
         from scoring.shared_cache import shared_cache
 
         register_llmfacts_family()
+        reference.configure(java_options=settings.METEOR_JAVA_OPTIONS)
         embeddings.configure(
             device=settings.SCORING_EMBED_DEVICE,
             batch_size=settings.SCORING_EMBED_BATCH,
