@@ -5,8 +5,9 @@ The study is CLIP-CC-Bench's (public, ``shared/datasets/clip-cc-bench``): 6 mode
 as captions, the ground-truth paragraph as each clip's reference, every verdict final (60 %
 accepted, but never a caption stuck in a repetition loop; a rejected overview is corrected to
 the ground truth with its first sentence dropped), windows cut from each caption's sentences.
-``--full`` is paper size (6 models x 200 clips, 8 windows); the default takes 2 clips and 3 windows and leaves METEOR out of the study
-job (its own measure below still runs), so that `make bench` stays reasonable on two cores.
+``--full`` is paper size (6 models x 200 clips, 8 windows); the default takes 2 clips and 3
+windows and leaves METEOR out of the study job (its own measure below still runs), so that
+`make bench` stays reasonable on two cores.
 Built in bulk in a scratch PostgreSQL database (redline_bench_score) and ANALYZEd.
 
 Measured, for every non-LLM metric of Table 1 (edit size, BLEU-1..4, METEOR, ROUGE-L, CIDEr-D;
