@@ -156,6 +156,11 @@ class Study(models.Model):
                 condition=Q(overlap_share__gte=0) & Q(overlap_share__lte=1),
                 name="study_overlap_share_between_0_and_1",
             ),
+            # The same bound as the setup page and the API (study_settings.UNDO_SECONDS_MAX).
+            models.CheckConstraint(
+                condition=Q(undo_seconds__isnull=True) | Q(undo_seconds__lte=3600),
+                name="study_undo_seconds_at_most_an_hour",
+            ),
         ]
 
     def __str__(self) -> str:

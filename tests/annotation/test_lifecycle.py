@@ -178,6 +178,13 @@ def test_a_running_study_still_takes_a_new_name_and_undo_seconds(running):
     assert running.name == "Renamed"
 
 
+@pytest.mark.parametrize("undo_seconds", [3601, 32000])
+def test_the_database_refuses_an_undo_time_over_an_hour(running, undo_seconds):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Study.objects.filter(pk=running.pk).update(undo_seconds=undo_seconds)
+    Study.objects.filter(pk=running.pk).update(undo_seconds=3600)
+
+
 @pytest.mark.parametrize("source,target", [("running", "setup"), ("running", "archived"), ("setup", "closed")])
 def test_the_database_refuses_moves_out_of_order(setup_study, crew, source, target):
     if source == "running":
