@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponseBadRequest, JsonResponse
+import logging
+
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.html import escape
+
+logger = logging.getLogger(__name__)
 
 
 def _refusal(request, message: str, **keyed: list[str]):
@@ -32,3 +37,38 @@ class RefuseUnstorableQuery:
                 message = f"Query parameter {name!r} contains a NUL character (%00)."
                 return _refusal(request, message, **{name: [message]})
         return self.get_response(request)
+
+
+DATABASE_DOWN = ("The database is not answering (it may be restarting). Nothing was lost that "
+                 "you saw saved; try again in a minute.")
+RETRY_AFTER_SECONDS = 30
+
+
+class AnswerWhileTheDatabaseIsDown:
+    """Answer 503 with Retry-After, not a server error, when the database cannot be reached
+    (PostgreSQL restarting, the network to it cut): JSON under /api/, a short page elsewhere.
+    Nothing here touches the database, which is down."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.db import InterfaceError, OperationalError
+
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logger.warning("database unavailable for %s %s: %s", request.method, request.path,
+                       exception)
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"detail": DATABASE_DOWN}, status=503)
+        else:
+            response = HttpResponse(
+                "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
+                "<title>Redline: try again in a minute</title>"
+                f"<main><h1>Try again in a minute</h1><p>{escape(DATABASE_DOWN)}</p></main></html>",
+                status=503, content_type="text/html; charset=utf-8")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
