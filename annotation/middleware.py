@@ -62,13 +62,40 @@ class AnswerWhileTheDatabaseIsDown:
             return None
         logger.warning("database unavailable for %s %s: %s", request.method, request.path,
                        exception)
-        if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": DATABASE_DOWN}, status=503)
-        else:
-            response = HttpResponse(
-                "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
-                "<title>Redline: try again in a minute</title>"
-                f"<main><h1>Try again in a minute</h1><p>{escape(DATABASE_DOWN)}</p></main></html>",
-                status=503, content_type="text/html; charset=utf-8")
+        response = _unavailable(request, DATABASE_DOWN, status=503, title="Try again in a minute")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+def _unavailable(request, message: str, *, status: int, title: str):
+    """A refusal that needs no database: JSON under /api/, else a page of its own."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message}, status=status)
+    return HttpResponse(
+        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>Redline: {title}</title>'
+        f"<main><h1>{title}</h1><p>{escape(message)}</p></main></html>",
+        status=status, content_type="text/html; charset=utf-8")
+
+
+DISK_FULL = ("The server's disk is full, so this could not be stored. Nothing else changed; "
+             "ask the site admin to free space, then try again.")
+
+
+class AnswerWhenTheDiskIsFull:
+    """Answer 507 (Insufficient Storage), not a server error, when a write to disk fails for
+    lack of space (an upload, an export): JSON under /api/, a short page elsewhere."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        import errno
+
+        if not isinstance(exception, OSError) or exception.errno not in (errno.ENOSPC,
+                                                                          errno.EDQUOT):
+            return None
+        logger.error("disk full for %s %s: %s", request.method, request.path, exception)
+        return _unavailable(request, DISK_FULL, status=507, title="The disk is full")

@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "annotation.middleware.RefuseUnstorableQuery",
     "annotation.middleware.AnswerWhileTheDatabaseIsDown",
+    "annotation.middleware.AnswerWhenTheDiskIsFull",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
