@@ -154,16 +154,21 @@ def run_here(job) -> float:
 
 
 def on_workers(study, metrics, judges, count: int, env: dict) -> tuple[float, object]:
-    """The job on ``count`` fresh workers, timed from sending to done (models load inside)."""
+    """The job on ``count`` fresh workers, timed from sending to done (models load inside), each
+    with ``cores / count`` model threads (OMP_NUM_THREADS) and METEOR JVMs (METEOR_JVMS)."""
     from scoring.models import ScoreJob, ScoreResult
     from scoring.services import score_job_enqueue
 
     ScoreResult.objects.filter(study=study).delete()
     forget_caches()
+    # Each worker gets its share of the cores: its model threads and METEOR JVMs (several
+    # workers each taking every core slow each other down).
+    share = str(max(1, (os.cpu_count() or 1) // count))
+    shared = {**env, "OMP_NUM_THREADS": share, "METEOR_JVMS": share}
     workers = [subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
          "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env) for _ in range(count)]
+        cwd=REPO, env=shared) for _ in range(count)]
     try:
         job = job_for(study, metrics, judges)
         started = time.perf_counter()

@@ -227,6 +227,9 @@ SCORING_SHARED_CACHE = env_bool("SCORING_SHARED_CACHE", True)
 # The Java options of METEOR's JVMs (scoring/metrics/reference.py): memory and garbage collector,
 # which change its speed, never its values. Each JVM may use about 3.3 GB with the default.
 METEOR_JAVA_OPTIONS = env_list("METEOR_JAVA_OPTIONS", ["-Xmx3G", "-Xmn2G", "-XX:+UseSerialGC"])
+# How many METEOR JVMs one worker runs at once; empty: one per CPU, at most 4. With several
+# workers on one machine, give each its share of the cores (README, "Scaling out scoring").
+METEOR_JVMS = int(os.environ["METEOR_JVMS"]) if os.environ.get("METEOR_JVMS") else None
 # A chunk whose family raised is tried this many more times (with backoff) before it is recorded
 # failed with its reason; the other chunks go on.
 SCORING_CHUNK_RETRIES = int(os.environ.get("SCORING_CHUNK_RETRIES", "2"))

@@ -20,7 +20,7 @@ class ScoringConfig(AppConfig):
         from scoring.shared_cache import shared_cache
 
         register_llmfacts_family()
-        reference.configure(java_options=settings.METEOR_JAVA_OPTIONS)
+        reference.configure(java_options=settings.METEOR_JAVA_OPTIONS, jvms=settings.METEOR_JVMS)
         embeddings.configure(
             device=settings.SCORING_EMBED_DEVICE,
             batch_size=settings.SCORING_EMBED_BATCH,

@@ -165,12 +165,15 @@ def rouge_l(candidate: str, references: Sequence[str], beta: float = ROUGE_BETA)
 #: :func:`configure` changes them (the app passes ``METEOR_JAVA_OPTIONS``).
 METEOR_JAVA_OPTIONS: tuple[str, ...] = ("-Xmx3G", "-Xmn2G", "-XX:+UseSerialGC")
 _java_options: tuple[str, ...] = METEOR_JAVA_OPTIONS
+_jvms: int | None = None
 
 
-def configure(*, java_options: Sequence[str] = METEOR_JAVA_OPTIONS) -> None:
-    """Set the Java options of METEOR JVMs started from now on (memory, garbage collector)."""
-    global _java_options
+def configure(*, java_options: Sequence[str] = METEOR_JAVA_OPTIONS, jvms: int | None = None) -> None:
+    """Set the Java options of METEOR JVMs started from now on (memory, garbage collector), and
+    how many a call runs at once (None: :func:`default_meteor_workers` decides)."""
+    global _java_options, _jvms
     _java_options = tuple(java_options)
+    _jvms = jvms
 
 
 class _MeteorJVM:
@@ -435,7 +438,10 @@ def _meteor(
 
 
 def default_meteor_workers() -> int:
-    """Return how many METEOR JVMs to run at once by default: one per CPU, at most four."""
+    """Return how many METEOR JVMs to run at once by default: as :func:`configure` said, else
+    one per CPU, at most four."""
+    if _jvms is not None:
+        return max(1, _jvms)
     return max(1, min(4, os.cpu_count() or 1))
 
 
