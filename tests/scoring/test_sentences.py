@@ -102,3 +102,19 @@ def test_an_unknown_splitter_is_refused_naming_the_choices() -> None:
 
     with pytest.raises(ValueError, match="unknown sentence splitter 'spacy'; choose from punkt"):
         sentences("A man walks.", "spacy")
+
+
+def test_a_text_split_again_is_not_split_again(monkeypatch):
+    from scoring.metrics import sentences as module
+
+    calls: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return text.split(". ")
+
+    monkeypatch.setitem(module.SPLITTERS, "counting", counting)
+    first = module.sentences("One. Two", "counting")
+    first.append("changed by the caller")
+    assert module.sentences("One. Two", "counting") == ["One", "Two"]
+    assert calls == ["One. Two"]
