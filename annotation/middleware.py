@@ -41,13 +41,30 @@ class RefuseUnstorableQuery:
 
 DATABASE_DOWN = ("The database is not answering (it may be restarting). Nothing was lost that "
                  "you saw saved; try again in a minute.")
+DISK_FULL = ("The server's disk is full, so this could not be stored. Nothing else changed; "
+             "ask the site admin to free space, then try again.")
 RETRY_AFTER_SECONDS = 30
 
 
-class AnswerWhileTheDatabaseIsDown:
-    """Answer 503 with Retry-After, not a server error, when the database cannot be reached
-    (PostgreSQL restarting, the network to it cut): JSON under /api/, a short page elsewhere.
-    Nothing here touches the database, which is down."""
+def _failure(exception: Exception) -> tuple[int, str, str] | None:
+    """``(status, title, message)`` when the exception is a service failing under the request:
+    the database unreachable (503), the disk full (507); None for anything else."""
+    import errno
+
+    from django.db import InterfaceError, OperationalError
+
+    if isinstance(exception, (OperationalError, InterfaceError)):
+        return 503, "Try again in a minute", DATABASE_DOWN
+    if isinstance(exception, OSError) and exception.errno in (errno.ENOSPC, errno.EDQUOT):
+        return 507, "The disk is full", DISK_FULL
+    return None
+
+
+class AnswerWhenAServiceFails:
+    """Answer a clear refusal, not a server error, when the database cannot be reached
+    (PostgreSQL restarting, the network to it cut: 503 with Retry-After) or a write finds the
+    disk full (507): JSON under /api/, a short page elsewhere. Nothing here touches the
+    database, which may be down."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -56,46 +73,18 @@ class AnswerWhileTheDatabaseIsDown:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        from django.db import InterfaceError, OperationalError
-
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        failure = _failure(exception)
+        if failure is None:
             return None
-        logger.warning("database unavailable for %s %s: %s", request.method, request.path,
-                       exception)
-        response = _unavailable(request, DATABASE_DOWN, status=503, title="Try again in a minute")
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        status, title, message = failure
+        logger.error("%s for %s %s: %s", title, request.method, request.path, exception)
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"detail": message}, status=status)
+        else:
+            response = HttpResponse(
+                f'<!doctype html><html lang="en"><meta charset="utf-8"><title>Redline: {title}'
+                f"</title><main><h1>{title}</h1><p>{escape(message)}</p></main></html>",
+                status=status, content_type="text/html; charset=utf-8")
+        if status == 503:
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
-
-
-def _unavailable(request, message: str, *, status: int, title: str):
-    """A refusal that needs no database: JSON under /api/, else a page of its own."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message}, status=status)
-    return HttpResponse(
-        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>Redline: {title}</title>'
-        f"<main><h1>{title}</h1><p>{escape(message)}</p></main></html>",
-        status=status, content_type="text/html; charset=utf-8")
-
-
-DISK_FULL = ("The server's disk is full, so this could not be stored. Nothing else changed; "
-             "ask the site admin to free space, then try again.")
-
-
-class AnswerWhenTheDiskIsFull:
-    """Answer 507 (Insufficient Storage), not a server error, when a write to disk fails for
-    lack of space (an upload, an export): JSON under /api/, a short page elsewhere."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
-
-    def process_exception(self, request, exception):
-        import errno
-
-        if not isinstance(exception, OSError) or exception.errno not in (errno.ENOSPC,
-                                                                          errno.EDQUOT):
-            return None
-        logger.error("disk full for %s %s: %s", request.method, request.path, exception)
-        return _unavailable(request, DISK_FULL, status=507, title="The disk is full")

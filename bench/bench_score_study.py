@@ -206,9 +206,8 @@ def forget_caches() -> None:
     from scoring.shared_cache import shared_cache_clear
 
     shared_cache_clear()
-    reference._PAIRS.clear()
-    for judge in embeddings._judges.values():
-        judge.clear_cache()
+    reference.forget_pairs()
+    embeddings.forget_vectors()
 
 
 def paper_work(job, size: dict) -> float:
@@ -235,11 +234,9 @@ def bench_meteor(root, full: bool, every: int) -> None:
     sample = items if full else items[::every]
     workers = default_meteor_workers()
     close_meteor_jvms()
-    reference._PAIRS.clear()
+    reference.forget_pairs()
     started = time.perf_counter()
-    reference_scores({"start": "a man"}, {"start": ["a man"]}, metrics=["meteor"])
-    with reference._jvm_lock:
-        reference._pooled_jvms(workers)
+    reference.start_meteor_jvms(workers)
     start = time.perf_counter() - started
     started = time.perf_counter()
     reference_scores({i.key: i.candidate for i in sample}, {i.key: [i.reference] for i in sample},

@@ -321,6 +321,14 @@ _judges: dict[JudgeSpec, CachingJudge] = {}
 _loading = threading.Lock()
 
 
+def forget_vectors() -> None:
+    """Forget the vectors every loaded judge remembers (as a fresh worker has none); the
+    models stay loaded."""
+    with _loading:
+        for judge in _judges.values():
+            judge.clear_cache()
+
+
 def get_judge(judge: str | JudgeSpec) -> CachingJudge:
     """Return the process-wide judge for a name or spec, loading its model on first use.
 

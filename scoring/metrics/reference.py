@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.metrics.shared_cache import SharedCache, text_key
+from scoring.metrics.shared_cache import MemoryCache, SharedCache, text_key
 
 REFERENCE_METRICS: tuple[str, ...] = (
     "bleu1",
@@ -286,11 +286,14 @@ class _PairStatistics:
         return cls(line, float(score))
 
 
-#: Pair statistics computed in this process (LRU): a study's final overviews meet the same
-#: captions in every leave-out set and chunk.
-_PAIRS: OrderedDict[str, _PairStatistics] = OrderedDict()
-_PAIRS_MAX = 200_000
-_pairs_lock = threading.Lock()
+#: Pair statistics computed in this process (the most recent 200,000): a study's final
+#: overviews meet the same captions in every leave-out set and chunk.
+_PAIRS = MemoryCache(max_entries=200_000)
+
+
+def forget_pairs() -> None:
+    """Forget the pair statistics this process remembers (as a fresh worker has none)."""
+    _PAIRS.clear()
 
 
 def _pair_cost(pair: tuple[str, str]) -> int:
@@ -320,15 +323,11 @@ def _pair_statistics(
 
     keys = {pair: text_key(*pair) for pair in dict.fromkeys(pairs)}
     found: dict[tuple[str, str], _PairStatistics] = {}
-    with _pairs_lock:
-        for pair, key in keys.items():
-            if key in _PAIRS:
-                _PAIRS.move_to_end(key)
-                found[pair] = _PAIRS[key]
-    if cache is not None and len(found) < len(keys):
+    for store in (_PAIRS, cache):
         wanted = {key: pair for pair, key in keys.items() if pair not in found}
-        for key, value in cache.get_many(METEOR_NAMESPACE, list(wanted)).items():
-            found[wanted[key]] = _PairStatistics.decode(value)
+        if store is not None and wanted:
+            for key, value in store.get_many(METEOR_NAMESPACE, list(wanted)).items():
+                found[wanted[key]] = _PairStatistics.decode(value)
     missing = [pair for pair in keys if pair not in found]
     if missing:
         # Why at least 25 pairs per JVM: a JVM's share must outweigh the cost of handing it out.
@@ -354,11 +353,7 @@ def _pair_statistics(
         if cache is not None:
             cache.put_many(METEOR_NAMESPACE,
                            {keys[pair]: kept.encode() for pair, kept in computed.items()})
-    with _pairs_lock:
-        for pair, statistics in found.items():
-            _PAIRS[keys[pair]] = statistics
-        while len(_PAIRS) > _PAIRS_MAX:
-            _PAIRS.popitem(last=False)
+    _PAIRS.put_many(METEOR_NAMESPACE, {keys[pair]: kept.encode() for pair, kept in found.items()})
     return found
 
 
@@ -370,7 +365,7 @@ def _statistics(jvm: _MeteorJVM, items: Sequence[tuple[str, Sequence[str]]]) -> 
 #: METEOR JVMs kept running between calls (a worker scores chunk after chunk: starting a JVM
 #: and loading its paraphrase table costs seconds each time). One call uses them at a time.
 _jvm_pool: list[_MeteorJVM] = []
-_jvm_lock = threading.RLock()
+_jvm_lock = threading.Lock()
 
 
 def _pooled_jvms(count: int) -> list[_MeteorJVM]:
@@ -386,6 +381,14 @@ def _discard_jvms() -> None:
     for jvm in _jvm_pool:
         jvm.close()
     _jvm_pool.clear()
+
+
+def start_meteor_jvms(count: int | None = None) -> None:
+    """Start the JVMs a call will use (default :func:`default_meteor_workers`) and wait until
+    each has loaded its tables, so that a worker's first chunk does not pay for it."""
+    with _jvm_lock:
+        for jvm in _pooled_jvms(count or default_meteor_workers()):
+            jvm.statistics("a man", ["a man"])
 
 
 def close_meteor_jvms() -> None:
@@ -410,16 +413,15 @@ def _meteor(
     statistics are printed to full precision, so ``EVAL`` recomputes the same score) make the
     same choice; one more ``EVAL`` of the chosen lines gives the per-item and corpus values.
     """
-    items = [(res[key][0], gts[key]) for key in gts]
+    items = [(res[key][0], _clean_hypothesis(res[key][0]), gts[key]) for key in gts]
     pairs = _pair_statistics(
-        [(_clean_hypothesis(hypothesis), reference)
-         for hypothesis, references in items for reference in references],
+        [(clean, reference) for _, clean, references in items for reference in references],
         workers, cache)
     chosen: list[str] = []
-    for hypothesis, references in items:
+    for hypothesis, clean, references in items:
         best: _PairStatistics | None = None
         for reference in references:
-            candidate = pairs[(_clean_hypothesis(hypothesis), reference)]
+            candidate = pairs[(clean, reference)]
             if candidate.score > (best.score if best is not None else -1.0):
                 best = candidate
         if best is None:

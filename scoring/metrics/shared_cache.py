@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -41,22 +42,35 @@ def text_key(*texts: str) -> str:
 
 
 class MemoryCache:
-    """A :class:`SharedCache` in this process's memory; ``reads`` and ``writes`` count keys."""
+    """A :class:`SharedCache` in this process's memory, forgetting the least recently used of
+    more than ``max_entries`` (None: never); ``reads`` and ``writes`` count keys."""
 
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str], bytes] = {}
+    def __init__(self, max_entries: int | None = None) -> None:
+        self.values: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+        self.max_entries = max_entries
         self.reads = 0
         self.writes = 0
         self._lock = threading.Lock()
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
         with self._lock:
             self.reads += len(keys)
-            return {key: self.values[(namespace, key)] for key in keys
-                    if (namespace, key) in self.values}
+            for key in keys:
+                if (namespace, key) in self.values:
+                    self.values.move_to_end((namespace, key))
+                    found[key] = self.values[(namespace, key)]
+        return found
 
     def put_many(self, namespace: str, values: Mapping[str, bytes]) -> None:
         with self._lock:
             self.writes += len(values)
             for key, value in values.items():
                 self.values.setdefault((namespace, key), value)
+                self.values.move_to_end((namespace, key))
+            while self.max_entries is not None and len(self.values) > self.max_entries:
+                self.values.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.values.clear()

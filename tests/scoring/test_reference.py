@@ -267,7 +267,7 @@ def test_meteor_scoring_each_pair_once_equals_the_toolkits_multi_reference_meteo
             references[key] = others[shift:] + others[:shift] + [TABLE_3_REFERENCE]
         texts[f"{name}-repeated"] = TABLE_3_CANDIDATES[name]
         references[f"{name}-repeated"] = [others[0], others[0], TABLE_3_CANDIDATES[name]]
-    reference._PAIRS.clear()
+    reference.forget_pairs()
     ours = reference_scores(texts, references, metrics=["meteor"], meteor_workers=2)
     flat = list(dict.fromkeys([*texts.values(), TABLE_3_REFERENCE]))
     tokens = dict(zip(flat, ptb_tokenize(flat), strict=True))
@@ -298,13 +298,13 @@ def test_meteor_asks_the_jvm_nothing_for_pairs_a_shared_cache_holds() -> None:
     cache = MemoryCache()
     candidates = {key: text for key, text in TABLE_3_CANDIDATES.items()}
     references = {key: [TABLE_3_REFERENCE, "A plane tows a banner."] for key in candidates}
-    reference._PAIRS.clear()
+    reference.forget_pairs()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(reference, "_statistics", counting)
         first = reference_scores(candidates, references, metrics=["meteor"], cache=cache)
         assert sum(asked) == 10 and cache.writes == 10
         # Another process: nothing in memory, the cache shared.
-        reference._PAIRS.clear()
+        reference.forget_pairs()
         reference.close_meteor_jvms()
         asked.clear()
         second = reference_scores(candidates, references, metrics=["meteor"], cache=cache)

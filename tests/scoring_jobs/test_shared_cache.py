@@ -40,9 +40,8 @@ def test_the_setting_switches_the_shared_cache_off(settings):
 
 def _forget_this_process() -> None:
     """What a fresh worker process does not have: this process's memory of pairs and vectors."""
-    reference._PAIRS.clear()
-    for judge in embeddings._judges.values():
-        judge.clear_cache()
+    reference.forget_pairs()
+    embeddings.forget_vectors()
 
 
 @pytest.mark.slow
