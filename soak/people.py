@@ -23,6 +23,10 @@ from typing import Any
 
 HOST = "127.0.0.1"
 RETRYABLE = {0, 500, 502, 503, 504}  # 0: no answer (connection refused, reset or cut)
+# gunicorn closes a kept-alive connection idle for 2 s (its --keep-alive default): a request sent
+# on it later is answered by a closed socket, never by the server. A browser opens a new
+# connection then; so does a client idle longer than this.
+IDLE_SECONDS = 1.5
 
 
 @dataclass
@@ -75,6 +79,7 @@ class Client:
         self.name, self.port, self.cookie, self.csrf = name, port, cookie, csrf
         self.ledger, self.stop, self.retry_seconds = ledger, stop, retry_seconds
         self.connection = http.client.HTTPConnection(HOST, port, timeout=60)
+        self.last_answer = time.monotonic()
         self.disconnect_next = False  # set by the client-disconnect fault
         self.cut_half = False
 
@@ -93,6 +98,8 @@ class Client:
                 self._hang_up(method, path, data, content_type)
                 text = "(the client hung up)"
             else:
+                if time.monotonic() - self.last_answer > IDLE_SECONDS:
+                    self.connection.close()  # the server has closed its end by now
                 self.connection.request(method, path, data, self.headers(content_type))
                 response = self.connection.getresponse()
                 status, text = response.status, response.read().decode("utf-8", "replace")
@@ -100,6 +107,7 @@ class Client:
             self.connection.close()
             self.connection = http.client.HTTPConnection(HOST, self.port, timeout=60)
             text = f"{type(exc).__name__}: {exc}"
+        self.last_answer = time.monotonic()
         self.ledger.record(Request(self.name, method, path, started, time.time(), status,
                                    (data or b"")[:300].decode("utf-8", "replace"), text[:600]))
         try:

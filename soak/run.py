@@ -157,8 +157,8 @@ def signed_in_session(user) -> str:
 
 
 def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str], int]:
-    """Look at the job tables (which recovers jobs whose process died) until no job runs and
-    none waits with its message in the broker, within `seconds`: (jobs still running, jobs
+    """Look at the job tables (which recovers jobs whose process died) until no job runs or
+    waits, within `seconds`: (jobs still running, jobs
     queued whose message the broker no longer has, messages still waiting in the broker)."""
     import redis as redis_client
     from django.db import connections
@@ -170,8 +170,9 @@ def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[
     quiet = 0
     profiles_looked = 0.0
     while time.monotonic() < deadline:
-        for url in (f"/api/studies/{SLUG}/score-jobs/", f"/api/studies/{SLUG}/captions/import-jobs/"):
-            admin.client.once("GET", url)
+        # A look that got no answer recovered nothing: not quiet either.
+        answered = all(admin.client.once("GET", url)[0] == 200
+                       for url in (f"/api/studies/{SLUG}/score-jobs/", f"/api/studies/{SLUG}/captions/import-jobs/"))
         # The profile page recovers exports; it is slow to draw, so looked at every 15 s.
         if any("profile" in job for job in running) or time.monotonic() - profiles_looked > 15:
             admin.client.once("GET", f"/studies/{SLUG}/profiles/")
@@ -180,8 +181,9 @@ def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[
         left = checks.running_jobs(SLUG)
         running = [job for job in left if job.endswith("running")]
         stranded = [job for job in left if job.endswith("queued")]
-        waiting = broker.llen("redline") + broker.hlen("unacked")
-        quiet = quiet + 1 if not running and (not stranded or not waiting) else 0
+        # A queued job whose message the broker lost is sent again by the recovery these looks
+        # run, once it has waited a lease: not quiet until then.
+        quiet = quiet + 1 if answered and not running and not stranded else 0
         if quiet >= 3:
             break
         time.sleep(2)
