@@ -7,6 +7,7 @@ Screenshots go to artifacts/screenshots/ for people to look at.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +43,41 @@ def browser():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+class InFlight:
+    """Counts the requests the live server is answering (each in its own thread)."""
+
+    def __init__(self, server):
+        self.count, self.lock, serve = 0, threading.Lock(), server.process_request_thread
+
+        def counted(*args):
+            with self.lock:
+                self.count += 1
+            try:
+                serve(*args)
+            finally:
+                with self.lock:
+                    self.count -= 1
+
+        server.process_request_thread = counted
+
+
+@pytest.fixture(autouse=True)
+def answered_before_the_database_is_emptied(request):
+    """A browser test ends with its pages closed, but a request they sent may still be in its
+    transaction in the live server; emptying the tables under it deadlocks. Set up before the
+    pages (so torn down after them) and after the database (so before it is emptied)."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    server = request.getfixturevalue("live_server").thread.httpd
+    if not hasattr(server, "in_flight"):
+        server.in_flight = InFlight(server)
+    yield
+    deadline = time.monotonic() + 15
+    while server.in_flight.count and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @pytest.fixture
