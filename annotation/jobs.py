@@ -51,6 +51,14 @@ class JobTask(Task):
         if job_id is not None:
             self.job_failed(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
 
+def broker_unreachable(error: BaseException) -> bool:
+    """Whether sending failed because the broker did not answer (Redis stopped or restarting):
+    such a job is left queued, and recovery sends it again (see the module docstring)."""
+    from kombu.exceptions import OperationalError as BrokerError
+
+    return isinstance(error, (BrokerError, ConnectionError, TimeoutError))
+
+
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 

@@ -226,3 +226,49 @@ def test_recover_jobs_command_says_what_it_did(approved, fast_scoring, settings)
     call_command("recover_jobs", stdout=out)
     assert f"scoring: 1 sent again [{resumed.pk}], 1 failed [{failed.pk}]" in out.getvalue()
     assert ScoreJob.objects.get(pk=resumed.pk).status == "done"
+
+
+STARTED_WHILE_THE_BROKER_IS_DOWN = """
+import django, json
+django.setup()
+from annotation.models import Annotation
+from scoring.services import score_job_create
+annotation = Annotation.objects.get(pk={annotation})
+job = score_job_create(study=annotation.caption.clip.study, kind="verdict", annotation=annotation,
+                       metrics={metrics!r})
+job.refresh_from_db()
+print(json.dumps({{"id": job.pk, "status": job.status, "errors": job.errors}}))
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_job_started_while_the_broker_is_down_stays_queued_for_recovery(
+    approved, fast_scoring, closed_port
+):
+    """A web process whose Redis is stopped: the job is not failed, and recovery sends it."""
+    import os
+    import subprocess
+    import sys
+
+    from django.db import connection
+
+    from tests.conftest import REPO
+
+    db = connection.settings_dict
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "JOB_RUNNER": "celery",
+           "CELERY_TASK_ALWAYS_EAGER": "0", "SCORING_VERDICT_METRICS": ",".join(EDIT),
+           "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed_port}/0",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
+    started = subprocess.run(
+        [sys.executable, "-c", STARTED_WHILE_THE_BROKER_IS_DOWN.format(
+            annotation=approved.pk, metrics=EDIT)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr[-2000:]
+    answer = json.loads(started.stdout.strip().splitlines()[-1])
+    assert (answer["status"], answer["errors"]) == ("queued", {})
+    assert "the broker did not answer" in started.stderr
+
+    ScoreJob.objects.filter(pk=answer["id"]).update(created_at=LONG_AGO)
+    assert score_jobs_recover()["resumed"] == [answer["id"]]
+    assert ScoreJob.objects.get(pk=answer["id"]).status == "done"  # eager here: sent and run
