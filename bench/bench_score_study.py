@@ -220,6 +220,43 @@ def paper_work(job, size: dict) -> float:
                for chunk in job.chunks.all())
 
 
+def distinct_overviews_per_clip(study) -> float:
+    """The distinct whole-caption texts a judge embeds per clip: the models' overviews, the
+    corrected ones and the references (the windows' texts are sentences, cheap to embed)."""
+    from annotation.models import Caption, Clip, CorrectionPass, Reference
+
+    texts = set(Caption.objects.filter(clip__study=study).values_list("overview", flat=True))
+    texts |= set(CorrectionPass.objects.filter(annotation__caption__clip__study=study)
+                 .exclude(overview_text="").values_list("overview_text", flat=True))
+    texts |= set(Reference.objects.filter(clip__study=study).values_list("text", flat=True))
+    return len(texts) / max(1, Clip.objects.filter(study=study).count())
+
+
+def bench_judges(root, judges: list[str], per_clip: float) -> None:
+    """Each judge's own cost per text on this machine, whole paragraphs and single sentences,
+    and what the paper-size study's paragraphs alone cost it (they dominate: e5-small embeds a
+    text longer than its 512 tokens window by window rather than cutting it)."""
+    from scoring.metrics import embeddings
+    from scoring.metrics.sentences import sentences as split
+
+    truth = json.loads((root / "data/ground_truth/clip_cc_dataset.json").read_text())
+    paragraphs = [row["summary"] for row in truth[:40]]
+    lines = [line for paragraph in paragraphs for line in split(paragraph)][:400]
+    paragraphs_total = per_clip * FULL["clips"]
+    for name in judges:
+        encode = embeddings.load_encoder(embeddings.judge_spec(name))
+        encode(paragraphs[:2])
+        timed = {}
+        for kind, texts in (("paragraph", paragraphs), ("sentence", lines)):
+            started = time.perf_counter()
+            encode(list(texts))
+            timed[kind] = (time.perf_counter() - started) / len(texts)
+        print(f"  judge {name:10s} {timed['paragraph'] * 1000:7.1f} ms per paragraph, "
+              f"{timed['sentence'] * 1000:5.1f} ms per sentence; the paper-size study's "
+              f"{paragraphs_total:,.0f} distinct paragraphs ({per_clip:.1f} per clip) take it "
+              f"{timed['paragraph'] * paragraphs_total / 60:.1f} min on this machine")
+
+
 def bench_meteor(root, full: bool, every: int) -> None:
     """METEOR over CLIP-CC-Bench's paragraphs: all of them with ``full``, else every
     ``every``-th (their cost is heavy-tailed: repetition loops of 4,000 words take seconds each,
@@ -374,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"clips x windows, the others by clips): {work / 60:.1f} min of work in one "
                   f"process; on {cores} cores, perfectly shared, at best "
                   f"{work / cores / 60:.1f} min (target under 10 min)")
+        bench_judges(root, judges, distinct_overviews_per_clip(study))
 
         unchanged = job_for(study, metrics, judges)
         run_here(unchanged)
