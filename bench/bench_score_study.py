@@ -14,8 +14,8 @@ Measured, for every non-LLM metric of Table 1 (edit size, BLEU-1..4, METEOR, ROU
 CosPar, CosSen, fine P/R/F1, HM-CF per judge) over every reference set (imported, approved,
 gold, matched): the wall time of an in-process run (one chunk per unit, as a single task would
 do it) and with the default chunks, taken in turns (``--repeats``; the median turn), so the
-overhead of chunking; then the same job on 1 and on
-2 workers (real ``celery worker`` processes, Redis on ``CELERY_BROKER_URL``, default DB 9);
+overhead of chunking; then the same job on 1 and on 2 workers (real ``celery worker``
+processes, Redis on ``CELERY_BROKER_URL``, default DB 9);
 CPU seconds per item per family (the worker's Python; METEOR's and PTB's JVMs are separate
 processes and are not in it); the re-scoring after one new final verdict (its clip job);
 METEOR over CLIP-CC-Bench's paragraphs (every 4th, all 3,383 with ``--full``); the shared cache
@@ -158,11 +158,10 @@ def run_here(job) -> float:
 def on_workers(study, metrics, judges, count: int, env: dict) -> tuple[float, object]:
     """The job on ``count`` fresh workers, timed from sending to done (models load inside), each
     with ``cores / count`` model threads (OMP_NUM_THREADS) and METEOR JVMs (METEOR_JVMS)."""
-    from scoring.models import ScoreJob, ScoreResult
+    from scoring.models import ScoreJob
     from scoring.services import score_job_enqueue
 
-    ScoreResult.objects.filter(study=study).delete()
-    forget_caches()
+    job = fresh_job(study, metrics, judges)
     # Each worker gets its share of the cores: its model threads and METEOR JVMs (several
     # workers each taking every core slow each other down).
     share = str(max(1, (os.cpu_count() or 1) // count))
@@ -172,7 +171,6 @@ def on_workers(study, metrics, judges, count: int, env: dict) -> tuple[float, ob
          "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=REPO, env=shared) for _ in range(count)]
     try:
-        job = job_for(study, metrics, judges)
         started = time.perf_counter()
         score_job_enqueue(job_id=job.pk)
         while not ScoreJob.objects.get(pk=job.pk).finished:
@@ -212,6 +210,15 @@ def forget_caches() -> None:
     embeddings.forget_vectors()
 
 
+def fresh_job(study, metrics, judges):
+    """A job on the study as if it had never been scored: no stored scores, nothing cached."""
+    from scoring.models import ScoreResult
+
+    ScoreResult.objects.filter(study=study).delete()
+    forget_caches()
+    return job_for(study, metrics, judges)
+
+
 def paper_work(job, size: dict) -> float:
     """Seconds of chunk time the paper-size study would take in one process, scaled from
     ``job``'s chunks: items of windows by clips x windows, the others by clips."""
@@ -246,7 +253,7 @@ def bench_judges(root, judges: list[str], per_clip: float) -> None:
     lines = [line for paragraph in paragraphs for line in split(paragraph)][:400]
     paragraphs_total = per_clip * FULL["clips"]
     for name in judges:
-        encode = embeddings.load_encoder(embeddings.judge_spec(name))
+        encode = embeddings.raw_encoder(name)  # the model the runs above loaded
         encode(paragraphs[:2])
         timed = {}
         for kind, texts in (("paragraph", paragraphs), ("sentence", lines)):
@@ -360,7 +367,6 @@ def main(argv: list[str] | None = None) -> int:
         from config.celery import app
         from scoring.families import default_judges
         from scoring.metrics.registry import METRICS
-        from scoring.models import ScoreResult
 
         call_command("migrate", verbosity=0)
         app.control.purge()
@@ -392,13 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         singles, chunkeds = [], []
         for _ in range(args.repeats):
             settings.SCORING_STUDY_CHUNK_ITEMS = {name: 10**9 for name in default_sizes}
-            ScoreResult.objects.filter(study=study).delete()
-            forget_caches()
-            singles.append(run_here(job_for(study, metrics, judges)))
+            singles.append(run_here(fresh_job(study, metrics, judges)))
             settings.SCORING_STUDY_CHUNK_ITEMS = default_sizes
-            ScoreResult.objects.filter(study=study).delete()
-            forget_caches()
-            chunked_job = job_for(study, metrics, judges)
+            chunked_job = fresh_job(study, metrics, judges)
             chunkeds.append(run_here(chunked_job))
         pairs = list(zip(singles, chunkeds, strict=True))
         ratio = statistics.median(chunked / single for single, chunked in pairs)

@@ -158,8 +158,8 @@ def signed_in_session(user) -> str:
 
 def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str], int]:
     """Look at the job tables (which recovers jobs whose process died) until no job runs or
-    waits, within `seconds`: (jobs still running, jobs
-    queued whose message the broker no longer has, messages still waiting in the broker)."""
+    waits, within `seconds`: (jobs still running, jobs queued whose message the broker no
+    longer has, messages still waiting in the broker)."""
     import redis as redis_client
     from django.db import connections
 

@@ -329,6 +329,21 @@ def forget_vectors() -> None:
             judge.clear_cache()
 
 
+def _loaded_encoder(spec: JudgeSpec) -> Encoder:
+    """The process-wide raw encoder of ``spec``'s model, loaded on first use (hold ``_loading``)."""
+    key = (spec.model, spec.batch_size)
+    if key not in _encoders:
+        _encoders[key] = load_encoder(spec)
+    return _encoders[key]
+
+
+def raw_encoder(judge: str | JudgeSpec) -> Encoder:
+    """The judge's model as loaded for this process, without any cache (for timing it)."""
+    spec = judge if isinstance(judge, JudgeSpec) else judge_spec(judge)
+    with _loading:
+        return _loaded_encoder(spec)
+
+
 def get_judge(judge: str | JudgeSpec) -> CachingJudge:
     """Return the process-wide judge for a name or spec, loading its model on first use.
 
@@ -338,12 +353,9 @@ def get_judge(judge: str | JudgeSpec) -> CachingJudge:
     spec = judge if isinstance(judge, JudgeSpec) else judge_spec(judge)
     with _loading:
         if spec not in _judges:
-            key = (spec.model, spec.batch_size)
-            if key not in _encoders:
-                _encoders[key] = load_encoder(spec)
             _judges[spec] = CachingJudge(
                 spec.name,
-                _encoders[key],
+                _loaded_encoder(spec),
                 baseline=spec.baseline,
                 batch_size=spec.batch_size,
                 cache_size=spec.cache_size,

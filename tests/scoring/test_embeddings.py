@@ -28,6 +28,7 @@ from scoring.metrics.embeddings import (
     harmonic_mean,
     hm_cf,
     judge_spec,
+    raw_encoder,
     register_judge,
     rescale,
     score_text_pairs,
@@ -316,6 +317,15 @@ def test_the_two_default_judges_embed_differently() -> None:
 @pytest.mark.parametrize("name", DEFAULT_JUDGES)
 def test_a_packaged_judge_loads_once_per_process(name: str) -> None:
     assert get_judge(name) is get_judge(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", DEFAULT_JUDGES)
+def test_a_judges_raw_encoder_is_its_model_loaded_once(name: str) -> None:
+    judge = get_judge(name)
+    assert raw_encoder(name) is raw_encoder(name)
+    raw = raw_encoder(name)([PARAPHRASES[0]])
+    assert np.allclose(raw[0], judge.encode([PARAPHRASES[0]])[0], atol=1e-6)
 
 
 @pytest.mark.slow
