@@ -174,7 +174,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
     _broker_dir.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
-        data_folder_in=str(_broker_dir), data_folder_out=str(_broker_dir), store_processed=False
+        data_folder_in=str(_broker_dir), data_folder_out=str(_broker_dir), store_processed=False,
+        # The broadcasts of `celery inspect` and the worker's mailbox, also under var/ (kombu
+        # would otherwise make a control/ folder wherever the worker starts).
+        control_folder=str(_broker_dir / "control"),
     )
 
 # Scoring jobs (scoring/services.py). Judges are the embedding models of CosPar, CosSen, HM-CF...
