@@ -5,7 +5,7 @@ import { csrfToken } from "./redline.js";
 import { seconds } from "./workspace-dom.js";
 import { offerUndo } from "./undo-toast.js";
 import {
-  $, EDITABLE, MODES, N, RATES, S, acceptProblem, caption, closedUnit, currentKey, data, edited, firstOpenUnit, fromPass, isWindowKey, normWindow, originals, overviewProblems, pageUnit, panel, pass, pickServer, player, positionOf, refuseClosed, replies, returnedUnits, say, setUnit, sortModes, stash, unitLabel, unitOf, unitProblems, video, view, viewChanged,
+  $, EDITABLE, MODES, N, RATES, S, acceptProblem, caption, currentKey, data, edited, firstOpenUnit, fromPass, isWindowKey, normWindow, originals, overviewProblems, pageUnit, panel, pass, pickServer, player, positionOf, refuseClosed, replies, returnedUnits, say, segmentationEditable, setUnit, sortModes, stash, unitLabel, unitOf, unitProblems, video, view, viewChanged,
 } from "./workspace-state.js";
 import { refreshChecks, refreshModes, showStatus, timesAllowLeaving } from "./workspace-fields.js";
 import { markSelected, openReturnDetails, refreshTimeline, refreshTimelineTools, render } from "./workspace-render.js";
@@ -130,10 +130,6 @@ export function selectRow(r) {
     const w = S.draft.segmentation.windows[view.segRow];
     if (w) view.loopSpan = [w.start, w.end];
   }
-}
-
-export function segmentationEditable() {
-  return currentKey() === "segmentation" && S.draft.segmentation.verdict === "reject" && !closedUnit("segmentation");
 }
 
 export function mergeRow(r) {

@@ -5,10 +5,8 @@ import { liveMeasurer } from "./live-edits.js";
 import { renderRedline } from "./redline.js";
 import { fill, h, kbd } from "./workspace-dom.js";
 import {
-  $, CUT, EDITABLE, data, LIMIT, MODES, N, S, currentKey, isWindowKey, modeName, num, overviewProblems, panel, pass, positionOf, saveStatus, say, segmentationJudged, taxonomy, timelineFieldProblems, unitLabel, unitOf, unitProblems, unitTimeProblem, view, windowFieldProblems, windowJudged,
+  $, act, CUT, EDITABLE, data, LIMIT, MODES, N, S, currentKey, isWindowKey, modeName, num, overviewProblems, panel, pass, positionOf, saveStatus, say, segmentationJudged, taxonomy, timelineFieldProblems, unitLabel, unitOf, unitProblems, unitTimeProblem, view, windowFieldProblems, windowJudged,
 } from "./workspace-state.js";
-import { refreshTimeline } from "./workspace-render.js";
-import { accept, reject, setMode } from "./workspace-actions.js";
 
 export function showStatus(state, { count, detail }) {
   if (S.server.state !== EDITABLE) state = "readonly";
@@ -128,8 +126,7 @@ export function numberField({ id, label, value, onInput }) {
     class: "ws-time-input", "aria-describedby": `${id}-problem`, title: `seconds, 0 to ${LIMIT.toFixed(2)} (a decimal comma is fine)`,
   });
   input.addEventListener("input", () => {
-    onInput(num(input.value));
-    refreshTimeline();
+    onInput(num(input.value)); // redraws the timeline too
     refreshChecks();
   });
   return h("label", { class: "ws-time", htmlFor: id }, h("span", { text: label }), input,
@@ -177,11 +174,11 @@ export function verdictButtons(key, verdict) {
   return h("div", { class: "ws-verdict", role: "group", "aria-label": "Verdict" },
     h("button", {
       type: "button", id: "accept", class: `ws-accept${verdict === "accept" ? " chosen" : ""}`,
-      "aria-pressed": String(verdict === "accept"), onclick: accept,
+      "aria-pressed": String(verdict === "accept"), onclick: () => act.accept(),
     }, verdict === "accept" ? "Accepted " : "Accept ", kbd("A")),
     h("button", {
       type: "button", id: "reject", class: `ws-reject${verdict === "reject" ? " chosen" : ""}`,
-      "aria-pressed": String(verdict === "reject"), onclick: reject,
+      "aria-pressed": String(verdict === "reject"), onclick: () => act.reject(),
     }, verdict === "reject" ? "Rejected " : `${rejectLabel} `, kbd("R")));
 }
 
@@ -200,7 +197,7 @@ export function modePicker(key) {
     const input = h("input", {
       type: "checkbox", id: `mode-${mode.key}`, value: mode.key, checked: unit.modes.includes(mode.key), disabled: !allowed,
     });
-    input.addEventListener("change", () => setMode(key, mode.key, input.checked));
+    input.addEventListener("change", () => act.setMode(key, mode.key, input.checked));
     // Names only, so that all modes fit beside the editors; the definition shows on hover or
     // focus (over the page, not pushing it) and in the ? help.
     const note = allowed ? "" : " (judged once per caption, in the segmentation step)";

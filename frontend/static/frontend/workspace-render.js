@@ -3,14 +3,11 @@
 
 import { fill, h, kbd, span } from "./workspace-dom.js";
 import {
-  $, caption, clip, closedUnit, data, EDITABLE, edited, modeName, N, originals, pageUnit, panel, pass, player, positionOf, replies, returnedUnits, root, S, timeline, timesProblem, unitLabel, verdictText, video, view,
+  $, caption, clip, closedUnit, data, EDITABLE, edited, modeName, N, originals, pageUnit, panel, pass, player, positionOf, replies, returnedUnits, root, S, act, segmentationEditable, timeline, timesProblem, unitLabel, verdictText, video, view,
 } from "./workspace-state.js";
 import {
   autosize, modePicker, numberField, refreshChecks, refreshModes, resetSizes, scheduleSizes, textField, unitHead, verdictButtons,
 } from "./workspace-fields.js";
-import {
-  goToUnit, lockOverview, mergeRow, resetBoundaries, segmentationEditable, selectRow, setFromPlayhead, splitAtPlayhead, startNext, submitAll,
-} from "./workspace-actions.js";
 
 export let bannerFor = null;
 
@@ -72,7 +69,7 @@ export function fitPanel() {
 
 export function openUnit(key) {
   if (key === "overview" || pass() !== "windows") return;
-  goToUnit(key === "segmentation" ? N : positionOf(key), { seek: true });
+  act.goToUnit(key === "segmentation" ? N : positionOf(key), { seek: true });
 }
 
 export function closedNote() {
@@ -179,7 +176,7 @@ export function renderOverview() {
       : null,
     h("ul", { class: "ws-checks", id: "checks", "aria-live": "polite" }),
     h("div", { class: "ws-actions" },
-      h("button", { type: "button", class: "primary", id: "lock-overview", onclick: lockOverview },
+      h("button", { type: "button", class: "primary", id: "lock-overview", onclick: act.lockOverview },
         "Submit overview verdict ", kbd("Ctrl", "Enter")),
       h("span", { class: "muted", text: "This locks the overview verdict; then the window pass opens." })),
   ];
@@ -204,11 +201,11 @@ export function closedUnitSummary(unit) {
 export function unitNav() {
   const chips = originals.map((w, position) => h("button", {
     type: "button", class: "ws-chip", dataset: { unit: position }, title: `Window ${position + 1}: ${span(w.start, w.end)}`,
-    "aria-current": position === view.unit ? "true" : null, onclick: () => goToUnit(position, { seek: true }),
+    "aria-current": position === view.unit ? "true" : null, onclick: () => act.goToUnit(position, { seek: true }),
   }, String(position + 1)));
   chips.push(h("button", {
     type: "button", class: "ws-chip ws-chip-wide", dataset: { unit: N }, "aria-current": view.unit >= N ? "true" : null,
-    onclick: () => goToUnit(N),
+    onclick: () => act.goToUnit(N),
   }, "Segmentation"));
   return h("nav", { class: "ws-units", "aria-label": "Windows" }, chips);
 }
@@ -221,10 +218,10 @@ export function renderWindowPass() {
     view.unit >= N ? renderSegmentation() : renderWindow(view.unit),
     h("ul", { class: "ws-checks", id: "checks", "aria-live": "polite" }),
     h("div", { class: "ws-actions" },
-      h("button", { type: "button", id: "prev", onclick: () => goToUnit(view.unit - 1, { seek: true }), disabled: view.unit === 0 }, "‹ Previous ", kbd("P")),
-      h("button", { type: "button", id: "next", onclick: () => goToUnit(view.unit + 1, { seek: true }), disabled: view.unit >= N }, "Next ", kbd("N"), " ›"),
+      h("button", { type: "button", id: "prev", onclick: () => act.goToUnit(view.unit - 1, { seek: true }), disabled: view.unit === 0 }, "‹ Previous ", kbd("P")),
+      h("button", { type: "button", id: "next", onclick: () => act.goToUnit(view.unit + 1, { seek: true }), disabled: view.unit >= N }, "Next ", kbd("N"), " ›"),
       h("span", { class: "ws-grow muted ws-summary", id: "progress-summary" }),
-      h("button", { type: "button", class: "primary", id: "submit", onclick: submitAll }, "Submit to QC ", kbd("Ctrl", "Enter"))),
+      h("button", { type: "button", class: "primary", id: "submit", onclick: act.submitAll }, "Submit to QC ", kbd("Ctrl", "Enter"))),
   ];
 }
 
@@ -251,11 +248,11 @@ export function renderWindow(position) {
         }),
         h("div", { class: "ws-times" },
           h("div", { class: "ws-time-group" },
-            numberField({ id: "window-start", label: "Start (s)", value: w.start, onInput: (value) => { S.draft.windows[position].start = value; edited(key); } }),
-            h("button", { type: "button", onclick: () => setFromPlayhead("start") }, "From playhead ", kbd("S"))),
+            numberField({ id: "window-start", label: "Start (s)", value: w.start, onInput: (value) => { S.draft.windows[position].start = value; edited(key); refreshTimeline(); } }),
+            h("button", { type: "button", onclick: () => act.setFromPlayhead("start") }, "From playhead ", kbd("S"))),
           h("div", { class: "ws-time-group" },
-            numberField({ id: "window-end", label: "End (s)", value: w.end, onInput: (value) => { S.draft.windows[position].end = value; edited(key); } }),
-            h("button", { type: "button", onclick: () => setFromPlayhead("end") }, "From playhead ", kbd("E"))),
+            numberField({ id: "window-end", label: "End (s)", value: w.end, onInput: (value) => { S.draft.windows[position].end = value; edited(key); refreshTimeline(); } }),
+            h("button", { type: "button", onclick: () => act.setFromPlayhead("end") }, "From playhead ", kbd("E"))),
           h("span", { class: "muted ws-original-times", text: `original ${span(o.start, o.end)}` })),
         modePicker(key))
       : null);
@@ -290,12 +287,12 @@ export function boundaryEditor() {
       numberField({ id: `seg-start-${r}`, label: "Start", value: w.start, onInput: edit("start") }),
       numberField({ id: `seg-end-${r}`, label: "End", value: w.end, onInput: edit("end") }),
       h("span", { class: "ws-row-actions" },
-        h("button", { type: "button", onclick: () => mergeRow(r), disabled: r === S.draft.segmentation.windows.length - 1, title: "Merge with the next window (M)" }, "Merge with next"),
-        h("button", { type: "button", onclick: () => { selectRow(r); splitAtPlayhead(); }, title: "Split at the playhead (X)" }, "Split at playhead")),
+        h("button", { type: "button", onclick: () => act.mergeRow(r), disabled: r === S.draft.segmentation.windows.length - 1, title: "Merge with the next window (M)" }, "Merge with next"),
+        h("button", { type: "button", onclick: () => { act.selectRow(r); act.splitAtPlayhead(); }, title: "Split at the playhead (X)" }, "Split at playhead")),
       h("span", { class: "ws-row-texts" }, text("scene", "Scene"), text("shot", "Shot")));
-    row.addEventListener("focusin", () => selectRow(r));
+    row.addEventListener("focusin", () => act.selectRow(r));
     row.addEventListener("click", (event) => {
-      if (event.target === row || event.target.classList.contains("ws-row-n")) { selectRow(r); player.seek(w.start); }
+      if (event.target === row || event.target.classList.contains("ws-row-n")) { act.selectRow(r); player.seek(w.start); }
     });
     return row;
   });
@@ -304,14 +301,14 @@ export function boundaryEditor() {
       "Corrected windows: ", kbd("M"), " merge with the next · ", kbd("X"), " split at the playhead · ",
       kbd("S"), " / ", kbd("E"), " start / end from the playhead · or drag the boundaries on the timeline (Shift: no snapping)."),
     h("ol", { class: "ws-rows", id: "seg-rows" }, rows),
-    h("button", { type: "button", class: "link", onclick: resetBoundaries }, "Start again from the window pass's windows"));
+    h("button", { type: "button", class: "link", onclick: act.resetBoundaries }, "Start again from the window pass's windows"));
 }
 
 export function renderDone() {
   const state = S.server.state;
   const judged = S.draft.windows.filter((w) => w.verdict === "reject").length;
   const title = { approved: "Approved", in_review: "In QC review", submitted: "Submitted to QC", returned: "Returned by QC", assigned: "Not started" }[state] || state;
-  const next = h("button", { type: "button", class: "primary", id: "start-next", onclick: startNext }, "Start next ", kbd("Enter"));
+  const next = h("button", { type: "button", class: "primary", id: "start-next", onclick: act.startNext }, "Start next ", kbd("Enter"));
   queueMicrotask(() => next.focus());
   return [
     h("div", { class: "ws-done" },

@@ -66,6 +66,14 @@ export const closedUnit = (key) => {
   return Boolean(key) && units.length > 0 && !units.some((u) => pageUnit(u.unit) === key);
 };
 export const replies = {}; // page unit key -> the annotator's reply to the reviewer's comment
+export const segmentationEditable = () =>
+  currentKey() === "segmentation" && S.draft.segmentation.verdict === "reject" && !closedUnit("segmentation");
+
+// What the drawn controls do (accept, go to a unit, submit, ...). workspace.js fills this from
+// workspace-actions.js at start, and the drawing modules bind act.accept and the like instead of
+// importing the actions, which redraw: the modules import one way only,
+// state <- fields <- render <- conflict <- actions <- workspace.js (tests/js/import-cycles.test.js).
+export const act = {};
 
 export function refuseClosed(key) {
   if (!closedUnit(key)) return false;

@@ -11,14 +11,19 @@ import { duration, fill, h, kbd, same } from "./workspace-dom.js";
 import { actionFor, isTyping, renderHelp } from "./workspace-keys.js";
 import { Sync } from "./workspace-sync.js";
 import {
-  $, EDITABLE, MODES, N, RATES, S, clip, conflictDialog, currentKey, data, edited, fault, fromPass, helpDialog, isWindowKey, pass, pickServer, player, root, say, setUnit, timeline, uiState, unitOf, unitValid, video, view, viewChanged,
+  $, EDITABLE, MODES, N, RATES, S, act, clip, conflictDialog, currentKey, data, edited, fault, fromPass, helpDialog, isWindowKey, pass, pickServer, player, root, say, segmentationEditable, setUnit, timeline, uiState, unitOf, unitValid, video, view, viewChanged,
 } from "./workspace-state.js";
 import { refreshChecks, showStatus } from "./workspace-fields.js";
 import { fitPanel, refreshTimeline, render, zoom } from "./workspace-render.js";
 import {
-  accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, reject, segmentationEditable, selectRow, setFromPlayhead, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
+  accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, reject, resetBoundaries, selectRow, setFromPlayhead, setMode, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
 } from "./workspace-actions.js";
 import { conflict } from "./workspace-conflict.js";
+
+// The drawn controls call the actions through act (workspace-state.js); fill it before anything is drawn.
+Object.assign(act, {
+  accept, goToUnit, lockOverview, mergeRow, reject, resetBoundaries, selectRow, setFromPlayhead, setMode, splitAtPlayhead, startNext, submitAll,
+});
 
 $("active-time").textContent = `Active ${duration(S.server.active_seconds || 0)}`; // there from the start: the header never shifts
 S.activity = new Activity({
