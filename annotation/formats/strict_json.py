@@ -1,0 +1,114 @@
+"""One JSON reader with one set of limits, for every body and file Redline reads.
+
+Python's json module accepts documents that every later step chokes on: nesting deep enough to
+exhaust the interpreter's stack, integers of thousands of digits (which ``float()`` cannot hold
+and ``int()`` refuses past 4,300 digits), NaN and Infinity, and strings with NUL characters
+(PostgreSQL refuses them in text and jsonb) or unpaired surrogates (UTF-8 cannot encode them).
+:func:`json_loads_strict` refuses all of them while parsing, naming the place in the document
+(``changes.ui_state.note``, ``value``) and the reason. The API's request bodies
+(:mod:`annotation.parsers`), the score files (:mod:`annotation.formats.scores`), page cursors
+and bundles read JSON through it; the caption and reference formats read it through
+:func:`json_loads_limited`, which keeps the same limits on shape and leaves each value to the
+format's own field checks (a NaN window time is named as a time, and may be kept invalid).
+
+Pure code: no Django.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from annotation.formats.common import _object_pairs, unstorable_character
+
+# Deeper than any body or line Redline reads (the draft's timeline is five levels deep).
+MAX_DEPTH = 32
+# A version, an index, a count or a score never needs more; a longer integer is an attack or an
+# accident (1 followed by 400 zeros cannot be a float; 5,000 digits cannot even be an int).
+MAX_INTEGER_DIGITS = 30
+
+
+class _Unreadable:
+    """A number the document spells but no field can hold; reported with its place by the walk."""
+
+    def __init__(self, text: str, reason: str):
+        self.text, self.reason = text, reason
+
+
+def _integer(text: str) -> int | _Unreadable:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        return _Unreadable(text, f"is a number with more than {MAX_INTEGER_DIGITS} digits")
+    return int(text)
+
+
+def _real(text: str) -> float | _Unreadable:
+    value = float(text)
+    if not math.isfinite(value):
+        return _Unreadable(text, "is a number too large to store")
+    return value
+
+
+def _constant(text: str) -> _Unreadable:
+    return _Unreadable(text, f"is {text}, which is not a number JSON allows")
+
+
+def _place(path: list[str]) -> str:
+    return ".".join(path) if path else "the body"
+
+
+def json_problem(value: Any, path: list[str] | None = None, *, values: bool = True) -> str | None:
+    """Why `value` (as parsed by :func:`json_loads_strict`'s hooks) cannot be stored, with the
+    place it occurs, or None. Looks at most :data:`MAX_DEPTH` levels down. Without `values`,
+    only the shape is looked at: the depth and integers too long to read."""
+    path = path or []
+    if len(path) > MAX_DEPTH:
+        return f"{_place(path)}: nested more than {MAX_DEPTH} levels deep"
+    if isinstance(value, _Unreadable):
+        shown = value.text if len(value.text) <= 20 else value.text[:20] + "..."
+        return f"{_place(path)}: {shown} {value.reason}"
+    if isinstance(value, str):
+        reason = unstorable_character(value) if values else None
+        return f"{_place(path)}: text {reason}" if reason else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            reason = unstorable_character(key) if values else None
+            if reason:
+                return f"{_place(path)}: a key {reason}"
+            problem = json_problem(item, [*path, key], values=values)
+            if problem:
+                return problem
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            problem = json_problem(item, [*path, f"[{number}]"], values=values)
+            if problem:
+                return problem
+    return None
+
+
+def _loads(text: str, *, values: bool) -> Any:
+    hooks: dict[str, Any] = {"parse_int": _integer, "object_pairs_hook": _object_pairs}
+    if values:
+        hooks |= {"parse_float": _real, "parse_constant": _constant}
+    try:
+        value = json.loads(text, **hooks)
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    problem = json_problem(value, values=values)
+    if problem:
+        raise ValueError(problem.replace(".[", "["))
+    return value
+
+
+def json_loads_strict(text: str) -> Any:
+    """Parse `text`; raise ValueError naming the place and the reason when it is not JSON the
+    database can store (see the module docstring). Objects keep their repeated keys visible
+    (:func:`annotation.formats.common._duplicate_keys`)."""
+    return _loads(text, values=True)
+
+
+def json_loads_limited(text: str) -> Any:
+    """Parse `text` within the same limits on shape as :func:`json_loads_strict` (depth, digits);
+    NaN, Infinity, NUL and surrogates come through for the caller's own field checks. Raises
+    ValueError (a :class:`json.JSONDecodeError` for text that is not JSON)."""
+    return _loads(text, values=False)
