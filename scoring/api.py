@@ -251,10 +251,12 @@ class ScoresImport(APIView):
                        "stored": serializers.IntegerField(),
                        "metrics": serializers.ListField(child=serializers.CharField())})})
     def post(self, request, slug):
+        from annotation.api import uploaded_file
+        from annotation.formats.scores import Defaults
         from annotation.services.errors import ImportRefused
         from scoring.external_scores import external_scores_import
-        from scoring.metrics.external import Defaults
 
+        upload = uploaded_file(request)  # 413 naming the limit, before a large body is read
         # The study page's import forms send their fields in the query string, beside the file.
         fields = {**request.query_params.dict(), **{k: v for k, v in request.data.items()}}
         body = ScoresImportSerializer(data=fields)
@@ -264,8 +266,8 @@ class ScoresImport(APIView):
                             version=given.get("version"), source=given.get("source"),
                             references=given["references"])
         try:
-            report = external_scores_import(study=study_from_view(self),
-                                            data=given["file"].read(), defaults=defaults)
+            report = external_scores_import(study=study_from_view(self), data=upload.read(),
+                                            defaults=defaults)
         except ImportRefused as refused:
             return Response({"detail": str(refused), "errors": refused.errors},
                             status=status.HTTP_400_BAD_REQUEST)

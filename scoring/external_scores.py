@@ -1,7 +1,7 @@
 """Scores from elsewhere, attached to a study's captions: the import service, and what the
 profile reads of them (Table 1 rows and leaderboard judges).
 
-The file format is :mod:`scoring.metrics.external`'s. An import is all-or-nothing: every
+The file format is :mod:`annotation.formats.scores`'s. An import is all-or-nothing: every
 problem is reported (``line N, field: reason``) and nothing is stored when there is one.
 """
 
@@ -14,9 +14,9 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.formats.scores import NO_DEFAULTS, Defaults, parse_scores
 from annotation.models import Caption, Study
 from annotation.services.errors import ImportRefused
-from scoring.metrics.external import NO_DEFAULTS, Defaults, parse_scores
 from scoring.models import ExternalScore
 
 #: Column prefix of an imported score in the tidy captions table: a control of Table 1
@@ -36,15 +36,11 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
     """Store the scores of a JSON Lines file for the study's captions, or refuse it whole.
 
     Refused (:class:`ImportRefused`, every problem named by line) for: bad lines (see
-    :func:`scoring.metrics.external.parse_scores`), a clip or model the study has no caption
+    :func:`annotation.formats.scores.parse_scores`), a clip or model the study has no caption
     for, a score already stored (same caption, metric, version and source), and a metric given
     another direction or reference set than the study already has for it.
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ImportRefused([f"the file is not UTF-8 (byte {error.start})"]) from None
-    lines, problems = parse_scores(text.splitlines(), defaults)
+    lines, problems = parse_scores(data, defaults)
     captions = {(c.clip.name, c.model.name): c for c in Caption.objects.filter(
         clip__study=study).select_related("clip", "model")}
     stored = set(ExternalScore.objects.filter(study=study).values_list(

@@ -53,37 +53,53 @@ def _constant(text: str) -> _Unreadable:
     return _Unreadable(text, f"is {text}, which is not a number JSON allows")
 
 
-def _place(path: list[str]) -> str:
-    return ".".join(path) if path else "the body"
+class JSONRefused(ValueError):
+    """JSON refused by :func:`json_loads_strict` or :func:`json_loads_limited`: ``place`` is the
+    field's path (``changes.ui_state.note``, ``[0].start``; empty for the document as a whole)
+    and ``reason`` says why, in words. The message is ``place: reason``, the place of the whole
+    being ``the body``, except for nesting too deep to read at all (the reason alone)."""
+
+    def __init__(self, place: str, reason: str, *, whole: bool = False):
+        self.place, self.reason = place, reason
+        super().__init__(reason if whole else f"{place or 'the body'}: {reason}")
 
 
-def json_problem(value: Any, path: list[str] | None = None, *, values: bool = True) -> str | None:
-    """Why `value` (as parsed by :func:`json_loads_strict`'s hooks) cannot be stored, with the
-    place it occurs, or None. Looks at most :data:`MAX_DEPTH` levels down. Without `values`,
-    only the shape is looked at: the depth and integers too long to read."""
-    path = path or []
+def _field(path: list[str]) -> str:
+    return ".".join(path).replace(".[", "[")
+
+
+def _refusal(value: Any, path: list[str], values: bool) -> JSONRefused | None:
     if len(path) > MAX_DEPTH:
-        return f"{_place(path)}: nested more than {MAX_DEPTH} levels deep"
+        return JSONRefused(_field(path), f"nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, _Unreadable):
         shown = value.text if len(value.text) <= 20 else value.text[:20] + "..."
-        return f"{_place(path)}: {shown} {value.reason}"
+        return JSONRefused(_field(path), f"{shown} {value.reason}")
     if isinstance(value, str):
         reason = unstorable_character(value) if values else None
-        return f"{_place(path)}: text {reason}" if reason else None
+        return JSONRefused(_field(path), f"text {reason}") if reason else None
     if isinstance(value, dict):
         for key, item in value.items():
             reason = unstorable_character(key) if values else None
             if reason:
-                return f"{_place(path)}: a key {reason}"
-            problem = json_problem(item, [*path, key], values=values)
-            if problem:
-                return problem
+                return JSONRefused(_field(path), f"a key {reason}")
+            refused = _refusal(item, [*path, key], values)
+            if refused:
+                return refused
     if isinstance(value, list):
         for number, item in enumerate(value):
-            problem = json_problem(item, [*path, f"[{number}]"], values=values)
-            if problem:
-                return problem
+            refused = _refusal(item, [*path, f"[{number}]"], values)
+            if refused:
+                return refused
     return None
+
+
+def json_problem(value: Any, path: list[str] | None = None, *, values: bool = True) -> str | None:
+    """Why `value` (as parsed by :func:`json_loads_strict`'s hooks) cannot be stored, with the
+    place it occurs (``the body`` for the whole), or None. Looks at most :data:`MAX_DEPTH`
+    levels down. Without `values`, only the shape is looked at: the depth and integers too long
+    to read."""
+    refused = _refusal(value, path or [], values)
+    return None if refused is None else str(refused)
 
 
 def _loads(text: str, *, values: bool) -> Any:
@@ -93,10 +109,10 @@ def _loads(text: str, *, values: bool) -> Any:
     try:
         value = json.loads(text, **hooks)
     except RecursionError:
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
-    problem = json_problem(value, values=values)
-    if problem:
-        raise ValueError(problem.replace(".[", "["))
+        raise JSONRefused("", f"nested more than {MAX_DEPTH} levels deep", whole=True) from None
+    refused = _refusal(value, [], values)
+    if refused:
+        raise refused
     return value
 
 

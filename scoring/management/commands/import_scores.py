@@ -2,10 +2,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.formats.scores import Defaults
+from annotation.import_limits import file_too_large
 from annotation.models import Study
 from annotation.services.errors import ImportRefused
 from scoring.external_scores import external_scores_import
-from scoring.metrics.external import Defaults
 
 
 class Command(BaseCommand):
@@ -36,6 +37,9 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No study with slug {study!r}.")
         try:
+            problem = file_too_large(scores)
+            if problem:
+                raise CommandError(problem)
             data = scores.read_bytes()
         except OSError as error:
             raise CommandError(f"{scores}: cannot be read ({error})") from error
