@@ -63,9 +63,10 @@ class ExternalLine:
     references: str
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        """What one score is of: a caption, a metric, a version and a source."""
-        return (self.clip, self.model, self.metric, self.version, self.source)
+    def key(self) -> tuple[str, str, str, str]:
+        """What one score is of: a caption, a metric and a source (a caption has one score of a
+        metric from a source; its version says which run gave it)."""
+        return (self.clip, self.model, self.metric, self.source)
 
 
 def _text_problem(value: object, field: str) -> str | None:
@@ -105,13 +106,13 @@ def parse_scores(data: bytes, defaults: Defaults = NO_DEFAULTS
     Problems name the line and field: bytes that are not UTF-8, JSON the strict reader refuses
     (too deep, too many digits, NaN, NUL, an unpaired surrogate), a key given twice, unknown
     keys, a value that is not a finite number, an unknown direction or references, a bad metric
-    name, and a score repeated (same caption, metric, version and source) within the file.
+    name, and a score repeated (same caption, metric and source) within the file.
     """
     good: list[ExternalLine] = []
     problems = defaults_problems(defaults)
     if problems:
         return [], problems
-    seen: dict[tuple[str, str, str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for number, text, undecodable in _jsonl_lines(data):
         if undecodable is not None or text is None:
             problems.append(str(undecodable))
@@ -153,7 +154,7 @@ def parse_scores(data: bytes, defaults: Defaults = NO_DEFAULTS
                             merged["source"], merged["references"])
         if item.key in seen:
             problems.append(f"line {number}: repeats the score of line {seen[item.key]} (same "
-                            "clip, model, metric, version and source)")
+                            "clip, model, metric and source)")
             continue
         seen[item.key] = number
         good.append(item)
