@@ -7,7 +7,7 @@ and ``int()`` refuses past 4,300 digits), NaN and Infinity, and strings with NUL
 :func:`json_loads_strict` refuses all of them while parsing, naming the place in the document
 (``changes.ui_state.note``, ``value``) and the reason. The API's request bodies
 (:mod:`annotation.parsers`), the score files (:mod:`annotation.formats.scores`), page cursors
-and bundles read JSON through it; the caption and reference formats read it through
+and ``score_pairs``' lines read JSON through it; the caption and reference formats read it through
 :func:`json_loads_limited`, which keeps the same limits on shape and leaves each value to the
 format's own field checks (a NaN window time is named as a time, and may be kept invalid).
 
