@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -147,3 +148,20 @@ def test_the_command_refuses_a_score_file_over_the_limit_before_reading_it(
                      stderr=io.StringIO())
     assert str(refused.value) == (f"{path} is 110 MB; files imported here may be at most 1 MB "
                                   "(MAX_IMPORT_FILE_MB).")
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_the_database_refuses_a_score_that_is_not_finite(captioned, value):
+    from django.db import IntegrityError, transaction
+    from django.utils import timezone
+
+    from annotation.models import Caption
+
+    caption = Caption.objects.filter(clip__study=captioned).first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ExternalScore.objects.create(study=captioned, caption=caption, metric="m", direction="lower",
+                                     version="1", source="s", value=value, imported_at=timezone.now())
+    # The largest finite float is a score.
+    ExternalScore.objects.create(study=captioned, caption=caption, metric="m", direction="lower",
+                                 version="1", source="s", value=1.7976931348623157e308,
+                                 imported_at=timezone.now())
