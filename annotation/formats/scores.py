@@ -24,6 +24,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from annotation.formats.common import _duplicate_keys, _jsonl_lines, unstorable_character
 from annotation.formats.strict_json import JSONRefused, json_loads_strict
@@ -85,7 +86,7 @@ def defaults_problems(defaults: Defaults) -> list[str]:
             if isinstance(value, str) and (reason := unstorable_character(value))]
 
 
-def _read_line(number: int, text: str) -> dict | str:
+def _read_line(number: int, text: str) -> dict[str, Any] | str:
     """The line's object, or the problem with it (``line N[, field]: reason``)."""
     try:
         record = json_loads_strict(text)
