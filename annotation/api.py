@@ -5,7 +5,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import APIException
@@ -14,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import media
+from annotation.import_limits import too_large
 from annotation.models import Caption, CaptionImportJob, Clip
 from annotation.permissions import (
     IsStudyAdmin,
@@ -82,28 +82,22 @@ TooLarge = inline_serializer("TooLarge", {"detail": serializers.CharField()})
 MULTIPART_SLACK_BYTES = 64 * 1024
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:,.2f}".rstrip("0").rstrip(".")
-
-
 def uploaded_file(request):
     """The import file (multipart field ``file``); refused with 413 naming the limit when it is
     larger than ``MAX_IMPORT_FILE_MB``, before the body is read when its length says so."""
-    limit = settings.MAX_IMPORT_FILE_MB * 1_000_000
-    sentence = "files imported here may be at most {mb:,} MB (MAX_IMPORT_FILE_MB)."
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
-    if length > limit + MULTIPART_SLACK_BYTES:
-        raise FileTooLarge(f"The upload is {_megabytes(length)} MB; "
-                           + sentence.format(mb=settings.MAX_IMPORT_FILE_MB))
+    problem = too_large("The upload", length, slack=MULTIPART_SLACK_BYTES)
+    if problem:
+        raise FileTooLarge(problem)
     upload = request.FILES.get("file")
     if upload is None:
         raise serializers.ValidationError({"file": "Attach the file as multipart field 'file'."})
-    if upload.size > limit:
-        raise FileTooLarge(f"{Path(upload.name or 'The file').name} is {_megabytes(upload.size)} MB; "
-                           + sentence.format(mb=settings.MAX_IMPORT_FILE_MB))
+    problem = too_large(Path(upload.name or "The file").name, upload.size)
+    if problem:
+        raise FileTooLarge(problem)
     return upload
 
 

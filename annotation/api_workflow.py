@@ -6,6 +6,8 @@ snapshot. A stale save or a lost race answers 409 with the current state.
 
 from __future__ import annotations
 
+import math
+
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -300,7 +302,8 @@ class EditSize(APIView):
             "words_changed": size.words_changed,
             "char_similarity": size.char_similarity,
             "near_total": size.near_total,
-            "length_change": size.length_change,
+            # A text written from nothing grew by no finite share (the library says +inf).
+            "length_change": size.length_change if math.isfinite(size.length_change) else None,
             "direction": size.direction,
             "diff": [{"op": s.op, "text": s.text} for s in edits.word_diff(original, corrected, language=language)],
         })

@@ -21,6 +21,7 @@ from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, S
 from django.utils import timezone
 
 from annotation import workflow
+from annotation.formats.strict_json import json_loads_strict
 from annotation.models import Annotation, CorrectionPass, Study, StudyState, Window
 from annotation.services.errors import ServiceError
 
@@ -44,7 +45,7 @@ def encode_cursor(values: list[Any]) -> str:
 def decode_cursor(cursor: str, *, size: int) -> list[Any]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        values = json_loads_strict(base64.urlsafe_b64decode(padded.encode()).decode())
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadCursor(
             f"The page cursor {cursor[:40]!r} is not one this server gave out."

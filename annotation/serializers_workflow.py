@@ -374,7 +374,9 @@ class EditSizeAnswer(serializers.Serializer):
     words_changed = serializers.IntegerField()
     char_similarity = serializers.FloatField()
     near_total = serializers.BooleanField()
-    length_change = serializers.FloatField()
+    length_change = serializers.FloatField(
+        allow_null=True, help_text="relative change in characters; null when the original is empty "
+                                   "(a text written from nothing has no relative change)")
     direction = serializers.CharField()
     diff = serializers.ListField(child=DiffSegment())
 

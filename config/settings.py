@@ -302,7 +302,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Largest caption, reference or clip-properties file an import takes, in megabytes (10^6 bytes):
+# Largest caption, reference, clip-properties or score file an import takes, in megabytes (10^6 bytes):
 # a larger one is refused in the request (413). 100,000 captions of two windows are 30 MB.
 MAX_IMPORT_FILE_MB = int(os.environ.get("MAX_IMPORT_FILE_MB", "100"))
 # Largest upload accepted through the API (clips), in bytes.

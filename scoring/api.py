@@ -236,25 +236,33 @@ class ScoresImportSerializer(serializers.Serializer):
     version = serializers.CharField(required=False, max_length=200)
     source = serializers.CharField(required=False, max_length=200)
     references = serializers.ChoiceField(choices=["none", "imported"], default="none")
+    replace = serializers.BooleanField(
+        default=False, help_text="replace the scores the captions already have of this metric and "
+                                 "source (without it they are refused)")
 
 
 class ScoresImport(APIView):
     """POST (study admins): attach per-caption scores computed elsewhere (multipart `file`;
-    `metric`, `direction`, `version`, `source`, `references` for lines that give none).
-    201 with what was stored, or 400 with every error (`line N, field: reason`); nothing is
-    stored on error."""
+    `metric`, `direction`, `version`, `source`, `references` for lines that give none; `replace`
+    to replace the scores captions already have of a metric and source). 201 with what was
+    stored and replaced, 400 with every error (`line N, field: reason`; nothing is stored), or
+    413 for a file over MAX_IMPORT_FILE_MB."""
 
     permission_classes = [IsStudyAdmin]
 
     @extend_schema(request={"multipart/form-data": ScoresImportSerializer},
                    responses={201: inline_serializer("ScoresImported", {
                        "stored": serializers.IntegerField(),
-                       "metrics": serializers.ListField(child=serializers.CharField())})})
+                       "replaced": serializers.IntegerField(),
+                       "metrics": serializers.ListField(child=serializers.CharField()),
+                       "detail": serializers.CharField()})})
     def post(self, request, slug):
+        from annotation.api import uploaded_file
+        from annotation.formats.scores import Defaults
         from annotation.services.errors import ImportRefused
         from scoring.external_scores import external_scores_import
-        from scoring.metrics.external import Defaults
 
+        upload = uploaded_file(request)  # 413 naming the limit, before a large body is read
         # The study page's import forms send their fields in the query string, beside the file.
         fields = {**request.query_params.dict(), **{k: v for k, v in request.data.items()}}
         body = ScoresImportSerializer(data=fields)
@@ -264,12 +272,11 @@ class ScoresImport(APIView):
                             version=given.get("version"), source=given.get("source"),
                             references=given["references"])
         try:
-            report = external_scores_import(study=study_from_view(self),
-                                            data=given["file"].read(), defaults=defaults)
+            report = external_scores_import(study=study_from_view(self), data=upload.read(),
+                                            defaults=defaults, replace=given["replace"])
         except ImportRefused as refused:
             return Response({"detail": str(refused), "errors": refused.errors},
                             status=status.HTTP_400_BAD_REQUEST)
-        return Response({"stored": report.stored, "metrics": report.metrics,
-                         "detail": f"Stored {report.stored} score(s) of "
-                                   f"{', '.join(report.metrics)}."},
+        return Response({"stored": report.stored, "replaced": report.replaced,
+                         "metrics": report.metrics, "detail": report.sentence},
                         status=status.HTTP_201_CREATED)

@@ -1,12 +1,13 @@
 """Scores from elsewhere, attached to a study's captions: the import service, and what the
 profile reads of them (Table 1 rows and leaderboard judges).
 
-The file format is :mod:`scoring.metrics.external`'s. An import is all-or-nothing: every
+The file format is :mod:`annotation.formats.scores`'s. An import is all-or-nothing: every
 problem is reported (``line N, field: reason``) and nothing is stored when there is one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,45 +15,78 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.formats.scores import NO_DEFAULTS, Defaults, ExternalLine, parse_scores
 from annotation.models import Caption, Study
 from annotation.services.errors import ImportRefused
-from scoring.metrics.external import NO_DEFAULTS, Defaults, parse_scores
 from scoring.models import ExternalScore
 
-#: Column prefix of an imported score in the tidy captions table: a control of Table 1
-#: (``score_external_<metric>``) or, with the clip's imported references, an imported row.
+#: Column prefixes of an imported score in the tidy captions table: a control of Table 1
+#: (``score_external_<metric>``) or, with the clip's imported references, an imported row
+#: (``score_imported_external_<metric>``). Redline's own scores never start so (their columns are
+#: ``score_<set>_<metric>[_<judge>]`` of the registry's metrics), so an imported row stands beside
+#: Redline's row of a metric, never instead of it.
 CONTROL_PREFIX = "score_external_"
-IMPORTED_PREFIX = "score_imported_"
+IMPORTED_PREFIX = "score_imported_external_"
+# Rows deleted or written per query.
+DELETE_BATCH = 5_000
 
 
 @dataclass(frozen=True)
 class ScoresImportReport:
     stored: int
     metrics: list[str]
+    replaced: int = 0
+
+    @property
+    def sentence(self) -> str:
+        """What the import did, for a person: ``Stored 12 score(s) of bleu4_x, replacing 12.``"""
+        replacing = f", replacing {self.replaced}" if self.replaced else ""
+        return f"Stored {self.stored} score(s) of {', '.join(self.metrics)}{replacing}."
 
 
-def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO_DEFAULTS
-                           ) -> ScoresImportReport:
+def builtin_names() -> frozenset[str]:
+    """Names an imported metric may not take: Redline's own metrics (Table 1 rows) and judges
+    (leaderboard columns)."""
+    from scoring.metrics.embeddings import JUDGES
+    from scoring.metrics.registry import METRICS
+
+    return frozenset(METRICS) | frozenset(JUDGES)
+
+
+def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO_DEFAULTS,
+                           replace: bool = False) -> ScoresImportReport:
     """Store the scores of a JSON Lines file for the study's captions, or refuse it whole.
 
-    Refused (:class:`ImportRefused`, every problem named by line) for: bad lines (see
-    :func:`scoring.metrics.external.parse_scores`), a clip or model the study has no caption
-    for, a score already stored (same caption, metric, version and source), and a metric given
-    another direction or reference set than the study already has for it.
+    A caption has at most one score of a metric from a source. Refused (:class:`ImportRefused`,
+    every problem named by line) for: bad lines (see
+    :func:`annotation.formats.scores.parse_scores`), a clip or model the study has no caption
+    for, a metric named as one of Redline's own metrics or judges, a metric that another source
+    scored in this study (or in this file), a score that a caption already has of the metric and
+    source unless ``replace`` (then the stored one, whatever its version, is replaced and
+    counted), and a metric given another direction or reference set than the study keeps for it.
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ImportRefused([f"the file is not UTF-8 (byte {error.start})"]) from None
-    lines, problems = parse_scores(text.splitlines(), defaults)
+    lines, problems = parse_scores(data, defaults)
+    with transaction.atomic():
+        # Two imports at once would each miss the other's scores: one study's imports take turns.
+        Study.objects.select_for_update().only("pk").get(pk=study.pk)
+        return _import_checked(study, lines, problems, replace=replace)
+
+
+def _import_checked(study: Study, lines: list[ExternalLine], problems: list[str], *,
+                    replace: bool) -> ScoresImportReport:
     captions = {(c.clip.name, c.model.name): c for c in Caption.objects.filter(
         clip__study=study).select_related("clip", "model")}
-    stored = set(ExternalScore.objects.filter(study=study).values_list(
-        "caption__clip__name", "caption__model__name", "metric", "version", "source"))
-    kinds = {metric: (direction, references) for metric, direction, references in
-             ExternalScore.objects.filter(study=study).values_list(
-                 "metric", "direction", "references").distinct()}
-    rows = []
+    # (caption, metric, source) -> its stored scores, oldest first: (pk, version, direction,
+    # references). Before one score per caption, metric and source, versions could pile up.
+    stored: dict[tuple[int, str, str], list[tuple[int, str, str, str]]] = {}
+    for pk, caption_id, metric, source, version, direction, references in ExternalScore.objects.filter(
+            study=study).order_by("imported_at", "pk").values_list(
+            "pk", "caption_id", "metric", "source", "version", "direction", "references"):
+        stored.setdefault((caption_id, metric, source), []).append(
+            (pk, version, direction, references))
+    reserved = builtin_names()
+    named: set[str] = set()
+    chosen = []
     for item in lines:
         caption = captions.get((item.clip, item.model))
         if caption is None:
@@ -61,10 +95,36 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
             problems.append(f"line {item.line}, {field}: the study has no caption of model "
                             f"{item.model!r} for clip {item.clip!r}")
             continue
-        if item.key in stored:
-            problems.append(f"line {item.line}: this score is already stored (clip "
-                            f"{item.clip!r}, model {item.model!r}, metric {item.metric!r}, "
-                            f"version {item.version!r}, source {item.source!r})")
+        if item.metric in reserved:
+            if item.metric not in named:
+                named.add(item.metric)
+                problems.append(
+                    f"line {item.line}, metric: {item.metric!r} is the name of one of Redline's own "
+                    f"metrics or judges, whose Table 1 and leaderboard rows an imported score may "
+                    f"not take; name it for what computed it (e.g. {item.metric}_"
+                    f"{_slug(item.source)}). Every line of this metric is refused.")
+            continue
+        chosen.append((item, caption))
+    # Which source each metric is from: the stored scores that stay, then the file's first line.
+    replaced = {key: stored[key] for key in ((caption.pk, item.metric, item.source)
+                                             for item, caption in chosen) if key in stored}
+    kept = {key: value for key, value in stored.items() if not (replace and key in replaced)}
+    owner = {metric: source for (_, metric, source) in kept}
+    kinds = {metric: (scores[-1][2], scores[-1][3]) for (_, metric, _), scores in kept.items()}
+    rows = []
+    for item, caption in chosen:
+        key = (caption.pk, item.metric, item.source)
+        source = owner.setdefault(item.metric, item.source)
+        if source != item.source:
+            problems.append(f"line {item.line}, source: metric {item.metric!r} in this study is "
+                            f"scored by source {source!r}; a score from {item.source!r} needs a "
+                            f"name of its own (e.g. {item.metric}_{_slug(item.source)})")
+            continue
+        if key in replaced and not replace:
+            version = replaced[key][-1][1]
+            problems.append(f"line {item.line}: clip {item.clip!r}, model {item.model!r} already "
+                            f"has a score of metric {item.metric!r} from source {item.source!r} "
+                            f"(version {version!r}); import with replace to replace it")
             continue
         kind = (item.direction, item.references)
         if kinds.setdefault(item.metric, kind) != kind:
@@ -80,9 +140,16 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
         raise ImportRefused(problems)
     if not rows:
         raise ImportRefused(["the file holds no score"])
-    with transaction.atomic():
-        ExternalScore.objects.bulk_create(rows)
-    return ScoresImportReport(stored=len(rows), metrics=sorted({r.metric for r in rows}))
+    gone = [pk for scores in replaced.values() for pk, *_ in scores] if replace else []
+    for start in range(0, len(gone), DELETE_BATCH):  # SQLite caps the parameters of a query
+        ExternalScore.objects.filter(pk__in=gone[start:start + DELETE_BATCH]).delete()
+    ExternalScore.objects.bulk_create(rows, batch_size=DELETE_BATCH)
+    return ScoresImportReport(stored=len(rows), metrics=sorted({r.metric for r in rows}),
+                              replaced=len(gone))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "source"
 
 
 def external_column(metric: str, references: str) -> str:

@@ -9,6 +9,8 @@ job again updates rows in place instead of adding new ones.
 
 from __future__ import annotations
 
+import sys
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -274,6 +276,11 @@ class ExternalScore(models.Model):
                                    name="external_score_direction_known"),
             models.CheckConstraint(condition=Q(references__in=["none", "imported"]),
                                    name="external_score_references_known"),
+            # Finite: PostgreSQL orders NaN above every number and Infinity beyond the largest
+            # float; SQLite stores NaN as NULL, which the column refuses.
+            models.CheckConstraint(condition=Q(value__gte=-sys.float_info.max,
+                                               value__lte=sys.float_info.max),
+                                   name="external_score_value_finite"),
         ]
 
     def __str__(self) -> str:

@@ -31,7 +31,8 @@ names its reference set:
 - ``score_length``: words in the model's overview (lower accepts), always present;
 - ``score_external_<metric>``: a score imported from elsewhere (``import_scores``) that read no
   references, a control row; one that compared with the clip's imported references is a
-  ``score_imported_<metric>`` (:mod:`scoring.external_scores`).
+  ``score_imported_external_<metric>`` (:mod:`scoring.external_scores`). Imported scores have
+  their own namespace: a row of them stands beside Redline's row of a metric, never instead.
 
 The Matched column of Table 1 reads a third table, ``matched`` (:func:`matched_pairs`): one row
 per accepted-rejected pair of a clip, metric and reference set, both scored against the same
@@ -105,7 +106,8 @@ SCORE_NOTE = (
     "Scores: score_approved_<metric>[_<judge>] compare the model's overview with the approved "
     "final overviews of the clip's other captions; score_gold_<metric>[_<judge>] with the "
     "reviewer corrections of the clip's other captions (never the caption's own final text); "
-    "score_imported_<metric>[_<judge>] with the clip's imported references; score_length is "
+    "score_imported_<metric>[_<judge>] with the clip's imported references; score_external_<metric> "
+    "and score_imported_external_<metric> are scores imported from elsewhere; score_length is "
     "the number of words of the model's overview (lower accepts). tidy/matched.csv holds the "
     "leave-both-out scores of Table 1's Matched column. Run a study scoring job after new "
     "verdicts: the leave-out scores are computed by it.")

@@ -28,13 +28,13 @@ from annotation.formats.common import (
     _json_error_reason,
     _jsonl_lines,
     _key_field,
-    _loads,
     _quote,
     _seconds,
     _too_long,
     clip_name_from_filename,
     unstorable_character,
 )
+from annotation.formats.strict_json import json_loads_limited
 
 # Container durations come from ffprobe, which reports the stream or container length rounded to
 # the container's time base (and some muxers pad the last frame); a model that reads the duration
@@ -455,7 +455,7 @@ def parse_captions_jsonl(
         else:
             assert text is not None
             try:
-                obj = _loads(text)
+                obj = json_loads_limited(text)
             except ValueError as exc:
                 errors.add("", _json_error_reason(exc, whole_file=False), storable=False)
             else:

@@ -20,10 +20,10 @@ from annotation.formats.common import (
     _describe,
     _json_error_reason,
     _JsonObject,
-    _loads,
     _whole_file,
 )
 from annotation.formats.references import ReferenceRecord, _key_errors, _ReferenceChecker
+from annotation.formats.strict_json import json_loads_limited
 
 CLIP_CC_REFERENCE_KEYS = frozenset({"id", "file_link", "summary"})
 CLIP_CC_SOURCE = "clip-cc-bench"
@@ -48,7 +48,7 @@ def parse_clip_cc_model_file(
         return ParseResult((), (_whole_file(decode_error),))
     assert text is not None
     try:
-        obj = _loads(text)
+        obj = json_loads_limited(text)
     except ValueError as exc:
         return ParseResult((), (RecordError(0, "", _json_error_reason(exc, whole_file=True)),))
     if not isinstance(obj, dict):
@@ -79,7 +79,7 @@ def parse_clip_cc_references(
         return [], [_whole_file(decode_error)]
     assert text is not None
     try:
-        entries = _loads(text)
+        entries = json_loads_limited(text)
     except ValueError as exc:
         return [], [RecordError(0, "", _json_error_reason(exc, whole_file=True))]
     if not isinstance(entries, list):

@@ -155,14 +155,6 @@ def _duplicate_keys(obj: Mapping[str, Any]) -> list[str]:
     return repeated
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` keeping duplicate keys visible; raises ValueError for anything unparsable."""
-    try:
-        return json.loads(text, object_pairs_hook=_object_pairs)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
 def _json_error_reason(exc: ValueError, *, whole_file: bool) -> str:
     if isinstance(exc, json.JSONDecodeError):
         where = f"line {exc.lineno} column {exc.colno}" if whole_file else f"column {exc.colno}"

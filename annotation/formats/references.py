@@ -19,12 +19,12 @@ from annotation.formats.common import (
     _json_error_reason,
     _jsonl_lines,
     _key_field,
-    _loads,
     _quote,
     _too_long,
     clip_name_from_filename,
     unstorable_character,
 )
+from annotation.formats.strict_json import json_loads_limited
 
 # The longest Clip-CC-Bench reference is 5,534 characters (1,011 words).
 MAX_REFERENCE_CHARS = 50_000
@@ -192,7 +192,7 @@ def parse_references_jsonl(
             continue
         assert text is not None
         try:
-            obj = _loads(text)
+            obj = json_loads_limited(text)
         except ValueError as exc:
             checker.errors.append(
                 RecordError(number, "", _json_error_reason(exc, whole_file=False))

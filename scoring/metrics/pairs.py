@@ -9,7 +9,7 @@ fit is reported with its (1-based) line number and why.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +37,13 @@ class BadLine:
         return f"line {self.line}: {self.reason}"
 
 
-def read_pairs(lines: Iterable[str]) -> tuple[list[InputPair], list[BadLine]]:
-    """The good pairs and the bad lines of a JSON Lines text, both in file order."""
+def read_pairs(lines: Iterable[str], *, loads: Callable[[str], Any] = json.loads
+               ) -> tuple[list[InputPair], list[BadLine]]:
+    """The good pairs and the bad lines of a JSON Lines text, both in file order.
+
+    ``loads`` reads one line (``score_pairs`` gives the project's strict reader, which refuses
+    nesting, digits, NaN, NUL and surrogates beyond its limits with a ValueError naming the
+    field); whatever it refuses, or nests too deep to read, is a bad line."""
     pairs: list[InputPair] = []
     bad: list[BadLine] = []
     seen: dict[str, int] = {}
@@ -46,9 +51,12 @@ def read_pairs(lines: Iterable[str]) -> tuple[list[InputPair], list[BadLine]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as error:
             bad.append(BadLine(number, f"not valid JSON ({error.msg} at column {error.colno})"))
+            continue
+        except (ValueError, RecursionError) as error:
+            bad.append(BadLine(number, f"not readable: {error or 'nested too deeply'}"))
             continue
         if not isinstance(record, dict):
             bad.append(BadLine(number, "expected a JSON object"))

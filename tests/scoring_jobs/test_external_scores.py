@@ -78,7 +78,9 @@ def test_a_score_already_stored_or_without_a_direction_is_refused(four_models, t
     run(tmp_path, lines(), *JUDGE)
     with pytest.raises(CommandError) as again:
         run(tmp_path, lines({("k", "A"): 4}), *JUDGE)
-    assert "line 1: this score is already stored" in again.value.stderr
+    assert ("line 1: clip 'k', model 'A' already has a score of metric 'vlm_defects' from source "
+            "'qwen2.5-vl-7b via vLLM' (version '1'); import with replace to replace it"
+            ) in again.value.stderr
     with pytest.raises(CommandError) as undirected:
         run(tmp_path, lines({("k", "A"): 4}), "--metric", "other", "--metric-version", "1",
             "--source", "x")

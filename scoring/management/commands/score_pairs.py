@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.formats.strict_json import json_loads_strict
 from scoring import families
 from scoring.metrics.pairs import read_pairs
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions
@@ -60,7 +61,7 @@ class Command(BaseCommand):
             text = pairs.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CommandError(f"{pairs}: cannot be read ({error})") from error
-        good, bad = read_pairs(text.splitlines())
+        good, bad = read_pairs(text.splitlines(), loads=json_loads_strict)
         for problem in bad:
             self.stderr.write(f"{pairs}:{problem.line}: {problem.reason}")
         if bad and not skip_bad:

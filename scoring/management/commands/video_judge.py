@@ -2,11 +2,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.formats.scores import Defaults
 from annotation.models import Caption, Study
 from annotation.services.errors import ImportRefused
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.external_scores import external_scores_import
-from scoring.metrics.external import Defaults
 from scoring.metrics.video_judge import JudgeSettings, VideoJudgeError, judge_caption
 
 METRIC = "video_llm_judge"
@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--max-frames", type=int, default=16,
                             help="at most this many frames per clip, thinned evenly (default 16)")
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+        parser.add_argument("--replace", action="store_true",
+                            help="replace the judge's scores from an earlier run with this model "
+                                 "(without it a second run is refused)")
 
     def handle(self, *args, **options):
         study = Study.objects.filter(slug=options["study"]).select_related("taxonomy").first()
@@ -68,8 +71,9 @@ class Command(BaseCommand):
                             source=settings.model, references="none")
         try:
             report = external_scores_import(study=study, data="\n".join(lines).encode(),
-                                            defaults=defaults)
+                                            defaults=defaults, replace=options["replace"])
         except ImportRefused as refused:
             raise CommandError("; ".join(refused.errors)) from None
+        replacing = f", replacing {report.replaced}" if report.replaced else ""
         self.stdout.write(f"Stored {report.stored} {METRIC} score(s) ({settings.version}, "
-                          f"{settings.model}).")
+                          f"{settings.model}){replacing}.")
