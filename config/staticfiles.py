@@ -35,6 +35,14 @@ MODULE_FOLDERS = ("frontend/",)
 class StaticFiles(CompressedManifestStaticFilesStorage):
     """WhiteNoise's compressed manifest storage, with the import map of the hashed modules."""
 
+    def stored_name(self, name: str) -> str:
+        # Nothing collected at all (a scratch server with DEBUG off, as some benches run): pages
+        # link the plain names, as before hashed names, instead of failing. Once collected, a
+        # file missing from the manifest still fails the page, naming the file.
+        if not self.hashed_files:
+            return name
+        return super().stored_name(name)
+
     @cached_property
     def import_map(self) -> str:
         """The import map (JSON) of every collected module, plain URL to hashed URL; "" when

@@ -98,3 +98,13 @@ def test_with_debug_on_pages_link_the_plain_names_without_an_import_map(settings
     html, policy = page(client, f"/annotate/{annotation.pk}/")
     assert 'src="/static/frontend/workspace.js"' in html
     assert "importmap" not in html and "sha256-" not in policy
+
+
+def test_before_anything_is_collected_pages_link_the_plain_names(settings, tmp_path, annotation, personas):
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": PRODUCTION_STATIC}
+    settings.STATIC_ROOT = tmp_path / "never-collected"
+    client = Client()
+    client.force_login(personas["annotator"])
+    html, policy = page(client, f"/annotate/{annotation.pk}/")
+    assert 'src="/static/frontend/workspace.js"' in html
+    assert "importmap" not in html and "sha256-" not in policy
