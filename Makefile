@@ -51,8 +51,13 @@ serve: system venv $(LLM_SETUP)
 # after the worker's banner and warnings; a busy port is said before anything starts (PORT=).
 BANNER_FLAGS ?=
 BANNER = $(PY) scripts/serve_banner.py --host $(HOST) --port $(PORT) $(BANNER_FLAGS)
+# With DEBUG off, pages link the collected static files by their hashed names (config/staticfiles.py):
+# collect them first. With DEBUG on (the default) the apps' files are served as they are.
+DEBUG_IS_ON = $(PY) -c "import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); \
+	from django.conf import settings; raise SystemExit(0 if settings.DEBUG else 1)"
 serve-with-worker:
 	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
+	@$(DEBUG_IS_ON) || $(PY) manage.py collectstatic --no-input -v0
 	@llm=; if [ "$(LLM)" = 1 ]; then \
 		echo "LLM server (SmolLM2-135M) at http://127.0.0.1:$(LLM_PORT)/v1, log in var/llm-server.log"; \
 		mkdir -p var; $(PY) -m scoring.metrics.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \

@@ -34,6 +34,7 @@ __all__ = [
     "ProbeResult",
     "detect_shot_changes",
     "is_faststart",
+    "make_faststart_copy",
     "make_poster",
     "make_proxy",
     "needs_proxy",
@@ -388,10 +389,10 @@ def needs_proxy(probe: ProbeResult) -> bool:
     an audio track would still be downloaded and would keep the original's sound reachable to
     anyone with the file URL.
 
-    Faststart (``moov`` before ``mdat``) is deliberately not required: media is served with HTTP
-    Range support (``annotation.streaming``), so a browser that finds the index at the end fetches
-    it with one extra range request and then plays normally. :func:`is_faststart` is there for
-    ingest code that wants to log it; every proxy we make is faststart anyway.
+    Faststart (``moov`` before ``mdat``) is not part of this test: a file that only lacks it is
+    copied with its index moved to the front (:func:`make_faststart_copy`, no re-encoding), so
+    that every served file shows its first frame from the first range request's bytes instead of
+    sending the browser to the end of the file for the index first.
     """
     return not (
         probe.codec == "h264"
@@ -449,6 +450,28 @@ def make_proxy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> N
         _run_ffmpeg(args, path=src, what="making the browser proxy", timeout=timeout)
         if not tmp.exists() or tmp.stat().st_size == 0:
             raise MediaError(src, "making the browser proxy failed (ffmpeg wrote nothing)")
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def make_faststart_copy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> None:
+    """Write to ``dst`` the video stream of ``src`` unchanged (no re-encoding: the same frames
+    and timestamps) in an MP4 whose index comes first; raise MediaError on failure.
+
+    For a browser-playable file that was written without ``+faststart``. Like :func:`make_proxy`,
+    it drops audio, subtitle and data streams and the source's metadata, and ``dst`` appears only
+    when complete.
+    """
+    src, dst = Path(src).absolute(), Path(dst).absolute()
+    _check_readable(src)
+    tmp = _temp_output(dst)
+    args = ["-i", os.fspath(src), "-map", "0:v:0", "-c", "copy", "-map_metadata", "-1",
+            "-movflags", "+faststart", "-f", "mp4", "-y", os.fspath(tmp)]
+    try:
+        _run_ffmpeg(args, path=src, what="moving the video's index to the front", timeout=timeout)
+        if not tmp.exists() or tmp.stat().st_size == 0:
+            raise MediaError(src, "moving the video's index to the front failed (ffmpeg wrote nothing)")
         os.replace(tmp, dst)
     finally:
         tmp.unlink(missing_ok=True)

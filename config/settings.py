@@ -136,6 +136,13 @@ STATIC_URL = "static/"
 WHITENOISE_USE_FINDERS = DEBUG
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+# Collected static files carry a hash of their content in their names, with compressed copies,
+# and are served with far-future immutable caching (config/staticfiles.py). With DEBUG off,
+# `manage.py collectstatic` must have run: a page naming a file that was not collected fails.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "config.staticfiles.StaticFiles"},
+}
 MEDIA_URL = "media/"
 
 # Clip playback. With X-Accel-Redirect on, Django checks permissions and nginx

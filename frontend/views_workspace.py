@@ -73,7 +73,7 @@ def workspace(request, annotation_id: int):
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
             return redirect("review", annotation_id=annotation.pk)
         raise Http404("No such annotation.")
-    if not is_member(request.user, Study.objects.get(clips__captions__annotations=annotation)):
+    if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     if study.state == StudyState.SETUP and not user_roles(request.user, study) & {Role.ADMIN}:
         raise Http404(study_not_running_message(study))

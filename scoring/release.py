@@ -27,11 +27,10 @@ import json
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 from django.contrib.auth import get_user_model
 
@@ -40,56 +39,85 @@ from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.edits import edit_size
 from scoring.metrics.exports import CorrectedCaption
-from scoring.profiles import corrected_captions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 LICENSES = ("CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC0-1.0", "ODC-By-1.0", "other")
 MODEL_NAMING = ("alias", "name")
 FILES = ("captions.parquet", "captions.jsonl", "windows.parquet", "windows.jsonl", "README.md")
 
-_WINDOW = pa.struct([("start", pa.float64()), ("end", pa.float64()), ("scene", pa.string()),
-                     ("shot", pa.string())])
-_SIZE = [("words_changed", pa.int64()), ("char_similarity", pa.float64()), ("near_total", pa.bool_())]
+# pyarrow (the Parquet files) and scoring.profiles (pandas) are imported by the functions that
+# build a release, not with this module: the study page imports LICENSES, and the web server's
+# processes should not carry them until someone downloads a release.
+Field = tuple[str, "pa.DataType", str]
 
-#: The caption table: (name, Arrow type, what it holds).
-CAPTION_FIELDS: list[tuple[str, pa.DataType, str]] = [
-    ("caption_key", pa.string(), "clip and model, `clip/model`: unique per row"),
-    ("clip", pa.string(), "the clip's name"),
-    ("model", pa.string(), "the model that wrote the caption (its neutral alias or its name, as released)"),
-    ("original_overview", pa.string(), "the model's overview"),
-    ("final_overview", pa.string(), "the overview after correction (the original where it was accepted)"),
-    ("overview_verdict", pa.string(), "accept or reject"),
-    ("overview_modes", pa.list_(pa.string()), "failure modes of a rejected overview (taxonomy keys)"),
-    *[(f"overview_{name}", kind, f"edit size of the overview: {name.replace('_', ' ')}") for name, kind in _SIZE],
-    ("original_windows", pa.list_(_WINDOW), "the model's windows (start, end in seconds; scene; shot)"),
-    ("final_windows", pa.list_(_WINDOW), "the windows after correction: the corrected timeline where "
-                                         "the segmentation was rejected, else each window as judged"),
-    ("windows_rejected", pa.int64(), "how many of the model's windows were rejected"),
-    ("segmentation_verdict", pa.string(), "accept or reject (the window boundaries)"),
-    ("segmentation_modes", pa.list_(pa.string()), "failure modes of a rejected segmentation"),
-    ("annotator", pa.string(), "the annotator's pseudonym"),
-    ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
-    ("reviewer_decision", pa.string(), "approved (the annotator's pass is final) or amended (the reviewer's)"),
-]
-#: The window table.
-WINDOW_FIELDS: list[tuple[str, pa.DataType, str]] = [
-    ("caption_key", pa.string(), "the caption's row in captions"),
-    ("clip", pa.string(), "the clip's name"),
-    ("model", pa.string(), "as in captions"),
-    ("window_index", pa.int64(), "the window's position in the model's timeline (0 = first)"),
-    ("original_start", pa.float64(), "seconds"),
-    ("original_end", pa.float64(), "seconds"),
-    ("original_scene", pa.string(), "the model's scene text"),
-    ("original_shot", pa.string(), "the model's shot text"),
-    ("final_start", pa.float64(), "seconds, after correction"),
-    ("final_end", pa.float64(), "seconds, after correction"),
-    ("final_scene", pa.string(), "after correction"),
-    ("final_shot", pa.string(), "after correction"),
-    ("verdict", pa.string(), "accept or reject"),
-    ("modes", pa.list_(pa.string()), "failure modes of a rejected window"),
-    *[(name, kind, f"edit size of scene and shot together: {name.replace('_', ' ')}") for name, kind in _SIZE],
-    ("annotator", pa.string(), "the annotator's pseudonym"),
-    ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
-]
+
+@cache
+def caption_fields() -> list[Field]:
+    """The caption table: (name, Arrow type, what it holds)."""
+    import pyarrow as pa
+
+    window, size = _window_type(), _size_fields()
+    return [
+        ("caption_key", pa.string(), "clip and model, `clip/model`: unique per row"),
+        ("clip", pa.string(), "the clip's name"),
+        ("model", pa.string(), "the model that wrote the caption (its neutral alias or its name, as released)"),
+        ("original_overview", pa.string(), "the model's overview"),
+        ("final_overview", pa.string(), "the overview after correction (the original where it was accepted)"),
+        ("overview_verdict", pa.string(), "accept or reject"),
+        ("overview_modes", pa.list_(pa.string()), "failure modes of a rejected overview (taxonomy keys)"),
+        *[(f"overview_{name}", kind, f"edit size of the overview: {name.replace('_', ' ')}") for name, kind in size],
+        ("original_windows", pa.list_(window), "the model's windows (start, end in seconds; scene; shot)"),
+        ("final_windows", pa.list_(window), "the windows after correction: the corrected timeline where "
+                                           "the segmentation was rejected, else each window as judged"),
+        ("windows_rejected", pa.int64(), "how many of the model's windows were rejected"),
+        ("segmentation_verdict", pa.string(), "accept or reject (the window boundaries)"),
+        ("segmentation_modes", pa.list_(pa.string()), "failure modes of a rejected segmentation"),
+        ("annotator", pa.string(), "the annotator's pseudonym"),
+        ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
+        ("reviewer_decision", pa.string(), "approved (the annotator's pass is final) or amended (the reviewer's)"),
+    ]
+
+
+@cache
+def window_fields() -> list[Field]:
+    """The window table: (name, Arrow type, what it holds)."""
+    import pyarrow as pa
+
+    size = _size_fields()
+    return [
+        ("caption_key", pa.string(), "the caption's row in captions"),
+        ("clip", pa.string(), "the clip's name"),
+        ("model", pa.string(), "as in captions"),
+        ("window_index", pa.int64(), "the window's position in the model's timeline (0 = first)"),
+        ("original_start", pa.float64(), "seconds"),
+        ("original_end", pa.float64(), "seconds"),
+        ("original_scene", pa.string(), "the model's scene text"),
+        ("original_shot", pa.string(), "the model's shot text"),
+        ("final_start", pa.float64(), "seconds, after correction"),
+        ("final_end", pa.float64(), "seconds, after correction"),
+        ("final_scene", pa.string(), "after correction"),
+        ("final_shot", pa.string(), "after correction"),
+        ("verdict", pa.string(), "accept or reject"),
+        ("modes", pa.list_(pa.string()), "failure modes of a rejected window"),
+        *[(name, kind, f"edit size of scene and shot together: {name.replace('_', ' ')}") for name, kind in size],
+        ("annotator", pa.string(), "the annotator's pseudonym"),
+        ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
+    ]
+
+
+def _window_type() -> pa.DataType:
+    import pyarrow as pa
+
+    return pa.struct([("start", pa.float64()), ("end", pa.float64()), ("scene", pa.string()),
+                      ("shot", pa.string())])
+
+
+def _size_fields() -> list[tuple[str, pa.DataType]]:
+    import pyarrow as pa
+
+    return [("words_changed", pa.int64()), ("char_similarity", pa.float64()), ("near_total", pa.bool_())]
 
 
 class ReleaseError(ServiceError):
@@ -112,6 +140,8 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
     """The caption rows and the window rows of the study's release."""
     if models not in MODEL_NAMING:
         raise ReleaseError(f"models must be {' or '.join(MODEL_NAMING)}, not {models!r}.")
+    from scoring.profiles import corrected_captions
+
     finals = corrected_captions(study)
     shown = {m.name: (m.alias if models == "alias" else m.name)
              for m in CandidateModel.objects.filter(study=study)}
@@ -179,7 +209,9 @@ def _original_times(study: Study) -> dict[tuple[str, str], dict[int, tuple[float
     return times
 
 
-def _table(rows: Sequence[Mapping[str, Any]], fields: Sequence[tuple[str, pa.DataType, str]]) -> pa.Table:
+def _table(rows: Sequence[Mapping[str, Any]], fields: Sequence[Field]) -> pa.Table:
+    import pyarrow as pa
+
     schema = pa.schema([(name, kind) for name, kind, _ in fields])
     return pa.Table.from_pylist(list(rows), schema=schema)
 
@@ -216,7 +248,7 @@ def card_header(study: Study, *, license: str, models: str, counts: Mapping[str,
     }
 
 
-def _fields_table(title: str, fields: Sequence[tuple[str, pa.DataType, str]]) -> str:
+def _fields_table(title: str, fields: Sequence[Field]) -> str:
     lines = [f"### {title}", "", "| field | type | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | `{kind}` | {meaning} |" for name, kind, meaning in fields]
     return "\n".join(lines)
@@ -259,9 +291,9 @@ def card_text(study: Study, header: Mapping[str, Any]) -> str:
         "",
         "## Fields",
         "",
-        _fields_table("captions.parquet, captions.jsonl (one row per caption)", CAPTION_FIELDS),
+        _fields_table("captions.parquet, captions.jsonl (one row per caption)", caption_fields()),
         "",
-        _fields_table("windows.parquet, windows.jsonl (one row per window)", WINDOW_FIELDS),
+        _fields_table("windows.parquet, windows.jsonl (one row per window)", window_fields()),
         "",
     ]
     front = yaml.safe_dump(dict(header), sort_keys=False, allow_unicode=True)
@@ -275,10 +307,12 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     captions, windows = release_rows(study, models=models)
     if not captions:
         raise ReleaseError(f"Study {study.name} has no approved verdict yet: there is nothing to release.")
+    import pyarrow.parquet as pq
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(_table(captions, CAPTION_FIELDS), out / "captions.parquet")
-    pq.write_table(_table(windows, WINDOW_FIELDS), out / "windows.parquet")
+    pq.write_table(_table(captions, caption_fields()), out / "captions.parquet")
+    pq.write_table(_table(windows, window_fields()), out / "windows.parquet")
     _write_jsonl(out / "captions.jsonl", captions)
     _write_jsonl(out / "windows.jsonl", windows)
     counts = {"captions": len(captions), "windows": len(windows),

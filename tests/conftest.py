@@ -32,10 +32,15 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def fast_test_settings(settings):
-    """Cheap password hashing, and WhiteNoise without re-scanning the static folders for
-    every test client (live_server serves static files itself)."""
+    """Cheap password hashing, plain static file names, and WhiteNoise without re-scanning the
+    static folders for every test client (live_server serves static files itself)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.WHITENOISE_USE_FINDERS = False
+    # Pages link the static files' plain names, which the live server serves from the apps'
+    # folders: tests run without `collectstatic`. tests/test_static_files.py covers the hashed
+    # names, compressed copies and import map of production (config/staticfiles.py).
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     # Decisions stand at once unless a test is about undoing them (tests/annotation/test_undo.py
     # and the browser test of undo set their own window).
     settings.UNDO_SECONDS = 0
@@ -287,3 +292,28 @@ def in_setup(study):
     yield study
     Study.objects.filter(pk=study.pk).update(state="running")
     study.state = "running"
+
+
+PRODUCTION_STATIC = {"BACKEND": "config.staticfiles.StaticFiles"}
+
+
+@pytest.fixture(scope="session")
+def collected(tmp_path_factory) -> Path:
+    """`manage.py collectstatic` into a folder of its own, as a deployment runs it."""
+    folder = tmp_path_factory.mktemp("static")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=REPO, capture_output=True,
+        text=True, timeout=600, env={**os.environ, "STATIC_ROOT": str(folder), "DEBUG": "0",
+                                     "SECRET_KEY": "x" * 50, "DJANGO_SETTINGS_MODULE": "config.settings"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return folder
+
+
+@pytest.fixture
+def production_static(settings, collected) -> dict[str, str]:
+    """Production's storage over the collected files; returns the manifest (plain -> hashed)."""
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": PRODUCTION_STATIC}
+    settings.STATIC_ROOT = collected
+    settings.DEBUG = False
+    return json.loads((collected / "staticfiles.json").read_text())["paths"]

@@ -171,17 +171,20 @@ def clips_import_paths(
 
 
 def clip_prepare_media(*, clip_id: int) -> Clip:
-    """Make the browser-playable proxy (only when needed) and the poster, and find the shot
-    changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice."""
+    """Make the browser-playable, faststart proxy (only when the original is not both) and the
+    poster, and find the shot changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice."""
     clip = Clip.objects.get(pk=clip_id)
     source = Path(clip.original.path)
     updates: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="redline-media-") as workdir:
         try:
             probe = media.probe(source)
-            if not clip.proxy and media.needs_proxy(probe):
+            # Every served file is faststart: a playable file written without it gets a copy
+            # with its index in front (seconds, no re-encoding), anything else a proxy.
+            remux = not media.needs_proxy(probe) and not media.is_faststart(source)
+            if not clip.proxy and (media.needs_proxy(probe) or remux):
                 target = Path(workdir) / f"{clip.sha256[:16]}.mp4"
-                media.make_proxy(source, target)
+                (media.make_faststart_copy if remux else media.make_proxy)(source, target)
                 with target.open("rb") as handle:
                     updates["proxy"] = default_storage.save(
                         f"clips/proxy/{clip.study.slug}/{target.name}", File(handle)

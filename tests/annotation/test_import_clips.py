@@ -125,3 +125,34 @@ def test_clips_imported_before_shot_detection_get_it_from_the_recovery(
     with django_capture_on_commit_callbacks(execute=True):
         assert clips_media_recover(older_than_seconds=-60) == [Clip.objects.get().pk]
     assert Clip.objects.get().shot_changes == []
+
+
+def test_every_video_the_import_serves_is_faststart(study, clip_files, tmp_path, django_capture_on_commit_callbacks):
+    """A playable mp4 written without faststart gets a copy with its index in front (the same
+    frames, not re-encoded), a video browsers cannot play a proxy: the first range request's bytes
+    hold the index and the first frame of whichever file is served."""
+    import subprocess
+
+    from annotation import media
+
+    slow = tmp_path / "slow.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(slow)], check=True)
+    assert not media.is_faststart(slow)
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_clips", "--study", "s1", str(clip_files["a"]), str(clip_files["c"]), str(slow))
+    clips = {clip.name: clip for clip in Clip.objects.all()}
+    assert {name: media.is_faststart(clip.playable.path) for name, clip in clips.items()} == {
+        "a": True, "c": True, "slow": True}
+    assert not clips["a"].proxy, "a faststart original is served as it is"
+    original, served = media.probe(slow), media.probe(clips["slow"].playable.path)
+    assert (served.codec, served.pix_fmt, served.width, served.height) == ("h264", "yuv420p", 160, 120)
+    assert served.duration == pytest.approx(original.duration, abs=0.05)
+
+    def frames(path):
+        """Each video packet's timestamp and size: equal for a copy that was not re-encoded."""
+        return subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                               "packet=pts_time,size", "-of", "csv=p=0", str(path)],
+                              capture_output=True, text=True, check=True).stdout
+
+    assert frames(clips["slow"].playable.path) == frames(slow)

@@ -160,6 +160,15 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
     assert client_for(personas["outsider"]).get(f"/annotate/{annotation.pk}/").status_code == 404
 
 
+def test_the_workspace_page_reads_the_study_once(annotation, personas, django_assert_max_num_queries):
+    """The session, the user, the annotation with its study, the annotator's roles, then the
+    annotation again with its passes, window corrections, windows and failure modes: the study is
+    not read a second time (through a three-table join) to check membership."""
+    client = client_for(personas["annotator"])
+    with django_assert_max_num_queries(9):
+        assert client.get(f"/annotate/{annotation.pk}/").status_code == 200
+
+
 def test_reviewers_are_sent_to_the_review_page(annotation, personas):
     response = client_for(personas["reviewer"]).get(f"/annotate/{annotation.pk}/")
     assert response.status_code == 302 and response.url == f"/review/{annotation.pk}/"

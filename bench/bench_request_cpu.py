@@ -1,0 +1,245 @@
+"""Server CPU per request on the annotators' and reviewers' hot paths, measured in process.
+
+Standalone (`make bench` runs it): ``.venv/bin/python bench/bench_request_cpu.py [--requests 40]``.
+It builds a scratch study (bench/scalebuild.py: 100 clips x 5 models, 8 windows each, 10
+annotators, 5 reviewers, a third submitted), collects the static files, and calls Django's WSGI
+application directly (no test client, no HTTP server, DEBUG off, as gunicorn calls it) for:
+the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/), "start next"
+(POST .../my-queue/next/), an autosave (PATCH .../draft/) and the review queue's next (POST
+.../review-queue/next/). For each it prints the process CPU time, the time spent inside the
+database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
+time plus the loopback round trip, spent in another process) and the SQL statements per
+request, then the profile's top functions, so that the time left can be placed (ORM,
+serialisation, templates, middleware, database).
+
+Runs on SQLite, then on a scratch PostgreSQL database beside DATABASE_URL's when that is set.
+Target (issue 33): 5 ms of app and database together per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import REPO, signed_in_session
+
+TARGET_MS = 5.0
+CSRF = "c" * 32
+
+
+def scratch_postgres(url: str) -> tuple[str, str] | None:
+    """A new scratch database on DATABASE_URL's server beside its database (which need not
+    exist): (its URL, its name), or None."""
+    import psycopg
+
+    base, _, name = url.rpartition("/")
+    scratch = f"{name.split('?')[0]}_cpu_bench"
+    try:
+        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{scratch}"')
+            conn.execute(f'CREATE DATABASE "{scratch}"')
+    except psycopg.Error as exc:
+        print(f"PostgreSQL: skipped, cannot create {scratch}: {exc}")
+        return None
+    return f"{base}/{scratch}", scratch
+
+
+def drop_postgres(url: str, scratch: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{url.rpartition('/')[0]}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+class DatabaseTime:
+    """Wall time and count of the SQL statements run through Django's connection."""
+
+    def __init__(self):
+        self.seconds, self.statements = 0.0, 0
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.statements += 1
+
+
+def measure(database_url: str, requests: int, top: int) -> None:
+    """Build the study on `database_url` and measure each endpoint (in this process)."""
+    folder = Path(tempfile.mkdtemp(prefix="redline-bench-cpu-"))
+    os.environ.update({
+        "DATABASE_URL": database_url, "MEDIA_ROOT": str(folder / "media"), "STATIC_ROOT": str(folder / "static"),
+        "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(48), "ALLOWED_HOSTS": "testserver",
+        "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "ERROR", "SCORING_ON_FINAL_VERDICT": "0",
+        "SCORING_LIVE_SCORES": "0", "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+    })
+    os.environ.pop("CELERY_BROKER_URL", None)
+    import django
+
+    django.setup()
+    import scalebuild
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.client import FakePayload, RequestFactory
+
+    from annotation.models import Annotation
+
+    call_command("migrate", verbosity=0)
+    call_command("collectstatic", verbosity=0, interactive=False)
+    built = scalebuild.build(slug="cpu", clips=100, models=5, windows=8, annotators=10, reviewers=5,
+                             overlap=0.0, submitted_share=0.34, say=lambda *a, **k: None)
+    slug = built.study.slug
+    annotator, reviewer = built.annotators[-1], built.reviewers[-1]
+    cookies = {person.pk: f"sessionid={signed_in_session(person)}; csrftoken={CSRF}"
+               for person in (annotator, reviewer)}
+    handler = WSGIHandler()
+    factory = RequestFactory()
+
+    def call(person, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+        data = json.dumps(body).encode() if body is not None else b""
+        environ = factory._base_environ(
+            PATH_INFO=path, REQUEST_METHOD=method, HTTP_COOKIE=cookies[person.pk], HTTP_X_CSRFTOKEN=CSRF,
+            CONTENT_TYPE="application/json", CONTENT_LENGTH=str(len(data)), HTTP_ACCEPT="application/json",
+        )
+        environ["wsgi.input"] = FakePayload(data)
+        status: list[str] = []
+        chunks = handler(environ, lambda s, headers, *rest: status.append(s))
+        content = b"".join(chunks)
+        if hasattr(chunks, "close"):
+            chunks.close()
+        return int(status[0].split()[0]), content
+
+    status, content = call(annotator, "POST", f"/api/studies/{slug}/my-queue/next/")
+    assert status == 200, (status, content[:300])
+    item = json.loads(content)["id"]
+    version = Annotation.objects.get(pk=item).version
+    verdicts = iter(["accept", "reject"] * (requests + 10))
+
+    def autosave():
+        nonlocal version
+        verdict = next(verdicts)
+        text = {"text": "A corrected overview."} if verdict == "reject" else {}
+        change = {"overview": {"verdict": verdict, **text}}
+        answer = call(annotator, "PATCH", f"/api/annotations/{item}/draft/",
+                      {"base_version": version, "changes": change})
+        if answer[0] == 200:
+            version = json.loads(answer[1])["version"]
+        return answer
+
+    endpoints = {
+        "item read": lambda: call(annotator, "GET", f"/api/annotations/{item}/"),
+        "workspace page": lambda: call(annotator, "GET", f"/annotate/{item}/"),
+        "start next": lambda: call(annotator, "POST", f"/api/studies/{slug}/my-queue/next/"),
+        "autosave": autosave,
+        "review next": lambda: call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/"),
+    }
+    engine = connection.vendor
+    print(f"{engine}: {built.captions} captions, {built.annotations} annotations ({built.submitted} submitted); "
+          f"{requests} requests each after 5 warm-up; load average {os.getloadavg()[0]:.1f}")
+    print(f"  {'endpoint':<16} {'status':>6} {'CPU ms':>8} {'DB ms':>7} {'SQL':>4} {'app+DB ms':>10}  "
+          f"target {TARGET_MS:g} ms")
+    profiles = {}
+    for name, request in endpoints.items():
+        for _ in range(5):
+            status, content = request()
+            assert status == 200, f"{name}: {status} {content[:300]!r}"
+        cpu, db, statements = [], [], []
+        profiler = cProfile.Profile()
+        for _ in range(requests):
+            timer = DatabaseTime()
+            with connection.execute_wrapper(timer):
+                started = time.process_time()
+                status, _ = request()
+                cpu.append(time.process_time() - started)
+            db.append(timer.seconds)
+            statements.append(timer.statements)
+            assert status == 200, name
+        for _ in range(max(5, requests // 4)):  # profiled apart, so the timings carry no profiler cost
+            profiler.runcall(request)
+        profiles[name] = profiler
+        cpu_ms, db_ms = statistics.median(cpu) * 1000, statistics.median(db) * 1000
+        # SQLite runs inside this process: its time is already in the CPU time.
+        total = cpu_ms if engine == "sqlite" else cpu_ms + db_ms
+        mark = "ok" if total <= TARGET_MS else f"{total / TARGET_MS:.1f}x the target"
+        print(f"  {name:<16} {status:>6} {cpu_ms:>8.2f} {db_ms:>7.2f} {statistics.median(statements):>4.0f} "
+              f"{total:>10.2f}  {mark}")
+    for name, profiler in profiles.items():
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        shares = where_the_time_goes(stats)
+        print(f"  {name}: " + ", ".join(f"{part} {share:.0%}" for part, share in shares))
+        stats.sort_stats("tottime").print_stats(top)
+        lines = [line for line in out.getvalue().splitlines() if line.strip()]
+        start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
+        print(f"  profile of {name} (top {top} functions by own time):")
+        for line in lines[start + 1:start + 1 + top]:
+            print("    " + line.replace(str(REPO) + "/", "").replace(sys.prefix + "/lib/python3.11/site-packages/", ""))
+
+
+# Where a function's own time belongs, by the first matching piece of its file's path.
+PARTS = (
+    ("database", ("sqlite3", "psycopg", "{method 'execute'", "{method 'fetch", "{method 'commit'")),
+    ("ORM", ("django/db/",)),
+    ("templates", ("django/template/", "templatetags")),
+    ("serialisation", ("rest_framework/", "json/")),
+    ("middleware, sessions, auth", ("django/middleware/", "django/contrib/sessions", "django/contrib/auth",
+                                    "whitenoise", "config/middleware", "annotation/middleware")),
+    ("Redline's code", ("annotation/", "frontend/", "scoring/")),
+    ("Django's request handling", ("django/",)),
+)
+
+
+def where_the_time_goes(stats: pstats.Stats) -> list[tuple[str, float]]:
+    """Each part's share of the profile's own time (largest first)."""
+    totals: dict[str, float] = {}
+    for (filename, _, function), (_, _, own, _, _) in stats.stats.items():
+        place = f"{filename} {function}"
+        part = next((part for part, marks in PARTS if any(mark in place for mark in marks)), "other")
+        totals[part] = totals.get(part, 0.0) + own
+    whole = sum(totals.values()) or 1.0
+    return sorted(((part, seconds / whole) for part, seconds in totals.items()), key=lambda item: -item[1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=40, help="timed requests per endpoint (40)")
+    parser.add_argument("--top", type=int, default=8, help="functions shown per profile (8)")
+    parser.add_argument("--database", help=argparse.SUPPRESS)  # one measurement, in a child process
+    args = parser.parse_args(argv)
+    if args.database:
+        measure(args.database, args.requests, args.top)
+        return 0
+    runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-cpu-')}/bench.sqlite3", None)]
+    postgres = os.environ.get("DATABASE_URL", "")
+    scratch = scratch_postgres(postgres) if postgres.startswith("postgres") else None
+    if scratch:
+        runs.append(scratch)
+    try:
+        for url, _ in runs:
+            child = subprocess.run([sys.executable, __file__, "--database", url, "--requests", str(args.requests),
+                                    "--top", str(args.top)], cwd=REPO)
+            if child.returncode != 0:
+                return child.returncode
+    finally:
+        if scratch:
+            drop_postgres(postgres, scratch[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
