@@ -248,6 +248,12 @@ PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# Every worker runs job recovery this often (scoring.jobs_recovery): jobs kept while the broker did
+# not answer are sent once it answers again, stalled jobs sent again or failed. 0 turns it off.
+JOB_RECOVERY_SECONDS = float(os.environ.get("JOB_RECOVERY_SECONDS", "15"))
+# The same job asked again by the same person within this many seconds (a repeated click) is the
+# job already started, not a second one.
+JOB_REPEAT_SECONDS = float(os.environ.get("JOB_REPEAT_SECONDS", "10"))
 # LLMFactsF1 needs an OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, APIs).
 # Unset: llmfacts_f1 is left out of the default metrics; asking for it fails for it alone.
 LLMFACTS_BASE_URL = os.environ.get("LLMFACTS_BASE_URL", "")

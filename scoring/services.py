@@ -75,7 +75,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import workflow
-from annotation.jobs import broker_unreachable, job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, CorrectionPass, Reference, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
@@ -177,17 +177,13 @@ def score_job_enqueue(*, job_id: int, delay_seconds: float | None = None) -> Non
 
     Never raises: this runs after a commit (an approval, say) that must not look failed because
     scoring could not start; the job records why instead. When the broker does not answer, the
-    job stays queued: :func:`score_jobs_recover` sends it again once it has waited a lease.
+    job stays queued and is kept to be sent once it answers again (annotation.jobs).
     """
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        delay = {"countdown": delay_seconds} if delay_seconds else {}
-        job_send("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id, **delay)
+        job_send_or_keep("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id,
+                         countdown=delay_seconds)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
-        if broker_unreachable(error):
-            logger.warning("scoring job %s left queued: the broker did not answer (%s)",
-                           job_id, _describe(error))
-            return
         logger.exception("scoring job %s could not be run", job_id)
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
 

@@ -47,7 +47,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import CaptionImportJob, Study
 from annotation.services.captions import (
     CaptionImportReport,
@@ -153,10 +153,11 @@ def caption_import_job_create(
 
 def caption_import_job_send(*, job_id: int) -> None:
     """Send a job to the workers (or the web process's job threads). Never raises: it runs
-    after the commit of the request that created the job; the job records why it could not."""
+    after the commit of the request that created the job; the job records why it could not.
+    When the broker does not answer, the job stays queued, kept to be sent once it answers."""
     job = CaptionImportJob.objects.get(pk=job_id)
     try:
-        job_send(TASK, args=[job.pk], task_id=job.task_id)
+        job_send_or_keep(TASK, args=[job.pk], task_id=job.task_id)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("caption import %s could not be run", job_id)
         caption_import_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")

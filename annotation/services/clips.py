@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation import formats, media
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import Clip, Study
 from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
 
@@ -116,7 +116,12 @@ def clip_import_file(
 
 
 def _enqueue_media(clip_id: int) -> None:
-    job_send("annotation.tasks.prepare_clip_media", args=[clip_id])
+    """Send the clip's media job; kept to be sent later when the broker does not answer (the
+    clip is stored either way: its poster follows)."""
+    try:
+        job_send_or_keep("annotation.tasks.prepare_clip_media", args=[clip_id])
+    except Exception:  # noqa: BLE001 - the clip is committed; recovery sends its media job again
+        logger.exception("the media job of clip %s could not be sent", clip_id)
 
 
 def clips_media_recover(*, older_than_seconds: int) -> list[int]:
