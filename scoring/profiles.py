@@ -656,9 +656,16 @@ def export_files(manifest: Mapping[str, Any]) -> list[str]:
 def export_zip(out_dir: str | Path, zip_path: str | Path, manifest: Mapping[str, Any]) -> Path:
     """Write every file of the export in ``out_dir`` into one zip file; return its path."""
     out, target = Path(out_dir), Path(zip_path)
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        for name in export_files(manifest):
-            bundle.write(out / name, arcname=name)
+    # Written under a temporary name and renamed once whole; a failed write leaves nothing.
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for name in export_files(manifest):
+                bundle.write(out / name, arcname=name)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return target
 
 

@@ -55,6 +55,7 @@ from annotation.services.captions import (
     captions_import_jsonl,
 )
 from annotation.services.errors import ImportRefused, ServiceError
+from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def caption_import_job_create(
     if format == Format.CLIP_CC:
         model = model.strip() or Path(file_name).stem
     suffix = ".jsonl" if format == Format.JSONL else ".json"
-    stored_name = default_storage.save(
+    stored_name = media_save(
         f"imports/captions/{study.slug}/{uuid.uuid4().hex}{suffix}", upload
     )
     try:

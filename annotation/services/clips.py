@@ -20,6 +20,7 @@ from annotation import formats, media
 from annotation.jobs import job_send_or_keep
 from annotation.models import Clip, Study
 from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
+from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def clip_import_file(
         raise DuplicateClip(f"{path.name}: the study already has a clip named {name!r}.")
 
     with path.open("rb") as handle:
-        stored_name = default_storage.save(
+        stored_name = media_save(
             f"clips/original/{study.slug}/{sha256[:16]}{path.suffix.lower()}", File(handle)
         )
     try:
@@ -188,14 +189,14 @@ def clip_prepare_media(*, clip_id: int) -> Clip:
                 target = Path(workdir) / f"{clip.sha256[:16]}.mp4"
                 media.make_proxy(source, target)
                 with target.open("rb") as handle:
-                    updates["proxy"] = default_storage.save(
+                    updates["proxy"] = media_save(
                         f"clips/proxy/{clip.study.slug}/{target.name}", File(handle)
                     )
             if not clip.poster:
                 target = Path(workdir) / f"{clip.sha256[:16]}.jpg"
                 media.make_poster(source, target)
                 with target.open("rb") as handle:
-                    updates["poster"] = default_storage.save(
+                    updates["poster"] = media_save(
                         f"clips/poster/{clip.study.slug}/{target.name}", File(handle)
                     )
             if clip.shot_changes is None:
