@@ -65,6 +65,7 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation import workflow
@@ -756,8 +757,9 @@ def profile_job_create(
     options = {"resamples": resamples, "adjusted_resamples": adjusted_resamples, "seed": seed,
                "paired_only": bool(paired_only)}
     with transaction.atomic():
-        # The study's row held: two clicks at once agree on one job.
-        Study.objects.select_for_update().filter(pk=study.pk).first()
+        # The person's row held: two clicks at once agree on one job.
+        if requested_by:
+            get_user_model().objects.select_for_update().filter(username=requested_by).first()
         repeated = _repeated_job(study, requested_by=requested_by, options=options, final=final)
         if repeated is not None:
             return repeated

@@ -32,6 +32,7 @@ the jobs whose process died.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -119,7 +121,9 @@ def caption_import_job_create(
 
     ``format`` is ``jsonl`` or ``clip-cc``; a clip-cc file's model defaults to the file's name
     without its extension, as in the synchronous import. Raises ServiceError for an unknown
-    format or an empty file.
+    format or an empty file. The same file posted again by the same person with the same options
+    within ``JOB_REPEAT_SECONDS``, while the first job is unfinished (a repeated click), returns
+    that job.
     """
     if format not in Format.values:
         raise ServiceError(f"Unknown caption format {format!r}; use one of {', '.join(Format.values)}.")
@@ -129,6 +133,56 @@ def caption_import_job_create(
     if format == Format.CLIP_CC:
         model = model.strip() or Path(file_name).stem
     suffix = ".jsonl" if format == Format.JSONL else ".json"
+    if requested_by is not None:
+        with transaction.atomic():
+            # The person's row held: two clicks at once agree on one job.
+            get_user_model().objects.select_for_update().filter(pk=requested_by.pk).first()
+            repeated = _repeated_job(study=study, upload=upload, format=format, model=model,
+                                     keep_invalid=keep_invalid, requested_by=requested_by)
+            if repeated is not None:
+                return repeated
+            return _job_create(study=study, upload=upload, file_name=file_name, format=format,
+                               model=model, keep_invalid=keep_invalid, requested_by=requested_by,
+                               enqueue=enqueue, suffix=suffix)
+    return _job_create(study=study, upload=upload, file_name=file_name, format=format, model=model,
+                       keep_invalid=keep_invalid, requested_by=requested_by, enqueue=enqueue,
+                       suffix=suffix)
+
+
+def _file_digest(handle) -> str:
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _repeated_job(*, study: Study, upload: File, format: str, model: str, keep_invalid: bool,
+                  requested_by) -> CaptionImportJob | None:
+    """The same person's unfinished job of the same bytes and options, started within
+    ``JOB_REPEAT_SECONDS``: a repeated click."""
+    recent = timezone.now() - timedelta(seconds=settings.JOB_REPEAT_SECONDS)
+    candidates = CaptionImportJob.objects.filter(
+        study=study, requested_by=requested_by, format=format,
+        model=model if format == Format.CLIP_CC else "", keep_invalid=keep_invalid,
+        state__in=[State.QUEUED, State.RUNNING], created_at__gte=recent,
+    ).exclude(upload="")
+    if not candidates:
+        return None
+    upload.seek(0)
+    posted = _file_digest(upload)
+    upload.seek(0)
+    for job in candidates:
+        try:
+            with default_storage.open(job.upload.name, "rb") as handle:
+                if _file_digest(handle) == posted:
+                    return job
+        except OSError:
+            continue
+    return None
+
+
+def _job_create(*, study: Study, upload: File, file_name: str, format: str, model: str,
+                keep_invalid: bool, requested_by, enqueue: bool, suffix: str) -> CaptionImportJob:
     stored_name = media_save(
         f"imports/captions/{study.slug}/{uuid.uuid4().hex}{suffix}", upload
     )

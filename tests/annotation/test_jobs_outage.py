@@ -118,3 +118,19 @@ def test_an_import_whose_task_fails_for_another_reason_is_failed_naming_it(perso
     job.refresh_from_db()
     assert job.state == "failed" and job.errors == ["ValueError: line 3 is not JSON"]
     assert not UnsentJob.objects.exists()
+
+
+def test_the_same_file_posted_twice_in_a_row_is_one_import_and_another_file_is_another(
+    personas, study, broker_down, committed
+):
+    fake_clip(study, "a")
+    client = admin_client(personas)
+    with broker_down(), committed():
+        first = client.post("/api/studies/s1/captions/import-jobs/", {"file": captions_file()}, format="multipart")
+        again = client.post("/api/studies/s1/captions/import-jobs/", {"file": captions_file()}, format="multipart")
+        other = client.post("/api/studies/s1/captions/import-jobs/",
+                            {"file": SimpleUploadedFile("other.jsonl", json.dumps(caption_record("a", "m9")).encode())},
+                            format="multipart")
+    assert first.status_code == again.status_code == other.status_code == 202
+    assert again.json()["url"] == first.json()["url"] != other.json()["url"]
+    assert CaptionImportJob.objects.count() == 2 and UnsentJob.objects.count() == 2
