@@ -821,20 +821,22 @@ def _send(study_id: int, job_id: str) -> None:
             _write_json(folder / "status.json", status)
 
 
-def profile_jobs_recover(*, study: Study) -> dict[str, list[str]]:
+def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> dict[str, list[str]]:
     """Send again the study's export jobs whose process died, or fail them after too many tries.
 
     A job is stalled when it is running or queued (a job thread's queue dies with its process, a
     broker may restart empty) and its status has not changed for ``PROFILE_JOB_LEASE_SECONDS``. One
     started fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (the dead run's claim is
     removed, so the new run claims it); one started that often is marked failed, saying why.
-    Returns ``{"resumed": [job ids], "failed": [job ids]}``.
+    ``lost_before`` (a time stamp): the broker restarted empty then, so a job queued and not
+    touched since is sent again now. Returns ``{"resumed": [job ids], "failed": [job ids]}``.
     """
     report: dict[str, list[str]] = {"resumed": [], "failed": []}
     waiting = (RUNNING, QUEUED)
     for status in profile_jobs(study=study):
         updated = datetime.fromisoformat(status["updated_at"]).timestamp()
-        if status["state"] not in waiting or time.time() - updated < _lease_seconds():
+        lost = lost_before is not None and status["state"] == QUEUED and updated < lost_before
+        if status["state"] not in waiting or (time.time() - updated < _lease_seconds() and not lost):
             continue
         folder = job_dir(study, status["job"])
         attempts = status.get("attempts", 0)

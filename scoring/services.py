@@ -274,7 +274,7 @@ STALLED = (
 )
 
 
-def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
+def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[str, list[int]]:
     """Find the jobs whose process died and send them again, or fail them after too many tries.
 
     A job is stalled when it is running and its heartbeat is older than
@@ -283,7 +283,8 @@ def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
     stalled job claimed fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it
     over and skips what it stored); one claimed that often is marked failed with the reason in
     ``errors["job"]``. Sending renews the heartbeat first, so two recoveries at once send a job
-    once. Returns
+    once. ``lost_before``: the broker restarted empty at that time, so a job queued (or sent
+    again) before it lost its message now, without waiting a lease. Returns
     ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
@@ -292,8 +293,9 @@ def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
     # A queued job's message may be gone: a job thread's queue dies with its process, and a
     # broker's with a Redis restarted without its data. Sending it again costs a claim that
     # finds the job taken when the first message was only slow.
-    stalled |= Q(status=Status.QUEUED, created_at__lt=stale) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+    waited = max(stale, lost_before) if lost_before is not None else stale
+    stalled |= Q(status=Status.QUEUED, created_at__lt=waited) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=waited)
     )
     jobs = ScoreJob.objects.filter(stalled)
     if study is not None:

@@ -371,21 +371,23 @@ STALLED = (
 )
 
 
-def caption_import_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
+def caption_import_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[str, list[int]]:
     """Send again the import jobs whose process died, or fail them after too many tries.
 
     Stalled: running for longer than ``SCORING_JOB_LEASE_SECONDS`` with its row not held by a
     running import (PostgreSQL; SQLite has no row locks and goes by the time alone), or queued that
     long (a job thread's queue dies with its process; a broker may restart empty). A job claimed
-    ``JOB_MAX_ATTEMPTS`` times fails, saying why. Returns ``{"resumed": [ids], "failed": [ids]}``.
+    ``JOB_MAX_ATTEMPTS`` times fails, saying why. ``lost_before``: the broker restarted empty
+    then, so a job queued before it is sent again now. Returns ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
     stalled = Q(state=State.RUNNING, started_at__lt=stale)
     # Queued that long, its message may be lost (a job thread's queue dies with its process, a
     # broker may restart empty); sent again once a lease (started_at notes the sending).
-    stalled |= Q(state=State.QUEUED, created_at__lt=stale) & (
-        Q(started_at__isnull=True) | Q(started_at__lt=stale)
+    waited = max(stale, lost_before) if lost_before is not None else stale
+    stalled |= Q(state=State.QUEUED, created_at__lt=waited) & (
+        Q(started_at__isnull=True) | Q(started_at__lt=waited)
     )
     jobs = CaptionImportJob.objects.filter(stalled)
     if study is not None:
