@@ -134,3 +134,32 @@ def test_the_same_file_posted_twice_in_a_row_is_one_import_and_another_file_is_a
     assert first.status_code == again.status_code == other.status_code == 202
     assert again.json()["url"] == first.json()["url"] != other.json()["url"]
     assert CaptionImportJob.objects.count() == 2 and UnsentJob.objects.count() == 2
+
+
+def test_a_job_started_while_redis_hangs_is_kept_within_seconds(personas, study, settings, tmp_path, committed):
+    """A Redis that accepts connections but never answers (SIGSTOP): the request does not hang
+    (without the socket timeout it waits for ever, and the suite's timeout fails the test)."""
+    import os
+    import signal
+    import time
+
+    from config.celery import app
+    from tests.outage import RedisServer
+
+    fake_clip(study, "a")
+    server = RedisServer(tmp_path)
+    server.start()
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        with jobs_sent_to(server.url, settings), committed():
+            assert app.conf.broker_transport_options["socket_timeout"] == 3
+            started = time.monotonic()
+            answer = admin_client(personas).post("/api/studies/s1/captions/import-jobs/",
+                                                 {"file": captions_file()}, format="multipart")
+        took = time.monotonic() - started
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+        server.stop()
+    assert answer.status_code == 202, answer.content
+    assert CaptionImportJob.objects.get().state == "queued" and UnsentJob.objects.count() == 1
+    print(f"answered {took:.1f} s into a hung Redis")
