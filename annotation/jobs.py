@@ -64,8 +64,9 @@ class JobTask(Task):
         if isinstance(exc, TRANSIENT_ERRORS) or broker_unreachable(exc):
             # The database or the broker was away for longer than the retries: not the job's
             # fault. It is kept to be sent again (its run claims it by this task id).
+            queue = (getattr(self.request, "delivery_info", None) or {}).get("routing_key")
             try:
-                job_keep(self.name, args=[job_id], task_id=task_id, error=exc)
+                job_keep(self.name, args=[job_id], task_id=task_id, queue=queue, error=exc)
                 return
             except Exception:  # noqa: BLE001 - the database is still away: the lease recovers it
                 logger.warning("job %s%s could not be kept to run again", self.name, (job_id,),

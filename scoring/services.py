@@ -69,6 +69,7 @@ from statistics import fmean
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Avg, Count, F, Max, Min, Q, Value
 from django.db.models.functions import Coalesce
@@ -117,7 +118,9 @@ def score_job_create(
     or ``redline``) and is recorded in their metric version. Refuses unknown
     metrics, and corpus-relative metrics in a verdict job. Asking for llmfacts_f1 without its
     settings is allowed: the job records that metric as failed, the others run. ``clip`` limits
-    a study job to one clip (live scores); ``delay_seconds`` sends it that much later.
+    a study job to one clip (live scores); ``delay_seconds`` sends it that much later. The same
+    job asked again by the same person within ``JOB_REPEAT_SECONDS``, while unfinished, is that
+    job (a repeated click).
     """
     if splitter not in SPLITTERS:
         raise ServiceError(
@@ -154,6 +157,18 @@ def score_job_create(
     if judged and not judge_list:
         raise ServiceError("Embedding metrics need at least one judge.")
     with transaction.atomic():
+        if requested_by is not None:
+            # A repeated click (the same job asked by the same person moments ago, still
+            # unfinished) is that job. The person's row held: two clicks at once agree.
+            get_user_model().objects.select_for_update().filter(pk=requested_by.pk).first()
+            repeated = ScoreJob.objects.filter(
+                study=study, kind=kind, annotation=annotation, clip=clip, metrics=names,
+                judges=judge_list, splitter=splitter, requested_by=requested_by,
+                status__in=[Status.QUEUED, Status.RUNNING],
+                created_at__gte=timezone.now() - timedelta(seconds=settings.JOB_REPEAT_SECONDS),
+            ).order_by("-created_at").first()
+            if repeated is not None:
+                return repeated
         job = ScoreJob.objects.create(
             study=study,
             kind=kind,
