@@ -61,8 +61,12 @@ def test_borda_points_ranks_and_agreement_are_counted_by_hand(scored):
     # tau-b of (A,B,C,D) = (.9,.8,.7,.6) vs (.7,.75,.5,.6): 4 concordant, 2 discordant pairs.
     assert agreement[0]["kendall_tau"] == pytest.approx((4 - 2) / 6)
     assert agreement[-1]["judge_a"] == "all judges" and 0 < agreement[-1]["kendalls_w"] < 1
-    # One clip: every resample is that clip, so every rank holds.
-    assert all(rows[m]["share_at_rank"] == 1.0 for m in rows)
+    # One common clip: every resample would draw it and every rank would hold (it said 1.0 and
+    # a zero-width rank interval); a stability needs 2 clips, so it is blank and says why.
+    assert all(rows[m]["share_at_rank"] is None for m in rows)
+    assert all(rows[m]["rank_ci_low"] is None and rows[m]["rank_ci_high"] is None for m in rows)
+    assert rows["A"]["stability_note"] == ("not computable: needs at least 2 clips with this "
+                                           "model's scores under every judge (it has 1)")
 
 
 def test_by_default_each_model_is_averaged_over_its_own_clips(scored):

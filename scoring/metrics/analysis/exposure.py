@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
-from scoring.metrics.analysis.samples import MIN_GROUP, clip_weights, excludes_zero, needs_group
+from scoring.metrics.analysis.samples import (
+    MIN_GROUP,
+    POINTS,
+    clip_weights,
+    excludes_zero,
+    needs_group,
+)
 from scoring.metrics.analysis.stats import (
     ALPHA,
     clopper_pearson,
@@ -133,7 +139,8 @@ def rejection_by_exposure(
         for part in ("difference_pts", "difference_ci_low", "difference_ci_high"):
             table.loc[small, f"{unit}_{part}"] = np.nan
         table[f"{unit}_difference_excludes_zero"] = excludes_zero(
-            table[f"{unit}_difference_ci_low"], table[f"{unit}_difference_ci_high"])
+            table[f"{unit}_difference_ci_low"], table[f"{unit}_difference_ci_high"],
+            full_scale=POINTS)
     table["difference_note"] = notes
     return table
 

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from scoring.metrics.analysis.common import clip_codes, codes, models_for
-from scoring.metrics.analysis.samples import clip_weights, excludes_zero
+from scoring.metrics.analysis.samples import POINTS, clip_weights, excludes_zero
 from scoring.metrics.analysis.stats import (
     ALPHA,
     bonferroni,
@@ -196,7 +196,7 @@ def difficulty_penalty(
         table[f"{name}_penalty_pts"] = 100 * (rates[0] - rates[1])
         table[f"{name}_ci_low"] = low
         table[f"{name}_ci_high"] = high
-        table[f"{name}_excludes_zero"] = excludes_zero(low, high)
+        table[f"{name}_excludes_zero"] = excludes_zero(low, high, full_scale=POINTS)
         table[f"{name}_difficult_captions"] = sides[0][1].sum(axis=0).astype(int)
         table[f"{name}_easy_captions"] = sides[1][1].sum(axis=0).astype(int)
     if contrasts:
