@@ -122,4 +122,14 @@ def test_the_profile_export_and_page_carry_the_leaderboard(
     assert job["judge_agreement"]["rows"][-1]["judge_a"] == "all judges"
     report = client.get(reverse("profile-job-file", args=[scored.slug, job["job"],
                                                           "report.html"]))
-    assert b'id="table-leaderboard"' in b"".join(report.streaming_content)
+    html = b"".join(report.streaming_content).decode()
+    assert 'id="table-leaderboard"' in html
+    # Under e5 every model has one clip: no stability anywhere (before: 1.0 and [r, r]).
+    assert all(row["share_at_rank"] is None and row["rank_ci_low"] is None for row in rows)
+    assert "needs at least 2 clips with this model&#x27;s scores" in html or (
+        "needs at least 2 clips with this model's scores" in html)
+    csv_file = client.get(reverse("profile-job-file", args=[scored.slug, job["job"],
+                                                            "tables/leaderboard.csv"]))
+    table = pd.read_csv(StringIO(b"".join(csv_file.streaming_content).decode()))
+    assert table[["share_at_rank", "rank_ci_low", "rank_ci_high"]].isna().all().all()
+    assert table["stability_note"].str.startswith("not computable: needs at least 2").all()
