@@ -224,3 +224,34 @@ def test_every_interval_and_flag_of_every_table_follows_the_minimum_sample_rules
     assert (board.loc[~few, "stability_note"] == "").all()
     assert few.all() == (n_clips == 1)
     assert checked >= 20  # the enumeration found the tables' intervals and flags
+
+
+def test_a_model_on_one_clip_of_three_gets_no_clip_bootstrap_interval_of_its_own():
+    rows, windows = [], []
+    for clip in ("c0", "c1", "c2"):
+        for model in ("A", "B"):
+            rejected = (int(clip[1]) + (model == "B")) % 2 == 1
+            rows.append(caption_row(clip, model, overview="reject" if rejected else "accept",
+                                    annotator=f"ann{int(clip[1]) % 2}", exposure=1 + (model == "B"),
+                                    score_hm_cf=0.5 + 0.1 * rejected))
+            windows += [window_row(clip, model, i, verdict="reject" if i else "accept")
+                        for i in range(2)]
+    rows.append(caption_row("c0", "C", overview="reject", annotator="ann1", score_hm_cf=0.4))
+    windows += [window_row("c0", "C", i, verdict="reject") for i in range(2)]
+    captions, windows = tidy_frames(rows, windows)
+    tables = failure_profile(captions, windows, **FAST)
+    # Before: correctness_all's correct_window interval of C was [0, 0], a bootstrap of its one
+    # clip. Exact (Clopper-Pearson) intervals stay.
+    checked = 0
+    for name, table in tables.items():
+        if "model" not in table.columns:
+            continue
+        columns = list(map(str, table.columns))
+        for _, row in table[table["model"] == "C"].iterrows():
+            for stem in interval_stems(columns):
+                if stem not in EXACT_STEMS.get(name, ()):
+                    assert pd.isna(row[f"{stem}ci_low"]), (name, stem, row[f"{stem}ci_low"])
+                    checked += 1
+    assert checked >= 1
+    others = tables["correctness_all"].set_index("model")
+    assert others.loc[["A", "B"], "correct_window_ci_low"].notna().all()

@@ -19,6 +19,9 @@ One place for every table (docs/profile-tables.md, "Minimum samples", says the s
   times the table's full scale (:data:`POINTS` for points and percentages) from zero. A bound
   of -1.9e-14 points is a rounding error of a refit, not evidence: it carries no flag, and
   :func:`snap_to_zero` writes it as 0.
+- **Each row's clip bootstrap needs** :data:`MIN_CLIPS` **clips of its own** too: a model
+  whose windows (or whose difficult or easy captions) lie on one clip gets no interval
+  (:func:`blank_on_few_clips`), though the study has more clips.
 - **A rank stability needs** :data:`MIN_CLIPS` **clips of the model's own** (the leaderboard's
   share at rank and rank interval, :func:`scoring.metrics.ranking.bootstrap_ranks`): below it
   they are blank and ``stability_note`` says why.
@@ -87,6 +90,24 @@ def clip_weights(n_clips: int, resamples: int, rng: np.random.Generator) -> np.n
     if 0 < n_clips < MIN_CLIPS:
         return np.full_like(weights, np.nan)
     return weights
+
+
+def on_few_clips(denominators: np.ndarray) -> np.ndarray:
+    """True for each column of per-clip denominators (clips x rows: a row's units on each clip)
+    whose units lie on fewer than :data:`MIN_CLIPS` clips: the row's clip-bootstrap interval
+    would resample one clip of its own, so it is not computed."""
+    return np.asarray((np.asarray(denominators) > 0).sum(axis=0) < MIN_CLIPS)
+
+
+def blank_on_few_clips(low: np.ndarray, high: np.ndarray, *denominators: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``low`` and ``high`` with NaN for every row that some ``denominators`` (clips x
+    rows) puts on fewer than :data:`MIN_CLIPS` clips (:func:`on_few_clips`)."""
+    few = np.zeros(np.shape(low), dtype=bool)
+    for counts in denominators:
+        few |= on_few_clips(counts)
+    return (np.where(few, np.nan, np.asarray(low, dtype=float)),
+            np.where(few, np.nan, np.asarray(high, dtype=float)))
 
 
 def degenerate(low: np.ndarray, high: np.ndarray) -> np.ndarray:
