@@ -154,6 +154,10 @@ def _smallest(reaches: Callable[[int], float], share: float, start: int) -> tupl
     return high, best
 
 
+#: How much a size whose verified share falls short grows before it is verified again.
+_STEP = 0.02
+
+
 @dataclass(frozen=True)
 class Verified:
     """A planned size and the share of the verification run's studies that reach the target."""
@@ -187,10 +191,6 @@ def _plan_size(make: Callable[[str, int], Callable[[int], float]], share: float,
         reached = verify(size)
     error = math.sqrt(reached * (1 - reached) / settings.verifications)
     return Verified(size, reached, error, settings.verifications)
-
-
-#: How much a size whose verified share falls short grows before it is verified again.
-_STEP = 0.02
 
 
 def _planned(row: dict[str, object], verified: Verified | None) -> dict[str, object]:
