@@ -108,7 +108,7 @@ def metric_auc(
         pooled, same_clip = auc.resampled(weights)
         low, high = percentile_interval(pooled, alpha)
         if len(np.unique(caption_clip[has])) < MIN_CLIPS:  # samples: one clip of its own
-            low = high = np.nan
+            low = high = np.asarray(np.nan)
         kind = reference_set(name)
         if kind in LEAVE_OUT_SETS:
             matched_row = _leave_out_matched(pairs[pairs["score"] == name], clips, weights,
@@ -116,7 +116,7 @@ def metric_auc(
         else:
             matched_low, matched_high = percentile_interval(same_clip, alpha)
             if auc.matched_clips() < MIN_CLIPS:
-                matched_low = matched_high = np.nan
+                matched_low = matched_high = np.asarray(np.nan)
             matched_row = {
                 "matched_pairs": int(auc.n_accepted @ auc.n_rejected),
                 "matched_clips": auc.matched_clips(), "auc_matched": auc.matched_auc(),
@@ -154,7 +154,7 @@ def _leave_out_matched(pairs: pd.DataFrame, clips: pd.Index, weights: np.ndarray
     resampled = ratio_resamples(weights, per_clip[:, :1], per_clip[:, 1:])[:, 0]
     low, high = percentile_interval(resampled, alpha)
     if len(np.unique(codes)) < MIN_CLIPS:
-        low = high = np.nan
+        low = high = np.asarray(np.nan)
     return {"matched_pairs": int(len(wins)), "matched_clips": int(len(np.unique(codes))),
             "auc_matched": float(wins.mean()), "matched_ci_low": float(low),
             "matched_ci_high": float(high)}

@@ -101,7 +101,7 @@ class _Studies:
             return self._last[1]
         positions = np.random.default_rng([self._key, number]).integers(
             0, self.population.shape[1], size=(len(self.population), _BLOCK))
-        clips = self.population.ravel()[positions + self._rows]
+        clips: np.ndarray = np.asarray(self.population.ravel()[positions + self._rows])
         self._last = (number, clips)
         return clips
 
