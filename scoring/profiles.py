@@ -78,6 +78,7 @@ from scoring.external_scores import external_judges as external_judge_rows
 from scoring.external_scores import lower_is_better
 from scoring.metrics.analysis.figures import FIGURES
 from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
+from scoring.metrics.analysis.samples import SAMPLES_NOTE
 from scoring.metrics.analysis.tidy import (
     CAPTION_COLUMNS,
     EXPOSURE_COLUMNS,
@@ -622,8 +623,8 @@ def profile_export(
     }
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
-        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE], step=step,
-        matched=matched, judged=judged)
+        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE],
+        step=step, matched=matched, judged=judged)
 
     manifest = {
         "study": study.slug,

@@ -143,37 +143,54 @@ class RankStability:
     """Each model's final Borda rank over bootstrap resamples of the items.
 
     ``ranks[b, i]`` is model i's final rank (1 = best) in resample b; ``observed[i]`` its rank on
-    the full data.
+    the full data; ``items[i]`` the fewest items model i has under any judge. A model with fewer
+    than ``min_items`` items has no stability (NaN share, no interval): resampling one item
+    draws that item every time, so its rank would look certain whatever the data.
     """
 
     models: tuple[str, ...]
     ranks: IntArray
     observed: IntArray
+    items: IntArray
+    min_items: int
 
     @property
     def n_boot(self) -> int:
         """Number of bootstrap resamples."""
         return int(self.ranks.shape[0])
 
+    def estimable(self) -> dict[str, bool]:
+        """Return, per model, whether it has enough items for a stability."""
+        return {m: bool(self.items[i] >= self.min_items) for i, m in enumerate(self.models)}
+
     def distribution(self) -> FloatArray:
-        """Return ``p[i, r - 1]``: the share of resamples in which model i got rank r."""
+        """Return ``p[i, r - 1]``: the share of resamples in which model i got rank r (NaN rows
+        for a model without enough items)."""
         n_models = len(self.models)
         counts = np.stack(
             [np.bincount(self.ranks[:, i] - 1, minlength=n_models) for i in range(n_models)]
         )
-        return counts / self.n_boot
+        shares = counts / self.n_boot
+        shares[self.items < self.min_items] = np.nan
+        return shares
 
-    def interval(self, level: float = 0.95) -> dict[str, tuple[int, int]]:
-        """Return each model's central rank interval covering ``level`` of the resamples."""
+    def interval(self, level: float = 0.95) -> dict[str, tuple[int, int] | None]:
+        """Return each model's central rank interval covering ``level`` of the resamples (None
+        for a model without enough items)."""
         tail = (1.0 - level) / 2.0 * 100.0
         low = np.percentile(self.ranks, tail, axis=0, method="lower")
         high = np.percentile(self.ranks, 100.0 - tail, axis=0, method="higher")
-        return {m: (int(low[i]), int(high[i])) for i, m in enumerate(self.models)}
+        enough = self.estimable()
+        return {m: (int(low[i]), int(high[i])) if enough[m] else None
+                for i, m in enumerate(self.models)}
 
     def share_at_observed_rank(self) -> dict[str, float]:
-        """Return, per model, the share of resamples that reproduce its observed rank."""
+        """Return, per model, the share of resamples that reproduce its observed rank (NaN for
+        a model without enough items)."""
         same = (self.ranks == self.observed[np.newaxis, :]).mean(axis=0)
-        return {m: float(same[i]) for i, m in enumerate(self.models)}
+        enough = self.estimable()
+        return {m: float(same[i]) if enough[m] else float("nan")
+                for i, m in enumerate(self.models)}
 
 
 def scores_array(
@@ -211,6 +228,7 @@ def bootstrap_ranks(
     n_boot: int = 1000,
     seed: int = 0,
     chunk: int = 256,
+    min_items: int | None = None,
 ) -> RankStability:
     """Resample items with replacement ``n_boot`` times and re-rank the models by Borda.
 
@@ -220,7 +238,16 @@ def bootstrap_ranks(
     items as there are, with replacement, from a generator seeded with ``seed`` (same seed,
     same result); per-judge means, Borda points and the mean-score tie-break are recomputed
     for all resamples at once, ``chunk`` at a time.
+
+    A model with fewer than ``min_items`` items under some judge (by default the profile's
+    minimum for a clip bootstrap, :data:`scoring.metrics.analysis.samples.MIN_CLIPS`) gets no
+    stability: see :class:`RankStability`.
     """
+    if min_items is None:
+        # Imported here: the analysis package imports this module (leaderboard).
+        from scoring.metrics.analysis.samples import MIN_CLIPS
+
+        min_items = MIN_CLIPS
     data = np.asarray(scores, dtype=np.float64)
     if data.ndim != 3 or data.shape[1] != len(models):
         raise ValueError("scores must be shaped [judge, model, item] with one row per model")
@@ -246,7 +273,9 @@ def bootstrap_ranks(
         observed = _borda_core(data.mean(axis=2))[2]
     else:
         observed = _borda_core(_own_means(filled, present, np.ones((1, n_items)))[0])[2]
-    return RankStability(models=tuple(models), ranks=ranks, observed=observed)
+    items = present.sum(axis=2).min(axis=0).astype(np.int64)
+    return RankStability(models=tuple(models), ranks=ranks, observed=observed, items=items,
+                         min_items=min_items)
 
 
 def _own_means(filled: FloatArray, present: npt.NDArray[np.bool_], weights: FloatArray

@@ -29,11 +29,12 @@ def llm_server() -> Iterator[FakeChatServer]:
 
 @pytest.fixture
 def llmfacts_settings(settings, llm_server, tmp_path):
-    # Every text gets one fact; every check entails it: LLMFactsF1 = 1 for every pair.
+    # Every text gets one fact and a copy of the prompt's worked example (dropped); every check
+    # entails the one fact: LLMFactsF1 = 1 for every pair.
     llm_server.script(
         {
             "match": ["You split video descriptions"],
-            "responses": [{"content": json.dumps({"facts": [FACT]})}],
+            "responses": [{"content": json.dumps({"facts": [FACT, "Two men wear red coats."]})}],
         },
         {
             "match": ["You check facts"],
@@ -60,7 +61,7 @@ def test_the_profile_page_shows_llmfacts_per_model_and_the_facts_on_request(
         assert job.status == "done", job.errors
     stored = ScoreResult.objects.filter(metric="llmfacts_f1")
     assert stored.exists()
-    assert set(stored.values_list("metric_version", flat=True)) == {"llmfacts-v1+constrained"}
+    assert set(stored.values_list("metric_version", flat=True)) == {"llmfacts-v2+constrained"}
     assert set(stored.values_list("judge_or_backend", flat=True)) == {"page-test-llm"}
 
     client.force_login(personas["researcher"])
@@ -68,7 +69,7 @@ def test_the_profile_page_shows_llmfacts_per_model_and_the_facts_on_request(
     table = page[page.index('id="llmfacts-by-model"'):page.index("Corrected captions")]
     for model in ("Alpha", "Bravo"):
         assert f'data-model="{model}" data-subject="overview"' in table
-    assert "1.000" in table and "llmfacts-v1+constrained" in table
+    assert "1.000" in table and "llmfacts-v2+constrained" in table
 
     overview = stored.filter(subject="overview").first()
     facts = client.get(reverse("profile-llmfacts", args=[scripted.slug, overview.pk]))
@@ -78,6 +79,8 @@ def test_the_profile_page_shows_llmfacts_per_model_and_the_facts_on_request(
     assert "<script>alert" not in body
     assert "It &lt;b&gt;says&lt;/b&gt; so." in body and "entailment" in body
     assert "json_schema" in body
+    assert "2 facts copied from the prompt's worked example dropped before checking." in body
+    assert "red coats" not in body
 
 
 def test_a_result_of_another_study_is_not_found(client, scripted, other_study, personas):

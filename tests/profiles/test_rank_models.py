@@ -61,8 +61,12 @@ def test_borda_points_ranks_and_agreement_are_counted_by_hand(scored):
     # tau-b of (A,B,C,D) = (.9,.8,.7,.6) vs (.7,.75,.5,.6): 4 concordant, 2 discordant pairs.
     assert agreement[0]["kendall_tau"] == pytest.approx((4 - 2) / 6)
     assert agreement[-1]["judge_a"] == "all judges" and 0 < agreement[-1]["kendalls_w"] < 1
-    # One clip: every resample is that clip, so every rank holds.
-    assert all(rows[m]["share_at_rank"] == 1.0 for m in rows)
+    # One common clip: every resample would draw it and every rank would hold (it said 1.0 and
+    # a zero-width rank interval); a stability needs 2 clips, so it is blank and says why.
+    assert all(rows[m]["share_at_rank"] is None for m in rows)
+    assert all(rows[m]["rank_ci_low"] is None and rows[m]["rank_ci_high"] is None for m in rows)
+    assert rows["A"]["stability_note"] == ("not computable: needs at least 2 clips with this "
+                                           "model's scores under every judge (it has 1)")
 
 
 def test_by_default_each_model_is_averaged_over_its_own_clips(scored):
@@ -118,4 +122,14 @@ def test_the_profile_export_and_page_carry_the_leaderboard(
     assert job["judge_agreement"]["rows"][-1]["judge_a"] == "all judges"
     report = client.get(reverse("profile-job-file", args=[scored.slug, job["job"],
                                                           "report.html"]))
-    assert b'id="table-leaderboard"' in b"".join(report.streaming_content)
+    html = b"".join(report.streaming_content).decode()
+    assert 'id="table-leaderboard"' in html
+    # Under e5 every model has one clip: no stability anywhere (before: 1.0 and [r, r]).
+    assert all(row["share_at_rank"] is None and row["rank_ci_low"] is None for row in rows)
+    assert "needs at least 2 clips with this model&#x27;s scores" in html or (
+        "needs at least 2 clips with this model's scores" in html)
+    csv_file = client.get(reverse("profile-job-file", args=[scored.slug, job["job"],
+                                                            "tables/leaderboard.csv"]))
+    table = pd.read_csv(StringIO(b"".join(csv_file.streaming_content).decode()))
+    assert table[["share_at_rank", "rank_ci_low", "rank_ci_high"]].isna().all().all()
+    assert table["stability_note"].str.startswith("not computable: needs at least 2").all()

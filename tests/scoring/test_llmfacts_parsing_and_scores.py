@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +21,15 @@ from scoring.metrics.llmfacts import (
     parse_json_answer,
     parse_labels,
 )
-from scoring.metrics.llmfacts.parsing import AnswerSchemaError, AnswerSyntaxError
+from scoring.metrics.llmfacts.parsing import (
+    MAX_ANSWER_CHARS,
+    MAX_FACT_CHARS,
+    MAX_FACTS,
+    MAX_REASON_CHARS,
+    AnswerSchemaError,
+    AnswerSyntaxError,
+)
+from scoring.metrics.llmfacts.schemas import checking_schema, extraction_schema
 from scoring.metrics.llmfacts.transformers_backend import end_of_first_json_object, end_of_first_repeat
 from tests.conftest import REPO
 
@@ -246,3 +256,73 @@ def test_importing_the_package_loads_neither_django_nor_torch() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert completed.stdout.strip() == "[]"
+
+
+# --- answers bounded by the schema --------------------------------------------------------
+
+
+def test_an_answer_cut_at_the_token_limit_inside_a_string_says_it_was_cut_short() -> None:
+    # SmolLM2 through the local server: 7,250 characters of one fact, never closed.
+    answer = '{"facts": ["A man ' + "and a man " * 724
+    with pytest.raises(AnswerSyntaxError, match="cut short .*Unterminated string"):
+        parse_facts(answer)
+    with pytest.raises(AnswerSyntaxError, match="cut short"):
+        parse_labels('{"labels": [{"fact": 1, "reason": "r", "label": "neutral"}, ', 2)
+
+
+def test_an_answer_longer_than_any_the_schema_allows_is_refused_before_parsing() -> None:
+    answer = json.dumps({"facts": ["x" * 100] * 10}) + " " * MAX_ANSWER_CHARS
+    assert len(answer.strip()) < MAX_ANSWER_CHARS  # whitespace around it does not count
+    parse_facts(answer)
+    huge = json.dumps({"facts": ["A cat sleeps."] * 4_000})
+    with pytest.raises(AnswerSyntaxError, match="more than any answer the schema allows"):
+        parse_facts(huge)
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (json.dumps({"facts": ["x" * (MAX_FACT_CHARS + 1)]}),
+         f"fact 1 is {MAX_FACT_CHARS + 1} characters long; at most {MAX_FACT_CHARS}"),
+        (json.dumps({"facts": ["A cat sleeps."] * (MAX_FACTS + 1)}),
+         f"lists {MAX_FACTS + 1} facts; at most {MAX_FACTS}"),
+    ],
+)
+def test_an_oversized_extraction_is_a_schema_error_naming_the_bound(answer: str,
+                                                                    message: str) -> None:
+    with pytest.raises(AnswerSchemaError, match=re.escape(message)):
+        parse_facts(answer)
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (json.dumps({"labels": [{"fact": 1, "reason": "r" * (MAX_REASON_CHARS + 1),
+                                 "label": "neutral"}]}),
+         f"fact 1: the reason is {MAX_REASON_CHARS + 1} characters long; at most "
+         f"{MAX_REASON_CHARS}"),
+        (json.dumps({"labels": [{"fact": n, "reason": "r", "label": "neutral"}
+                                for n in (1, 1, 1)]}), "the answer has 3 labels for 1 facts"),
+        (json.dumps({"labels": [{"fact": 1, "reason": "r", "label": "entailment" * 50}]}),
+         "label 'entailmententailment"),
+    ],
+)
+def test_an_oversized_checking_answer_is_a_schema_error_naming_the_bound(answer: str,
+                                                                         message: str) -> None:
+    with pytest.raises(AnswerSchemaError, match=re.escape(message)) as refused:
+        parse_labels(answer, 1)
+    assert len(str(refused.value)) < 200  # an oversized value is not repeated whole
+
+
+def test_the_schemas_carry_the_parsers_bounds() -> None:
+    extraction = extraction_schema()["properties"]["facts"]
+    assert extraction["maxItems"] == MAX_FACTS
+    assert extraction["items"]["maxLength"] == MAX_FACT_CHARS
+    checking = checking_schema(3)["properties"]["labels"]
+    assert checking["minItems"] == checking["maxItems"] == 3 and checking["items"] is False
+    entry = checking["prefixItems"][0]["properties"]
+    assert entry["reason"]["maxLength"] == MAX_REASON_CHARS
+    assert entry["label"] == {"enum": ["entailment", "contradiction", "neutral"]}
+    # The longest answer the extraction schema allows still parses.
+    longest = json.dumps({"facts": ['"' * MAX_FACT_CHARS] * MAX_FACTS})
+    assert len(parse_facts(longest)) == MAX_FACTS

@@ -237,3 +237,38 @@ def test_extract_facts_uses_the_process_cache_by_default() -> None:
     assert extract_facts("A hen clucks.", backend) == ("A hen clucks.",)
     assert extract_facts("A hen clucks.", backend) == ("A hen clucks.",)
     assert len(backend.calls) == 1
+
+
+# --- facts copied from the prompt's worked example ------------------------------------------
+
+
+def copying_model(stage: str, text: str, messages: Sequence[Message]) -> str:
+    """A small model that adds the worked example's facts to every extraction (as SmolLM2 did
+    in 7 of 24 extractions: "two men in red coats" in captions without any)."""
+    if stage == "extraction":
+        own = [f"{part.strip()}." for part in text.split(".") if part.strip()]
+        return facts_answer(*own, "Two men wear red coats.", "two men open a door")
+    return simple_model(stage, text, messages)
+
+
+def test_facts_copied_from_the_prompts_example_are_dropped_and_counted() -> None:
+    backend = ScriptedBackend(copying_model)
+    result = llmfacts_f1("A cat sleeps. A dog barks.", "A cat sleeps.", backend,
+                         cache=ResultCache())
+    assert result.a_to_b.facts == ("A cat sleeps.", "A dog barks.")
+    assert result.b_to_a.facts == ("A cat sleeps.",)
+    assert result.example_facts_dropped == 4  # two per text
+    # Before: the copies were checked as facts of the text and counted as neutral.
+    assert result.scores.ent_ab == 0.5 and result.scores.ent_ba == 1.0
+    stored = json.loads(json.dumps(result.to_dict()))
+    assert stored["diagnostics"] == {"example_facts_dropped": 4}
+    assert LLMFactsResult.from_dict(stored) == result
+
+
+def test_an_example_fact_that_the_text_states_is_kept() -> None:
+    backend = ScriptedBackend(copying_model)
+    result = llmfacts_f1("Two men open a door.", "A cat sleeps.", backend, cache=ResultCache())
+    # "Two men open a door." is the text's own fact; "two men open a door" restates it (kept,
+    # as every word is in the text); only the red coats are the example's.
+    assert result.a_to_b.facts == ("Two men open a door.", "two men open a door")
+    assert result.example_facts_dropped == 1 + 2

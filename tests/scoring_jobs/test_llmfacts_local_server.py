@@ -77,4 +77,4 @@ def test_a_server_killed_mid_job_leaves_the_job_resumable(
     for name, mtime in answers_before.items():
         assert (cache / name).stat().st_mtime_ns == mtime
     versions = set(ScoreResult.objects.values_list("metric_version", flat=True))
-    assert versions == {"llmfacts-v1+constrained"}
+    assert versions == {"llmfacts-v2+constrained"}

@@ -24,7 +24,11 @@ class Command(BaseCommand):
                             help="gap between two models to separate, points (10)")
         parser.add_argument("--share", type=float, default=0.9,
                             help="share of simulated studies that must reach it (0.9)")
-        parser.add_argument("--simulations", type=int, default=400)
+        parser.add_argument("--simulations", type=int, default=400,
+                            help="simulated studies of the search, the same for every size (400)")
+        parser.add_argument("--verifications", type=int, default=4_000,
+                            help="independent simulated studies that verify the size found "
+                            "(4000)")
         parser.add_argument("--captions-per-annotator", type=int, default=200)
         parser.add_argument("--overlap", type=float, default=0.0,
                             help="share of captions annotated twice (0)")
@@ -36,10 +40,12 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"No study with slug {options['study']!r}.")
         if not (options["half_width"] > 0 and options["gap"] > 0 and 0 < options["share"] < 1
-                and options["simulations"] >= 10 and options["captions_per_annotator"] >= 1
+                and options["simulations"] >= 10 and options["verifications"] >= 100
+                and options["captions_per_annotator"] >= 1
                 and options["overlap"] >= 0):
             raise CommandError("--half-width and --gap must be > 0, --share between 0 and 1, "
-                               "--simulations at least 10, --captions-per-annotator at least 1, "
+                               "--simulations at least 10, --verifications at least 100, "
+                               "--captions-per-annotator at least 1, "
                                "--overlap at least 0.")
         try:
             captions, _ = tidy_tables(study)
@@ -47,7 +53,8 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         settings = PlanSettings(
             half_width_pts=options["half_width"], gap_pts=options["gap"], share=options["share"],
-            simulations=options["simulations"], seed=options["seed"],
+            simulations=options["simulations"], verifications=options["verifications"],
+            seed=options["seed"],
             captions_per_annotator=options["captions_per_annotator"], overlap=options["overlap"])
         table = plan_study(captions, settings)
         if options["format"] == "json":

@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
-from scoring.metrics.analysis.samples import MIN_GROUP, clip_weights, excludes_zero, needs_group
+from scoring.metrics.analysis.samples import (
+    MIN_GROUP,
+    POINTS,
+    blank_on_few_clips,
+    clip_weights,
+    excludes_zero,
+    needs_group,
+)
 from scoring.metrics.analysis.stats import (
     ALPHA,
     clopper_pearson,
@@ -106,7 +113,8 @@ def rejection_by_exposure(
     weights = clip_weights(len(clips), resamples, rng_for(seed, "rejection_by_exposure"))
     overview_rates = ratio_resamples(weights, overview_top, overview_bottom)
     window_rates = ratio_resamples(weights, window_top, window_bottom)
-    window_low, window_high = percentile_interval(window_rates, alpha)
+    window_low, window_high = blank_on_few_clips(*percentile_interval(window_rates, alpha),
+                                                 window_bottom)
     overview_diff_low, overview_diff_high = percentile_interval(
         overview_rates[:, 1::2] - overview_rates[:, 0::2], alpha)
     window_diff_low, window_diff_high = percentile_interval(
@@ -133,7 +141,8 @@ def rejection_by_exposure(
         for part in ("difference_pts", "difference_ci_low", "difference_ci_high"):
             table.loc[small, f"{unit}_{part}"] = np.nan
         table[f"{unit}_difference_excludes_zero"] = excludes_zero(
-            table[f"{unit}_difference_ci_low"], table[f"{unit}_difference_ci_high"])
+            table[f"{unit}_difference_ci_low"], table[f"{unit}_difference_ci_high"],
+            full_scale=POINTS)
     table["difference_note"] = notes
     return table
 

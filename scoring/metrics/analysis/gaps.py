@@ -27,7 +27,14 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import codes, models_for
-from scoring.metrics.analysis.samples import MIN_CLIPS, clip_weights, estimable, excludes_zero
+from scoring.metrics.analysis.samples import (
+    MIN_CLIPS,
+    POINTS,
+    clip_weights,
+    estimable,
+    excludes_zero,
+    snap_to_zero,
+)
 from scoring.metrics.analysis.stats import (
     ALPHA,
     clip_sums,
@@ -153,7 +160,7 @@ def pairwise_gaps(
     low, high = percentile_interval(100 * (raw[:, left] - raw[:, right]), level)
 
     adjusted_weights = clip_weights(len(clips), adjusted_resamples,
-                                            rng_for(seed, "pairwise_gaps_adjusted"))
+                                    rng_for(seed, "pairwise_gaps_adjusted"))
     if len(clips):
         point = adjusted_model_effects(paired, models, np.ones((1, len(clips))), clips, raters)[0]
     else:
@@ -165,9 +172,12 @@ def pairwise_gaps(
     adjusted_low, adjusted_high = percentile_interval(
         100 * (effects[:, left] - effects[:, right]), level)
     identified = np.array(identified_pairs(paired, models, clips, pairs, raters), dtype=bool)
-    adjusted_gap = np.where(identified, 100 * (point[left] - point[right]), np.nan)
-    adjusted_low = np.where(identified, adjusted_low, np.nan)
-    adjusted_high = np.where(identified, adjusted_high, np.nan)
+    # The refit's pseudo-inverse leaves rounding errors (-1.9e-14 where the gap is 0): they are
+    # written as 0 and carry no flag (samples: a flag needs a clear margin).
+    adjusted_gap = snap_to_zero(np.where(identified, 100 * (point[left] - point[right]), np.nan),
+                                full_scale=POINTS)
+    adjusted_low = snap_to_zero(np.where(identified, adjusted_low, np.nan), full_scale=POINTS)
+    adjusted_high = snap_to_zero(np.where(identified, adjusted_high, np.nan), full_scale=POINTS)
     note = np.where(identified, "", "not computable: needs the model effects told apart from "
                     "the annotators' (more clips, or annotators who saw several models)")
 
@@ -180,11 +190,11 @@ def pairwise_gaps(
         "gap_pts": 100 * (rates[left] - rates[right]),
         "ci_low": low,
         "ci_high": high,
-        "separates": excludes_zero(low, high),
+        "separates": excludes_zero(low, high, full_scale=POINTS),
         "adjusted_gap_pts": adjusted_gap,
         "adjusted_ci_low": adjusted_low,
         "adjusted_ci_high": adjusted_high,
-        "adjusted_separates": excludes_zero(adjusted_low, adjusted_high),
+        "adjusted_separates": excludes_zero(adjusted_low, adjusted_high, full_scale=POINTS),
         "adjusted_note": note,
         "comparisons": len(pairs),
     })

@@ -22,13 +22,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from scoring.metrics.analysis.samples import MIN_CLIPS
 from scoring.metrics.ranking import bootstrap_ranks, borda, kendall_tau, kendalls_w
 
 SCORE_COLUMNS = ("clip", "model", "judge", "value")
 #: The leaderboard's columns besides the per-judge ``mean_<judge>`` / ``rank_<judge>``: an empty
 #: leaderboard (nothing scored) still has them, so its CSV has a header.
 LEADERBOARD_COLUMNS = ("rank", "model", "points", "mean_score", "clips", "share_at_rank",
-                       "rank_ci_low", "rank_ci_high")
+                       "rank_ci_low", "rank_ci_high", "stability_note")
 AGREEMENT_COLUMNS = ("judge_a", "judge_b", "kendall_tau", "kendalls_w")
 ClipRule = Literal["own", "common"]
 CLIP_RULES: tuple[str, ...] = ("own", "common")
@@ -63,9 +64,13 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
     ``common`` the clips every model has), and stability over ``resamples`` bootstrap resamples
     of the clips: share_at_rank (how often the model keeps its rank) and rank_ci_low /
     rank_ci_high (central 95% of its ranks; under ``own`` a resample's means are over the drawn
-    clips each model has). Agreement: Kendall's tau-b for each pair of judges, then one row
-    "all judges" with Kendall's W (NaN with fewer than two models). Both empty without a scored
-    clip (``common``: without a common clip). Judges in ``lower_better`` (an imported defect
+    clips each model has). A model scored on fewer than
+    :data:`~scoring.metrics.analysis.samples.MIN_CLIPS` clips (under some judge) has no
+    stability: its share and interval are blank and ``stability_note`` says what it needs (on
+    one clip every resample draws that clip, so every rank would look certain). Agreement:
+    Kendall's tau-b for each pair of judges, then one row "all judges" with Kendall's W (NaN
+    with fewer than two models). Both empty without a scored clip (``common``: without a
+    common clip). Judges in ``lower_better`` (an imported defect
     count...) rank low values first: their values are negated for ranking, agreement and
     mean_score, and ``mean_<judge>`` shows their own (unnegated) mean.
     """
@@ -88,7 +93,7 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
     means = {judge: dict(zip(models, judge_means[j].tolist(), strict=True))
              for j, judge in enumerate(judges)}
     rows = {row.model: row for row in borda(means)}
-    stability = bootstrap_ranks(array, models, n_boot=resamples, seed=seed)
+    stability = bootstrap_ranks(array, models, n_boot=resamples, seed=seed, min_items=MIN_CLIPS)
     interval = stability.interval()
     kept = stability.share_at_observed_rank()
     table = pd.DataFrame({
@@ -102,8 +107,14 @@ def leaderboard(scores: pd.DataFrame, *, resamples: int = 1000, seed: int = 0,
         table[f"rank_{judge}"] = [int(ranked[m]) for m in models]
     table["clips"] = present.any(axis=0).sum(axis=1)
     table["share_at_rank"] = [kept[m] for m in models]
-    table["rank_ci_low"] = [interval[m][0] for m in models]
-    table["rank_ci_high"] = [interval[m][1] for m in models]
+    table["rank_ci_low"] = pd.array([bounds[0] if (bounds := interval[m]) else pd.NA
+                                     for m in models], dtype="Int64")
+    table["rank_ci_high"] = pd.array([bounds[1] if (bounds := interval[m]) else pd.NA
+                                      for m in models], dtype="Int64")
+    table["stability_note"] = [
+        "" if interval[m] else (f"not computable: needs at least {MIN_CLIPS} clips with this "
+                                f"model's scores under every judge (it has {stability.items[i]})")
+        for i, m in enumerate(models)]
     table = table.sort_values("rank", ignore_index=True)
     agreement = [{"judge_a": a, "judge_b": b, "kendall_tau": tau, "kendalls_w": np.nan}
                  for (a, b), tau in kendall_tau(means).items()]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes
-from scoring.metrics.analysis.samples import clip_weights
+from scoring.metrics.analysis.samples import MIN_CLIPS, clip_weights
 from scoring.metrics.analysis.stats import (
     ALPHA,
     ClipAUC,
@@ -107,12 +107,16 @@ def metric_auc(
         auc = ClipAUC(values, accepted, caption_clip, len(clips), higher_accepts=higher)
         pooled, same_clip = auc.resampled(weights)
         low, high = percentile_interval(pooled, alpha)
+        if len(np.unique(caption_clip[has])) < MIN_CLIPS:  # samples: one clip of its own
+            low = high = np.asarray(np.nan)
         kind = reference_set(name)
         if kind in LEAVE_OUT_SETS:
             matched_row = _leave_out_matched(pairs[pairs["score"] == name], clips, weights,
                                              higher, alpha)
         else:
             matched_low, matched_high = percentile_interval(same_clip, alpha)
+            if auc.matched_clips() < MIN_CLIPS:
+                matched_low = matched_high = np.asarray(np.nan)
             matched_row = {
                 "matched_pairs": int(auc.n_accepted @ auc.n_rejected),
                 "matched_clips": auc.matched_clips(), "auc_matched": auc.matched_auc(),
@@ -149,6 +153,8 @@ def _leave_out_matched(pairs: pd.DataFrame, clips: pd.Index, weights: np.ndarray
     per_clip = clip_sums(codes, np.column_stack([wins, np.ones_like(wins)]), len(clips))
     resampled = ratio_resamples(weights, per_clip[:, :1], per_clip[:, 1:])[:, 0]
     low, high = percentile_interval(resampled, alpha)
+    if len(np.unique(codes)) < MIN_CLIPS:
+        low = high = np.asarray(np.nan)
     return {"matched_pairs": int(len(wins)), "matched_clips": int(len(np.unique(codes))),
             "auc_matched": float(wins.mean()), "matched_ci_low": float(low),
             "matched_ci_high": float(high)}

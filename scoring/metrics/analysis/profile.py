@@ -149,9 +149,10 @@ TABLE_CAPTIONS: dict[str, str] = {
         "Table 15. Pairwise gaps in overview intervention rate (model_a minus model_b, points) "
         "on the paired subset. Raw: paired bootstrap over clips. Adjusted: additive model with "
         "annotator and clip effects refitted in each clip-bootstrap resample. Intervals "
-        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero (never on "
-        "a zero-width interval); an adjusted gap the additive model cannot identify (models "
-        "and annotators coincide) is blank, adjusted_note saying so. Needs 2 paired clips."),
+        "Bonferroni-corrected over all pairs; 'separates' = the interval excludes zero by a clear "
+        "margin (never on a zero-width interval, nor on a bound within 1e-7 points of 0); an "
+        "adjusted gap the additive model cannot identify (models and annotators coincide) is "
+        "blank, adjusted_note saying so. Needs 2 paired clips."),
     "leaderboard": (
         "Leaderboard of the judge ensemble (CLIP-CC-Bench's Borda): each embedding judge ranks "
         "the models by their mean per-clip score (by default HM-CF of the model's overview "
@@ -162,8 +163,9 @@ TABLE_CAPTIONS: dict[str, str] = {
         "model's mean under a judge is over its own scored clips, as the paper and "
         "CLIP-CC-Bench average ('own clips'; clips = that model's count); the common-clips "
         "variant (export option --leaderboard-clips common) counts only clips scored for every "
-        "model under every judge ('common clips'). Stability: share of clip-bootstrap resamples in which the model "
-        "keeps its rank, and the central 95% of its ranks (at most 2,000 resamples)."),
+        "model under every judge ('common clips'). Stability: share of clip-bootstrap resamples "
+        "in which the model keeps its rank, and the central 95% of its ranks (at most 2,000 "
+        "resamples); blank for a model scored on fewer than 2 clips, stability_note saying so."),
     "judge_agreement": (
         "Inter-judge agreement on the leaderboard's per-judge means: Kendall's tau-b for each "
         "pair of judges (1 = same order, -1 = reversed) and Kendall's W across all judges "
@@ -194,7 +196,10 @@ TABLE_CAPTIONS: dict[str, str] = {
         "90% of studies simulated by resampling the pilot every model's rejection rate has a "
         "95% Clopper-Pearson interval within +-5 points, and each pair of models with a true "
         "gap of 10 points is separated (paired interval over clips, Bonferroni over all pairs); "
-        "reached_share = that share at the planned size; the last row takes the largest need "
+        "every size is judged on the same simulated studies, and the size found is verified on "
+        "4,000 independent ones: reached_share = the verified share at the planned size (never "
+        "below the target), reached_share_se its Monte-Carlo standard error; the last row takes "
+        "the largest need "
         "and states the assumptions (manage.py plan_study sets other targets)."),
 }
 

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from scoring.metrics.analysis.common import clip_codes, codes, models_for
-from scoring.metrics.analysis.samples import clip_weights, excludes_zero
+from scoring.metrics.analysis.samples import POINTS, blank_on_few_clips, clip_weights, excludes_zero
 from scoring.metrics.analysis.stats import (
     ALPHA,
     bonferroni,
@@ -190,13 +190,15 @@ def difficulty_penalty(
                  for numerator, denominator in sides]
         resampled = [_rates(weights @ numerator, weights @ denominator)
                      for numerator, denominator in sides]
-        low, high = percentile_interval(100 * (resampled[0] - resampled[1]), alpha)
+        low, high = blank_on_few_clips(
+            *percentile_interval(100 * (resampled[0] - resampled[1]), alpha),
+            sides[0][1], sides[1][1])
         table[f"{name}_difficult_pct"] = 100 * rates[0]
         table[f"{name}_easy_pct"] = 100 * rates[1]
         table[f"{name}_penalty_pts"] = 100 * (rates[0] - rates[1])
         table[f"{name}_ci_low"] = low
         table[f"{name}_ci_high"] = high
-        table[f"{name}_excludes_zero"] = excludes_zero(low, high)
+        table[f"{name}_excludes_zero"] = excludes_zero(low, high, full_scale=POINTS)
         table[f"{name}_difficult_captions"] = sides[0][1].sum(axis=0).astype(int)
         table[f"{name}_easy_captions"] = sides[1][1].sum(axis=0).astype(int)
     if contrasts:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.metrics.analysis.common import clip_codes, codes, count_table, models_for, pct
-from scoring.metrics.analysis.samples import clip_weights
+from scoring.metrics.analysis.samples import blank_on_few_clips, clip_weights
 from scoring.metrics.analysis.stats import (
     ALPHA,
     binomial_expected,
@@ -116,7 +116,9 @@ def _correct_window(captions: pd.DataFrame, windows: pd.DataFrame, models: list[
     numerators = clip_sums(window_clip, by_model * accepted[:, None], len(clips))
     denominators = clip_sums(window_clip, by_model, len(clips))
     weights = clip_weights(len(clips), resamples, rng_for(seed, "correct_window"))
-    low, high = percentile_interval(ratio_resamples(weights, numerators, denominators), alpha)
+    low, high = blank_on_few_clips(
+        *percentile_interval(ratio_resamples(weights, numerators, denominators), alpha),
+        denominators)
     total = denominators.sum(axis=0)
     return pd.DataFrame({
         "windows": total.astype(int),

@@ -15,6 +15,16 @@ One place for every table (docs/profile-tables.md, "Minimum samples", says the s
 - **A flag ("separates", "excludes zero") is set only on a non-degenerate interval**: finite
   bounds and a width above :data:`MIN_WIDTH` (:func:`excludes_zero`). A zero-width interval
   (one clip, or every resample equal) carries no flag.
+- **A flag needs a clear margin**: the bound nearer zero must lie beyond :data:`FLAG_RTOL`
+  times the table's full scale (:data:`POINTS` for points and percentages) from zero. A bound
+  of -1.9e-14 points is a rounding error of a refit, not evidence: it carries no flag, and
+  :func:`snap_to_zero` writes it as 0.
+- **Each row's clip bootstrap needs** :data:`MIN_CLIPS` **clips of its own** too: a model
+  whose windows (or whose difficult or easy captions) lie on one clip gets no interval
+  (:func:`blank_on_few_clips`), though the study has more clips.
+- **A rank stability needs** :data:`MIN_CLIPS` **clips of the model's own** (the leaderboard's
+  share at rank and rank interval, :func:`scoring.metrics.ranking.bootstrap_ranks`): below it
+  they are blank and ``stability_note`` says why.
 
 :func:`flag_intervals` names each flag column of a table and the interval it reads, so a test
 can check every flag of every table against its interval.
@@ -32,8 +42,24 @@ MIN_CLIPS = 2
 MIN_GROUP = 5
 #: Narrowest interval (in the table's unit) that can carry a flag; narrower is degenerate.
 MIN_WIDTH = 1e-9
+#: Full scale of a table in points or percentages (0-100): what :data:`FLAG_RTOL` is relative to.
+POINTS = 100.0
+#: Margin a flag needs, relative to the table's full scale: a bound within
+#: ``FLAG_RTOL * full_scale`` of zero counts as zero (1e-7 points). Far below any real gap
+#: (100 / clips points at the least) and far above floating-point noise (about 1e-14 points).
+FLAG_RTOL = 1e-9
 #: Relative tolerance of the identifiability check of a contrast.
 _ESTIMABLE_RTOL = 1e-8
+
+#: The rules in one sentence each, for the notes of report.html and the manifest.
+SAMPLES_NOTE = (
+    f"Minimum samples: no clip-bootstrap interval over fewer than {MIN_CLIPS} clips (a rank "
+    f"stability needs {MIN_CLIPS} clips of the model's own); a flag (separates, "
+    f"*_excludes_zero) only on an interval wider than {MIN_WIDTH:g} whose bound nearer zero "
+    f"lies more than {FLAG_RTOL:g} of the table's full scale from it ({FLAG_RTOL * POINTS:g} "
+    f"points; closer is rounding error, written as 0); a comparison of groups needs "
+    f"{MIN_GROUP} captions in each group; an adjusted gap the additive model cannot identify "
+    f"is blank. docs/profile-tables.md, 'Minimum samples', says why.")
 
 #: Flags whose interval is not named after them: flag -> (low column, high column).
 _NAMED_FLAGS: dict[str, tuple[str, str]] = {
@@ -66,6 +92,24 @@ def clip_weights(n_clips: int, resamples: int, rng: np.random.Generator) -> np.n
     return weights
 
 
+def on_few_clips(denominators: np.ndarray) -> np.ndarray:
+    """True for each column of per-clip denominators (clips x rows: a row's units on each clip)
+    whose units lie on fewer than :data:`MIN_CLIPS` clips: the row's clip-bootstrap interval
+    would resample one clip of its own, so it is not computed."""
+    return np.asarray((np.asarray(denominators) > 0).sum(axis=0) < MIN_CLIPS)
+
+
+def blank_on_few_clips(low: np.ndarray, high: np.ndarray, *denominators: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``low`` and ``high`` with NaN for every row that some ``denominators`` (clips x
+    rows) puts on fewer than :data:`MIN_CLIPS` clips (:func:`on_few_clips`)."""
+    few = np.zeros(np.shape(low), dtype=bool)
+    for counts in denominators:
+        few |= on_few_clips(counts)
+    return (np.where(few, np.nan, np.asarray(low, dtype=float)),
+            np.where(few, np.nan, np.asarray(high, dtype=float)))
+
+
 def degenerate(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """True where an interval is missing, infinite or narrower than :data:`MIN_WIDTH`."""
     low = np.asarray(low, dtype=float)
@@ -74,12 +118,28 @@ def degenerate(low: np.ndarray, high: np.ndarray) -> np.ndarray:
         return np.asarray(~np.isfinite(low) | ~np.isfinite(high) | (high - low <= MIN_WIDTH))
 
 
-def excludes_zero(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """True where a non-degenerate interval lies wholly above or below zero."""
+def flag_margin(full_scale: float) -> float:
+    """Return how far from zero a bound must lie to carry a flag, in the table's unit."""
+    return FLAG_RTOL * full_scale
+
+
+def excludes_zero(low: np.ndarray, high: np.ndarray, *, full_scale: float) -> np.ndarray:
+    """True where a non-degenerate interval lies wholly above or below zero by a clear margin
+    (:func:`flag_margin` of the table's ``full_scale``, :data:`POINTS` for points)."""
     low = np.asarray(low, dtype=float)
     high = np.asarray(high, dtype=float)
+    margin = flag_margin(full_scale)
     with np.errstate(invalid="ignore"):
-        return np.asarray(~degenerate(low, high) & ((low > 0) | (high < 0)))
+        return np.asarray(~degenerate(low, high) & ((low > margin) | (high < -margin)))
+
+
+def snap_to_zero(values: np.ndarray, *, full_scale: float) -> np.ndarray:
+    """Return ``values`` with those within :func:`flag_margin` of zero set to exactly 0 (a
+    refit's rounding error shown as what it is); NaN stays NaN."""
+    values = np.array(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        values[np.abs(values) <= flag_margin(full_scale)] = 0.0
+    return values
 
 
 def needs_group(sizes: dict[str, int], clips: dict[str, int], min_group: int = MIN_GROUP) -> str:

@@ -17,6 +17,18 @@ from typing import Any, Final, Literal, cast, get_args
 Label = Literal["entailment", "contradiction", "neutral"]
 LABELS: Final[tuple[Label, ...]] = get_args(Label)
 
+MAX_FACTS: Final = 64
+"""The most facts one extraction may list (the paper's longest references give about 40)."""
+MAX_FACT_CHARS: Final = 200
+"""The longest fact, in characters."""
+MAX_REASON_CHARS: Final = 300
+"""The longest reason of a label, in characters (the paper's published answers reach 163)."""
+# The most characters an answer the schemas allow can take: every string at its limit with
+# each character escaped (doubled), plus the JSON around each item with room for indentation.
+# A longer answer ran past the schema (a server that does not enforce string lengths) and is
+# refused before it is parsed.
+MAX_ANSWER_CHARS: Final = MAX_FACTS * (2 * max(MAX_FACT_CHARS, MAX_REASON_CHARS) + 128) + 128
+
 # The whole answer is one fenced block; a language tag such as "json" may follow the fence.
 _FENCED = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\n(?P<body>.*?)\n?[ \t]*```\Z", re.DOTALL)
 
@@ -50,6 +62,10 @@ def parse_json_answer(answer: str) -> Any:
     stripped = answer.strip()
     if not stripped:
         raise AnswerSyntaxError("the answer is empty")
+    if len(stripped) > MAX_ANSWER_CHARS:
+        raise AnswerSyntaxError(
+            f"the answer is {len(stripped):,} characters long, more than any answer the schema "
+            f"allows ({MAX_ANSWER_CHARS:,})")
     fenced = _FENCED.match(stripped)
     body = fenced.group("body") if fenced else stripped
     try:
@@ -59,6 +75,10 @@ def parse_json_answer(answer: str) -> Any:
             object_pairs_hook=_refuse_duplicate_keys,
         )
     except json.JSONDecodeError as error:
+        if error.pos >= len(body.rstrip()) - 1 or error.msg.startswith("Unterminated string"):
+            raise AnswerSyntaxError(
+                f"the answer is cut short ({error.msg} at character {error.pos} of "
+                f"{len(body)}): it ran to the token limit?") from error
         raise AnswerSyntaxError(str(error)) from error
 
 
@@ -74,14 +94,20 @@ def _object_with_list(value: Any, key: str) -> list[Any]:
 def parse_facts(answer: str) -> tuple[str, ...]:
     """Return the facts of an extraction answer ``{"facts": [str, ...]}``, in order, trimmed.
 
-    Other keys of the object are ignored. An empty list is valid (a text with no facts). Raises
-    :class:`AnswerSyntaxError` or :class:`AnswerSchemaError`.
+    Other keys of the object are ignored. An empty list is valid (a text with no facts). The
+    schema's bounds hold: at most :data:`MAX_FACTS` facts of at most :data:`MAX_FACT_CHARS`
+    characters each. Raises :class:`AnswerSyntaxError` or :class:`AnswerSchemaError`.
     """
     items = _object_with_list(parse_json_answer(answer), "facts")
+    if len(items) > MAX_FACTS:
+        raise AnswerSchemaError(f"the answer lists {len(items)} facts; at most {MAX_FACTS}")
     facts: list[str] = []
     for position, item in enumerate(items, start=1):
         if not isinstance(item, str) or not item.strip():
-            raise AnswerSchemaError(f"fact {position} is not a non-empty string: {item!r}")
+            raise AnswerSchemaError(f"fact {position} is not a non-empty string: {_short(item)}")
+        if len(item) > MAX_FACT_CHARS:
+            raise AnswerSchemaError(
+                f"fact {position} is {len(item)} characters long; at most {MAX_FACT_CHARS}")
         facts.append(item.strip())
     return tuple(facts)
 
@@ -91,10 +117,13 @@ def parse_labels(answer: str, fact_count: int) -> tuple[tuple[Label, str], ...]:
 
     The answer must be ``{"labels": [{"fact": int, "reason": str, "label": str}, ...]}`` with
     every fact number from 1 to ``fact_count`` exactly once and every label one of
-    :data:`LABELS`; other keys are ignored. Raises :class:`AnswerSyntaxError` or
-    :class:`AnswerSchemaError` naming the first problem found.
+    :data:`LABELS`, every reason at most :data:`MAX_REASON_CHARS` characters; other keys are
+    ignored. Raises :class:`AnswerSyntaxError` or :class:`AnswerSchemaError` naming the first
+    problem found.
     """
     items = _object_with_list(parse_json_answer(answer), "labels")
+    if len(items) > fact_count:
+        raise AnswerSchemaError(f"the answer has {len(items)} labels for {fact_count} facts")
     by_fact: dict[int, tuple[Label, str]] = {}
     for position, item in enumerate(items, start=1):
         if not isinstance(item, dict):
@@ -112,11 +141,15 @@ def parse_labels(answer: str, fact_count: int) -> tuple[tuple[Label, str], ...]:
         label = item.get("label")
         if label not in LABELS:
             raise AnswerSchemaError(
-                f"fact {number}: label {label!r} is not one of {', '.join(LABELS)}"
+                f"fact {number}: label {_short(label)} is not one of {', '.join(LABELS)}"
             )
         reason = item.get("reason")
         if not isinstance(reason, str):
-            raise AnswerSchemaError(f'fact {number}: "reason" must be a string, got {reason!r}')
+            raise AnswerSchemaError(
+                f'fact {number}: "reason" must be a string, got {_short(reason)}')
+        if len(reason) > MAX_REASON_CHARS:
+            raise AnswerSchemaError(f"fact {number}: the reason is {len(reason)} characters "
+                                    f"long; at most {MAX_REASON_CHARS}")
         by_fact[number] = (cast(Label, label), reason.strip())
     missing = [number for number in range(1, fact_count + 1) if number not in by_fact]
     if missing:
@@ -126,3 +159,9 @@ def parse_labels(answer: str, fact_count: int) -> tuple[tuple[Label, str], ...]:
 
 def _numbers(numbers: Sequence[int]) -> str:
     return ", ".join(str(number) for number in numbers)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (an oversized answer stays readable)."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[:limit] + "..."

@@ -35,6 +35,7 @@ from .prompts import (
     PROMPT_VERSION,
     Message,
     checking_messages,
+    copied_from_example,
     extraction_messages,
     repair_messages,
 )
@@ -94,6 +95,9 @@ class LLMFactsResult:
     model_id: str
     prompt_version: str
     answer_mode: str = UNCONSTRAINED
+    #: Facts the model copied from the prompt's worked example into text A's or B's facts,
+    #: dropped before checking (:func:`~scoring.metrics.llmfacts.prompts.copied_from_example`).
+    example_facts_dropped: int = 0
 
     @property
     def llmfacts_f1(self) -> float:
@@ -123,6 +127,7 @@ class LLMFactsResult:
             "answer_mode": self.answer_mode,
             "a_to_b": direction(self.a_to_b),
             "b_to_a": direction(self.b_to_a),
+            "diagnostics": {"example_facts_dropped": self.example_facts_dropped},
             "scores": {
                 "ent_ab": self.scores.ent_ab,
                 "cont_ab": self.scores.cont_ab,
@@ -147,6 +152,8 @@ class LLMFactsResult:
             model_id=data["model_id"],
             prompt_version=data["prompt_version"],
             answer_mode=data.get("answer_mode", UNCONSTRAINED),
+            example_facts_dropped=int(
+                data.get("diagnostics", {}).get("example_facts_dropped", 0)),
         )
 
 
@@ -159,7 +166,7 @@ def answer_mode(backend: ChatBackend) -> str:
 
 def method_version(backend: ChatBackend) -> str:
     """The prompt version and whether answers were schema-constrained, e.g.
-    ``"llmfacts-v1+constrained"`` or ``"llmfacts-v1+repair"``: what results are stored under."""
+    ``"llmfacts-v2+constrained"`` or ``"llmfacts-v2+repair"``: what results are stored under."""
     constrained = answer_mode(backend) != UNCONSTRAINED
     return f"{PROMPT_VERSION}+{'constrained' if constrained else 'repair'}"
 
@@ -176,13 +183,25 @@ def _direction_from_dict(data: dict[str, Any]) -> DirectionResult:
 def extract_facts(
     text: str, backend: ChatBackend, *, cache: ResultCache | None = None
 ) -> tuple[str, ...]:
-    """The atomic facts of ``text``, as the model extracts them (cached).
+    """The atomic facts of ``text``, as the model extracts them (cached), without facts copied
+    from the prompt's worked example (:func:`extract_facts_counted` counts those).
 
     A blank text has no facts and costs no call. Raises :class:`LLMFactsError`.
     ``cache=None`` uses the process-wide in-memory cache.
     """
+    return extract_facts_counted(text, backend, cache=cache)[0]
+
+
+def extract_facts_counted(
+    text: str, backend: ChatBackend, *, cache: ResultCache | None = None
+) -> tuple[tuple[str, ...], int]:
+    """(facts of ``text``, how many facts copied from the prompt's worked example were dropped).
+
+    The model's answer is cached as it was given; the copies are dropped after, so the rule can
+    be read off every cached answer.
+    """
     if not text.strip():
-        return ()
+        return (), 0
 
     def ask() -> list[str]:
         return list(
@@ -190,7 +209,9 @@ def extract_facts(
         )
 
     key = cache_key(backend.model_id, method_version(backend), "extraction", [text])
-    return tuple(_cache(cache).get_or_compute(key, ask))
+    answered = _cache(cache).get_or_compute(key, ask)
+    kept = tuple(fact for fact in answered if not copied_from_example(fact, text))
+    return kept, len(answered) - len(kept)
 
 
 def check_facts(
@@ -234,8 +255,8 @@ def llmfacts_f1(
     does not parse when the backend's output is not constrained; cached answers are reused.
     Raises :class:`LLMFactsError`.
     """
-    facts_a = extract_facts(text_a, backend, cache=cache)
-    facts_b = extract_facts(text_b, backend, cache=cache)
+    facts_a, copied_a = extract_facts_counted(text_a, backend, cache=cache)
+    facts_b, copied_b = extract_facts_counted(text_b, backend, cache=cache)
     a_to_b = DirectionResult(check_facts(text_b, facts_a, backend, cache=cache))
     b_to_a = DirectionResult(check_facts(text_a, facts_b, backend, cache=cache))
     return LLMFactsResult(
@@ -245,6 +266,7 @@ def llmfacts_f1(
         model_id=backend.model_id,
         prompt_version=PROMPT_VERSION,
         answer_mode=answer_mode(backend),
+        example_facts_dropped=copied_a + copied_b,
     )
 
 

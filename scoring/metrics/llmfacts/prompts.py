@@ -10,11 +10,13 @@ Any change to the wording or to the answer format changes the scores, so it must
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from string import Template
 from typing import Literal, TypedDict
 
-PROMPT_VERSION = "llmfacts-v1"
+PROMPT_VERSION = "llmfacts-v2"
 """Identifies the wording and answer format of all three prompts below."""
 
 
@@ -103,6 +105,29 @@ same content as valid JSON. Answer with the JSON object only, nothing before or 
 
 $answer"""
 )
+
+
+#: Every fact of the worked examples, as written there: a small model sometimes copies them into
+#: a real text's facts ("Two men wear red coats." about a video without any).
+EXAMPLE_FACTS: tuple[str, ...] = (
+    *json.loads(_EXTRACTION_EXAMPLE_ANSWER)["facts"], *_CHECKING_EXAMPLE_FACTS)
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+_EXAMPLE_WORDS = frozenset(tuple(_words(fact)) for fact in EXAMPLE_FACTS)
+
+
+def copied_from_example(fact: str, text: str) -> bool:
+    """Whether ``fact`` is one of the worked examples' facts (same words, case and punctuation
+    aside) that ``text`` does not state: some of its words are not in ``text``. A real "Two men
+    open a door." of a text that says so is kept."""
+    words = _words(fact)
+    return tuple(words) in _EXAMPLE_WORDS and not set(words) <= set(_words(text))
 
 
 def extraction_messages(text: str) -> list[Message]:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .parsing import LABELS
+from .parsing import LABELS, MAX_FACT_CHARS, MAX_FACTS, MAX_REASON_CHARS
 
-MAX_FACTS = 64
-"""The most facts one extraction may list (the paper's longest references give about 40)."""
-MAX_FACT_CHARS = 200
-MAX_REASON_CHARS = 150
+# The bounds live with the parser, which refuses an answer beyond them whatever the server did.
+__all__ = ["MAX_FACTS", "MAX_FACT_CHARS", "MAX_REASON_CHARS", "checking_schema",
+           "extraction_schema"]
 
 
 def extraction_schema() -> dict[str, Any]:
