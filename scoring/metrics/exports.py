@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.metrics.edits import EditSize, EditSizing
+
 REJECT = "reject"
 _WHITESPACE = re.compile(r"\s+")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -53,6 +55,8 @@ class CorrectedWindow:
     modes: tuple[str, ...] = ()
     original_scene: str = ""
     original_shot: str = ""
+    original_start: float = 0.0
+    original_end: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,26 @@ class CorrectedCaption:
     reviewer: str = ""
     #: 'qc' when the reviewer amended the annotator's pass, else 'annotator'.
     final_pass: str = "annotator"
+    #: The study's edit-size settings (its caption language): every size below is measured so.
+    sizing: EditSizing | None = None
+
+    def _measure(self, original: str, corrected: str) -> EditSize:
+        if self.sizing is None:
+            raise ValueError("This caption was built without its study's edit-size settings.")
+        return self.sizing.measure(original, corrected)
+
+    def overview_size(self) -> EditSize:
+        """The edit size of the final overview against the model's."""
+        return self._measure(self.original_overview, self.overview)
+
+    def window_size(self, window: CorrectedWindow) -> EditSize:
+        """The edit size of a window's scene and shot together against the model's."""
+        return self._measure(f"{window.original_scene} {window.original_shot}",
+                             f"{window.scene} {window.shot}")
+
+    def field_size(self, window: CorrectedWindow, field: str) -> EditSize:
+        """The edit size of one of a window's texts (``scene`` or ``shot``) against the model's."""
+        return self._measure(getattr(window, f"original_{field}"), getattr(window, field))
 
     def timeline(self) -> list[Cue]:
         """Return the corrected timeline (see the module docstring)."""
