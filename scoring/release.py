@@ -38,8 +38,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import CandidateModel, Study
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
-from scoring.metrics.edits import EditSize
-from scoring.metrics.exports import CorrectedCaption
+from scoring.metrics.exports import CorrectedCaption, size_record
 from scoring.profiles import corrected_captions
 
 LICENSES = ("CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC0-1.0", "ODC-By-1.0", "other")
@@ -102,11 +101,6 @@ def pseudonym(secret: str, user_id: int) -> str:
     return f"person-{digest.hexdigest()[:12]}"
 
 
-def _size(size: EditSize) -> dict[str, Any]:
-    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 6),
-            "near_total": size.near_total}
-
-
 def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], list[dict]]:
     """The caption rows and the window rows of the study's release."""
     if models not in MODEL_NAMING:
@@ -131,7 +125,7 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
             "caption_key": key, "clip": final.clip, "model": model,
             "original_overview": final.original_overview, "final_overview": final.overview,
             "overview_verdict": final.overview_verdict, "overview_modes": list(final.overview_modes),
-            **{f"overview_{k}": v for k, v in _size(final.overview_size()).items()},
+            **{f"overview_{k}": v for k, v in size_record(final.overview_size()).items()},
             "original_windows": [{"start": r["original_start"], "end": r["original_end"],
                                   "scene": r["original_scene"], "shot": r["original_shot"]} for r in rows],
             "final_windows": [{"start": cue.start, "end": cue.end, "scene": cue.scene, "shot": cue.shot}
@@ -155,7 +149,7 @@ def _window_rows(final: CorrectedCaption, *, key: str, model: str, annotator: st
         "final_start": window.start, "final_end": window.end,
         "final_scene": window.scene, "final_shot": window.shot,
         "verdict": window.verdict, "modes": list(window.modes),
-        **_size(final.window_size(window)),
+        **size_record(final.window_size(window)),
         "annotator": annotator, "reviewer": reviewer,
     } for window in sorted(final.windows, key=lambda w: w.index)]
 

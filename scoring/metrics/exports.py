@@ -110,8 +110,9 @@ class CorrectedCaption:
 
 
 def caption_record(caption: CorrectedCaption) -> dict[str, Any]:
-    """Return one caption as the plain record of a JSON Lines export."""
-    return {
+    """Return one caption as the plain record of a JSON Lines export (with its edit sizes, the
+    overview's and each window's scene and shot together, when it has its study's settings)."""
+    record: dict[str, Any] = {
         "clip": caption.clip,
         "model": caption.model,
         "overview": caption.overview,
@@ -136,6 +137,17 @@ def caption_record(caption: CorrectedCaption) -> dict[str, Any]:
         "reviewer": caption.reviewer,
         "final_pass": caption.final_pass,
     }
+    if caption.sizing is not None:
+        record["overview_size"] = size_record(caption.overview_size())
+        for row, window in zip(record["windows"], caption.windows, strict=True):
+            row["size"] = size_record(caption.window_size(window))
+    return record
+
+
+def size_record(size: EditSize) -> dict[str, Any]:
+    """An edit size as a record holds it: words changed, character similarity (6 places), near-total."""
+    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 6),
+            "near_total": size.near_total}
 
 
 def jsonl(captions: Iterable[CorrectedCaption]) -> str:

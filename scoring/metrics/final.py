@@ -46,6 +46,12 @@ def effective_window(original: Mapping[str, Any], row: Mapping[str, Any] | None)
             "scene": str(source["scene"]), "shot": str(source["shot"])}
 
 
+def final_kind(passes: Mapping[str, Any]) -> str:
+    """Which pass of an approved annotation is final, given its passes by kind (``annotator``,
+    ``qc``; a missing or empty QC pass means the reviewer approved): ``qc`` or ``annotator``."""
+    return "qc" if passes.get("qc") else "annotator"
+
+
 def final_caption(
     *,
     clip: str,
