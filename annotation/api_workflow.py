@@ -6,6 +6,8 @@ snapshot. A stale save or a lost race answers 409 with the current state.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -314,7 +316,7 @@ class EditSize(APIView):
         original, corrected = data.validated_data["original"], data.validated_data["corrected"]
         cut = data.validated_data.get("near_total_cut", study.near_total_cut)
         language = study.caption_language
-        size = edits.edit_size(original, corrected, near_total_cut=cut, language=language)
+        size = replace(edits.EditSizing.of(study), near_total_cut=cut).measure(original, corrected)
         return Response({
             "language": language,
             "words_changed": size.words_changed,

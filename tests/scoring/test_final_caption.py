@@ -7,6 +7,8 @@ reproduced on a small study through the services, then read back from every file
 """
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +150,17 @@ def test_carrying_an_amendment_matches_text_and_span(cue, carried):
     after = [{"index": 1, "verdict": "reject", "start": 2, "end": 4, "scene": "new", "shot": "s"}]
     (result,) = carry_window_amendments([cue], originals, before, after)
     assert result["scene"] == carried and (result["start"], result["end"]) == (cue["start"], cue["end"])
+
+
+def test_no_edit_size_of_the_app_counts_words_without_the_study_language():
+    """Word counts depend on the language: the app measures through EditSizing.measure (or a
+    metric given the study's language), never by calling the word-counting functions bare."""
+    root = Path(__file__).resolve().parents[2]
+    bare = re.compile(r"\b(edit_size|words_changed)\(")
+    found = [f"{path.relative_to(root)}:{number}"
+             for package in ("annotation", "scoring", "frontend", "config")
+             for path in sorted((root / package).rglob("*.py"))
+             if path.name != "edits.py" and "migrations" not in path.parts
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if bare.search(line)]
+    assert found == []
