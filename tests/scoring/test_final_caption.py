@@ -6,6 +6,7 @@ reproduced on a small study through the services, then read back from every file
    the release's timeline (``final_windows``) kept the annotator's text.
 """
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -164,3 +165,22 @@ def test_no_edit_size_of_the_app_counts_words_without_the_study_language():
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
              if bare.search(line)]
     assert found == []
+
+
+def test_amendments_stored_before_the_fix_reach_the_timeline_on_migrating(amended):
+    from django.apps import apps
+
+    from annotation.models import CorrectionPass
+
+    migration = importlib.import_module("annotation.migrations.0022_amended_windows_reach_timeline")
+    annotation = Annotation.objects.get(caption__clip__study=amended)
+    mine = annotation.passes.get(kind=CorrectionPass.Kind.ANNOTATOR)
+    # As an amendment was stored before: the reviewer's pass kept the annotator's timeline.
+    CorrectionPass.objects.filter(annotation=annotation, kind="qc").update(corrected_windows=mine.corrected_windows)
+    migration.carry_amendments(apps, None)
+    qc = annotation.passes.get(kind=CorrectionPass.Kind.QC)
+    assert [w["scene"] for w in qc.corrected_windows] == [
+        "Colour bars.", "A counter counts up to four.", "The counter reaches five."]
+    assert [w["start"] for w in qc.corrected_windows] == [0, 2.5, 4]
+    migration.carry_amendments(apps, None)  # a second run changes nothing
+    assert annotation.passes.get(kind=CorrectionPass.Kind.QC).corrected_windows == qc.corrected_windows
