@@ -1,8 +1,8 @@
 """Corrected captions as files: JSON Lines (one caption a line) and WebVTT (the timeline as cues).
 
-Pure: plain dataclasses in, text out; nothing here imports Django. The Django side
-(:func:`scoring.profiles.corrected_captions`) reads the final verdicts into
-:class:`CorrectedCaption` values.
+Pure: plain dataclasses in, text out; nothing here imports Django. Every
+:class:`CorrectedCaption` is made by :func:`scoring.metrics.final.final_caption` (the Django side,
+:func:`scoring.profiles.corrected_captions`, feeds it the final verdicts).
 
 **The corrected timeline** of a caption is what the final verdict says the video shows, window
 by window: where the segmentation was rejected, the corrected windows of the segmentation (they
