@@ -7,6 +7,7 @@ snapshot. A stale save or a lost race answers 409 with the current state.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
@@ -50,7 +51,7 @@ from annotation.services.workflow import (
     review_release,
     review_return,
 )
-from scoring.metrics import edits
+from scoring.metrics import edits, exports, final
 
 REVIEW_PAGE = 50
 
@@ -105,7 +106,27 @@ def workspace_payload(annotation: Annotation, user) -> dict:
             "precedence_rules": annotation.taxonomy.precedence_rules,
             "modes": [dict(mode) for mode in taxonomy_modes(annotation.taxonomy)],
         },
+        "final": final_version(annotation, snapshot,
+                               model=caption.model.name if sees_identity else caption.model.alias),
     }
+
+
+def final_version(annotation: Annotation, snapshot: dict, *, model: str) -> dict | None:
+    """The approved annotation's final caption, as the exports write it
+    (:func:`scoring.metrics.final.final_caption`, with the study's edit sizes); None before."""
+    if annotation.state != workflow.APPROVED:
+        return None
+    caption = annotation.caption
+    passes = {"annotator": snapshot["annotator_pass"], "qc": snapshot["qc_pass"]}
+    kind = final.final_kind(passes)
+    corrected = final.final_caption(
+        clip=caption.clip.name, model=model, original_overview=caption.overview,
+        original_windows=[{"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
+                          for w in caption.windows.all()],
+        final=passes[kind], final_kind=kind, sizing=edits.EditSizing.of(caption.clip.study),
+        annotator=annotation.annotator.username,
+        reviewer=annotation.reviewer.username if annotation.reviewer_id else "")
+    return exports.caption_record(corrected)
 
 
 def reviews_it(user, annotation: Annotation) -> bool:
@@ -296,7 +317,7 @@ class EditSize(APIView):
         original, corrected = data.validated_data["original"], data.validated_data["corrected"]
         cut = data.validated_data.get("near_total_cut", study.near_total_cut)
         language = study.caption_language
-        size = edits.edit_size(original, corrected, near_total_cut=cut, language=language)
+        size = replace(edits.EditSizing.of(study), near_total_cut=cut).measure(original, corrected)
         return Response({
             "language": language,
             "words_changed": size.words_changed,

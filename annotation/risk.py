@@ -55,15 +55,14 @@ def review_risk(
     telemetry: Any,
     disagreement: bool,
     scale: int,
-    cut: float,
-    language: str = "en",
+    sizing: edits.EditSizing,
 ) -> tuple[float, list[str]]:
-    """The risk score (rounded to 3 places) and its reasons in words, in the order above."""
+    """The risk score (rounded to 3 places) and its reasons in words, in the order above; edit
+    sizes measured with the study's ``sizing`` (its language and near-total cut)."""
     reasons: list[str] = []
     risk = 0.0
     if overview_verdict == "reject":
-        size = edits.edit_size(original_overview, overview_text, near_total_cut=cut,
-                               language=language)
+        size = sizing.measure(original_overview, overview_text)
         risk += min(size.words_changed / scale, 2.0)
         if size.words_changed >= scale:
             reasons.append(f"large overview edit ({size.words_changed} words)")
@@ -74,7 +73,7 @@ def review_risk(
         1
         for w in windows
         if w.verdict == "reject"
-        and edits.near_total(edits.char_similarity(w.original, w.corrected), cut)
+        and edits.near_total(edits.char_similarity(w.original, w.corrected), sizing.near_total_cut)
     )
     if near_total_windows:
         risk += 0.5 * near_total_windows

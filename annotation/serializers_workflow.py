@@ -315,6 +315,9 @@ class Workspace(Snapshot):
     clip = ClipFacts()
     caption = CaptionFacts()
     taxonomy = TaxonomyFacts()
+    final = serializers.JSONField(
+        allow_null=True, help_text="an approved annotation's final caption (final overview, windows, "
+        "timeline and edit sizes, as the corrected JSON Lines export writes it); null before approval")
 
 
 class Opened(serializers.Serializer):

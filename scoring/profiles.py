@@ -72,6 +72,7 @@ from django.db import transaction
 from annotation import workflow
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
+from annotation.services.annotation_common import pass_snapshot
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows
@@ -89,8 +90,9 @@ from scoring.metrics.analysis.tidy import (
     WINDOW_COLUMNS,
     Column,
 )
-from scoring.metrics.edits import char_similarity, normalise_text, words, words_changed
-from scoring.metrics.exports import CorrectedCaption, CorrectedWindow, Cue
+from scoring.metrics.edits import EditSizing, normalise_text, words
+from scoring.metrics.exports import CorrectedCaption
+from scoring.metrics.final import final_caption
 from scoring.metrics.profile_files import write_profile_files
 from scoring.metrics.registry import METRICS
 from scoring.metrics.report import cell_value
@@ -157,8 +159,31 @@ def _verdict(value: str) -> str:
     return REJECT if value == REJECT else ACCEPT
 
 
-def _overview_text(caption_overview: str, correction: CorrectionPass) -> str:
-    return correction.overview_text if correction.overview_verdict == REJECT else caption_overview
+def final_of(annotation: Annotation, sizing: EditSizing | None = None) -> CorrectedCaption:
+    """The caption of an approved annotation as its final pass leaves it: the database's side of
+    :func:`scoring.metrics.final.final_caption`, which every final text and edit size comes from.
+
+    Reads the passes, windows and people prefetched by :func:`final_annotations` (no query of its
+    own then). ``sizing`` defaults to the study's (its caption language).
+    """
+    _, final = _passes(annotation)
+    caption = annotation.caption
+    originals = {w.pk: w for w in caption.windows.all()}
+    rows = sorted(final.windows.all(), key=lambda row: originals[row.window_id].index)
+    for row in rows:
+        row.window = originals[row.window_id]  # the prefetched window: no query per row
+    return final_caption(
+        clip=caption.clip.name,
+        model=caption.model.name,
+        original_overview=caption.overview,
+        original_windows=[{"index": w.index, "start": w.start, "end": w.end, "scene": w.scene,
+                           "shot": w.shot} for w in originals.values()],
+        final=pass_snapshot(final, rows),
+        final_kind=final.kind,
+        sizing=sizing or EditSizing.of(caption.clip.study),
+        annotator=annotation.annotator.get_username(),
+        reviewer=annotation.reviewer.get_username() if annotation.reviewer else "",
+    )
 
 
 def _chars(text: str) -> int:
@@ -268,31 +293,32 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[Column], extra: Sequenc
     return frame
 
 
-def _window_rows(clip: str, model: str, annotation: Annotation, mine: CorrectionPass,
-                 final: CorrectionPass, language: str) -> list[dict[str, Any]]:
+def _window_rows(annotation: Annotation, mine: CorrectionPass, final: CorrectedCaption
+                 ) -> list[dict[str, Any]]:
     annotator_rows = {row.window_id: row for row in mine.windows.all()}
-    final_rows = {row.window_id: row for row in final.windows.all()}
+    index_of = {w.pk: w.index for w in annotation.caption.windows.all()}
+    annotator_by_index = {index_of[window_id]: row for window_id, row in annotator_rows.items()}
     rows = []
-    for window in sorted(annotation.caption.windows.all(), key=lambda w: w.index):
-        row: dict[str, Any] = {"clip": clip, "model": model, "index": window.index}
-        for pass_, corrections in (("annotator", annotator_rows), ("final", final_rows)):
-            correction = corrections.get(window.pk)
-            verdict = _verdict(correction.verdict if correction else "")
-            modes = set(correction.modes) if correction and verdict == REJECT else set()
-            row[f"{pass_}_verdict"] = verdict
-            row.update({f"{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
-        correction = final_rows.get(window.pk)
-        rejected = correction is not None and correction.verdict == REJECT
+    for window in final.windows:
+        row: dict[str, Any] = {"clip": final.clip, "model": final.model, "index": window.index}
+        correction = annotator_by_index.get(window.index)
+        verdict = _verdict(correction.verdict if correction else "")
+        modes = set(correction.modes) if correction and verdict == REJECT else set()
+        row["annotator_verdict"] = verdict
+        row.update({f"annotator_{mode}": mode in modes for mode in UNIT_MODES})
+        row["final_verdict"] = window.verdict
+        row.update({f"final_{mode}": mode in window.modes for mode in UNIT_MODES})
         for field in FIELDS:
-            original = getattr(window, field)
-            corrected = getattr(correction, field) if rejected else original
+            original = getattr(window, f"original_{field}")
+            corrected = getattr(window, field)
+            size = final.field_size(window, field)
             row.update({
                 f"{field}_original_chars": _chars(original),
                 f"{field}_corrected_chars": _chars(corrected),
-                f"{field}_original_words": len(words(original, language)),
-                f"{field}_corrected_words": len(words(corrected, language)),
-                f"{field}_words_changed": words_changed(original, corrected, language=language),
-                f"{field}_char_similarity": char_similarity(original, corrected),
+                f"{field}_original_words": size.original_words,
+                f"{field}_corrected_words": size.corrected_words,
+                f"{field}_words_changed": size.words_changed,
+                f"{field}_char_similarity": size.char_similarity,
                 f"{field}_changed": normalise_text(original) != normalise_text(corrected),
             })
         rows.append(row)
@@ -335,28 +361,31 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
     window_rows: list[dict[str, Any]] = []
     optional: list[dict[str, str]] = []
     met: list[dict[str, int | None]] = []
+    sizing = EditSizing.of(study)
     for annotation in annotations:
         caption = annotation.caption
         clip, model = caption.clip, caption.model
-        mine, final = _passes(annotation)
-        original = caption.overview
-        corrected = _overview_text(original, final)
+        mine, _ = _passes(annotation)
+        final = final_of(annotation, sizing)
+        original, corrected = final.original_overview, final.overview
+        size = final.overview_size()
+        mine_verdict = _verdict(mine.overview_verdict)
+        mine_modes = set(mine.overview_modes) if mine_verdict == REJECT else set()
         row: dict[str, Any] = {
             "clip": clip.name,
             "model": model.name,
-            "annotator": annotation.annotator.get_username(),
-            "reviewer": annotation.reviewer.get_username() if annotation.reviewer else "",
+            "annotator": final.annotator,
+            "reviewer": final.reviewer,
+            "overview_annotator_verdict": mine_verdict,
+            **{f"overview_annotator_{mode}": mode in mine_modes for mode in UNIT_MODES},
+            "segmentation_annotator_verdict": _verdict(mine.segmentation_verdict),
+            "overview_final_verdict": final.overview_verdict,
+            **{f"overview_final_{mode}": mode in final.overview_modes for mode in UNIT_MODES},
+            "segmentation_final_verdict": final.segmentation_verdict,
         }
-        for pass_, correction in (("annotator", mine), ("final", final)):
-            verdict = _verdict(correction.overview_verdict)
-            modes = set(correction.overview_modes) if verdict == REJECT else set()
-            row[f"overview_{pass_}_verdict"] = verdict
-            row.update({f"overview_{pass_}_{mode}": mode in modes for mode in UNIT_MODES})
-            row[f"segmentation_{pass_}_verdict"] = _verdict(correction.segmentation_verdict)
         row.update({
-            "overview_words_changed": words_changed(original, corrected,
-                                                    language=study.caption_language),
-            "overview_char_similarity": char_similarity(original, corrected),
+            "overview_words_changed": size.words_changed,
+            "overview_char_similarity": size.char_similarity,
             "overview_original_chars": _chars(original),
             "overview_corrected_chars": _chars(corrected),
             "manipulated": clip.manipulated,
@@ -373,8 +402,7 @@ def tidy_tables(study: Study, *, allow_empty: bool = False
         optional.append(_optional(caption.meta or {}, model))
         met.append({"queue_position": annotation.queue_position,
                     "exposure": annotation.exposure})
-        window_rows += _window_rows(clip.name, model.name, annotation, mine, final,
-                                    study.caption_language)
+        window_rows += _window_rows(annotation, mine, final)
     scores = ["score_length"] + sorted({c for values in stored.values() for c in values})
     captions = _frame(caption_rows, CAPTION_COLUMNS, scores)
     for column in OPTIONAL_CAPTION_COLUMNS:
@@ -482,46 +510,11 @@ def matched_table(study: Study) -> pd.DataFrame:
 
 
 def corrected_captions(study: Study, model: CandidateModel | None = None) -> list[CorrectedCaption]:
-    """Return the final verdicts of the study (of one model) as :class:`CorrectedCaption`."""
-    result = []
-    for annotation in final_annotations(study):
-        caption = annotation.caption
-        if model is not None and caption.model_id != model.pk:
-            continue
-        _, final = _passes(annotation)
-        rows = {row.window_id: row for row in final.windows.all()}
-        windows = []
-        for window in sorted(caption.windows.all(), key=lambda w: w.index):
-            row = rows.get(window.pk)
-            rejected = row is not None and row.verdict == REJECT
-            source = row if rejected else window
-            windows.append(CorrectedWindow(
-                index=window.index, start=source.start, end=source.end, scene=source.scene,
-                shot=source.shot, verdict=_verdict(row.verdict if row else ""),
-                modes=tuple(row.modes) if rejected else (), original_scene=window.scene,
-                original_shot=window.shot,
-            ))
-        segmentation = _verdict(final.segmentation_verdict)
-        timeline = tuple(
-            Cue(float(w["start"]), float(w["end"]), str(w.get("scene", "")), str(w.get("shot", "")))
-            for w in (final.corrected_windows if segmentation == REJECT else [])
-        )
-        result.append(CorrectedCaption(
-            clip=caption.clip.name,
-            model=caption.model.name,
-            overview=_overview_text(caption.overview, final),
-            overview_verdict=_verdict(final.overview_verdict),
-            original_overview=caption.overview,
-            windows=tuple(windows),
-            segmentation_verdict=segmentation,
-            overview_modes=tuple(final.overview_modes) if final.overview_verdict == REJECT else (),
-            segmentation_modes=tuple(final.segmentation_modes) if segmentation == REJECT else (),
-            corrected_windows=timeline,
-            annotator=annotation.annotator.get_username(),
-            reviewer=annotation.reviewer.get_username() if annotation.reviewer else "",
-            final_pass=final.kind,
-        ))
-    return result
+    """Return the final verdicts of the study (of one model) as :class:`CorrectedCaption`
+    (:func:`final_of` each)."""
+    sizing = EditSizing.of(study)
+    return [final_of(annotation, sizing) for annotation in final_annotations(study)
+            if model is None or annotation.caption.model_id == model.pk]
 
 
 # --------------------------------------------------------------------------- the export

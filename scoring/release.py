@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from django.contrib.auth import get_user_model
 
-from annotation.models import CandidateModel, Study, Window
+from annotation.models import CandidateModel, Study
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
-from scoring.metrics.edits import edit_size
-from scoring.metrics.exports import CorrectedCaption
+from scoring.metrics.exports import CorrectedCaption, size_record
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -130,12 +129,6 @@ def pseudonym(secret: str, user_id: int) -> str:
     return f"person-{digest.hexdigest()[:12]}"
 
 
-def _size(original: str, final: str, cut: float) -> dict[str, Any]:
-    size = edit_size(original, final, near_total_cut=cut)
-    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 6),
-            "near_total": size.near_total}
-
-
 def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], list[dict]]:
     """The caption rows and the window rows of the study's release."""
     if models not in MODEL_NAMING:
@@ -151,21 +144,18 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
     def who(username: str) -> str:
         return pseudonym(study.release_secret, people[username]) if username else ""
 
-    cut = study.near_total_cut
-    times = _original_times(study)
     captions, windows = [], []
     for final in finals:
         model = shown[final.model]
         key = f"{final.clip}/{model}"
         annotator, reviewer = who(final.annotator), who(final.reviewer)
-        rows = _window_rows(final, times[(final.clip, final.model)], key=key, model=model,
-                            annotator=annotator, reviewer=reviewer, cut=cut)
+        rows = _window_rows(final, key=key, model=model, annotator=annotator, reviewer=reviewer)
         windows += rows
         captions.append({
             "caption_key": key, "clip": final.clip, "model": model,
             "original_overview": final.original_overview, "final_overview": final.overview,
             "overview_verdict": final.overview_verdict, "overview_modes": list(final.overview_modes),
-            **{f"overview_{k}": v for k, v in _size(final.original_overview, final.overview, cut).items()},
+            **{f"overview_{k}": v for k, v in size_record(final.overview_size()).items()},
             "original_windows": [{"start": r["original_start"], "end": r["original_end"],
                                   "scene": r["original_scene"], "shot": r["original_shot"]} for r in rows],
             "final_windows": [{"start": cue.start, "end": cue.end, "scene": cue.scene, "shot": cue.shot}
@@ -179,34 +169,19 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
     return captions, windows
 
 
-def _window_rows(final: CorrectedCaption, times: Mapping[int, tuple[float, float]], *, key: str,
-                 model: str, annotator: str, reviewer: str, cut: float) -> list[dict[str, Any]]:
-    """The caption's window rows; `times` are the model's own (start, end) by window index
-    (a CorrectedWindow keeps the original texts, not the original times)."""
-    rows = []
-    for window in sorted(final.windows, key=lambda w: w.index):
-        index = window.index
-        start, end = times[index]
-        rows.append({
-            "caption_key": key, "clip": final.clip, "model": model, "window_index": index,
-            "original_start": start, "original_end": end,
-            "original_scene": window.original_scene, "original_shot": window.original_shot,
-            "final_start": window.start, "final_end": window.end,
-            "final_scene": window.scene, "final_shot": window.shot,
-            "verdict": window.verdict, "modes": list(window.modes),
-            **_size(f"{window.original_scene} {window.original_shot}", f"{window.scene} {window.shot}", cut),
-            "annotator": annotator, "reviewer": reviewer,
-        })
-    return rows
-
-
-def _original_times(study: Study) -> dict[tuple[str, str], dict[int, tuple[float, float]]]:
-    """The model's window times of every caption of the study, by (clip, model name): one query."""
-    times: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
-    for clip, model, index, start, end in Window.objects.filter(caption__clip__study=study).values_list(
-            "caption__clip__name", "caption__model__name", "index", "start", "end"):
-        times.setdefault((clip, model), {})[index] = (start, end)
-    return times
+def _window_rows(final: CorrectedCaption, *, key: str, model: str, annotator: str,
+                 reviewer: str) -> list[dict[str, Any]]:
+    """The caption's window rows, in the model's order."""
+    return [{
+        "caption_key": key, "clip": final.clip, "model": model, "window_index": window.index,
+        "original_start": window.original_start, "original_end": window.original_end,
+        "original_scene": window.original_scene, "original_shot": window.original_shot,
+        "final_start": window.start, "final_end": window.end,
+        "final_scene": window.scene, "final_shot": window.shot,
+        "verdict": window.verdict, "modes": list(window.modes),
+        **size_record(final.window_size(window)),
+        "annotator": annotator, "reviewer": reviewer,
+    } for window in sorted(final.windows, key=lambda w: w.index)]
 
 
 def _table(rows: Sequence[Mapping[str, Any]], fields: Sequence[Field]) -> pa.Table:

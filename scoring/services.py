@@ -77,10 +77,11 @@ from django.utils import timezone
 
 from annotation import workflow
 from annotation.jobs import job_send_or_keep
-from annotation.models import Annotation, Caption, CorrectionPass, Reference, Study
+from annotation.models import Annotation, Caption, Reference, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
 from scoring import families
+from scoring.metrics.edits import EditSizing
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions, metric_names
 from scoring.metrics.sentences import DEFAULT_SPLITTER, SPLITTERS
 from scoring.models import ScoreJob, ScoreResult
@@ -355,13 +356,14 @@ class Item:
 
 
 def final_texts(annotation: Annotation) -> list[Item]:
-    """The verdict subjects of an approved annotation: its overview and every window field."""
-    final = final_pass(annotation)
-    if final is None:
+    """The verdict subjects of an approved annotation: its overview and every window field, each
+    against its final text (:func:`scoring.profiles.final_of`)."""
+    from scoring.profiles import final_of
+
+    if final_pass(annotation) is None:
         raise ServiceError(f"Annotation {annotation.pk} has no final verdict yet.")
     caption = annotation.caption
-    rejected = CorrectionPass.Verdict.REJECT
-    overview = final.overview_text if final.overview_verdict == rejected else caption.overview
+    final = final_of(annotation)
     items = [
         Item(
             key=f"annotation:{annotation.pk}:overview",
@@ -369,27 +371,22 @@ def final_texts(annotation: Annotation) -> list[Item]:
             caption_id=caption.pk,
             annotation_id=annotation.pk,
             candidate=caption.overview,
-            references=(overview,),
+            references=(final.overview,),
             clip_id=caption.clip_id,
         )
     ]
-    corrections = {row.window_id: row for row in final.windows.all()}
-    for window in caption.windows.all():
-        row = corrections.get(window.pk)
+    window_ids = {window.index: window.pk for window in caption.windows.all()}
+    for window in final.windows:
         for name, subject in (("scene", Subject.WINDOW_SCENE), ("shot", Subject.WINDOW_SHOT)):
-            original = getattr(window, name)
-            corrected = (
-                getattr(row, name) if row is not None and row.verdict == rejected else original
-            )
             items.append(
                 Item(
-                    key=f"annotation:{annotation.pk}:window:{window.pk}:{name}",
+                    key=f"annotation:{annotation.pk}:window:{window_ids[window.index]}:{name}",
                     subject=subject,
                     caption_id=caption.pk,
                     annotation_id=annotation.pk,
-                    window_id=window.pk,
-                    candidate=original,
-                    references=(corrected,),
+                    window_id=window_ids[window.index],
+                    candidate=getattr(window, f"original_{name}"),
+                    references=(getattr(window, name),),
                     clip_id=caption.clip_id,
                 )
             )
@@ -426,18 +423,14 @@ def _final_overviews(
 ) -> dict[int, list[tuple[int, str, str]]]:
     """Per clip: ``(caption id, final verdict, final overview text)`` of each caption with a
     final verdict (the profile's choice of annotation), in caption order."""
-    from scoring.profiles import final_annotations
+    from scoring.profiles import final_annotations, final_of
 
     by_clip: dict[int, list[tuple[int, str, str]]] = {}
+    sizing = EditSizing.of(study)
     for annotation in final_annotations(study, clip_id=clip_id):
-        final = final_pass(annotation)
-        if final is None:
-            continue
+        final = final_of(annotation, sizing)
         caption = annotation.caption
-        rejected = final.overview_verdict == CorrectionPass.Verdict.REJECT
-        text = final.overview_text if rejected else caption.overview
-        verdict = "reject" if rejected else "accept"
-        by_clip.setdefault(caption.clip_id, []).append((caption.pk, verdict, text))
+        by_clip.setdefault(caption.clip_id, []).append((caption.pk, final.overview_verdict, final.overview))
     for finals in by_clip.values():
         finals.sort()
     return by_clip

@@ -42,6 +42,7 @@ from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
 from annotation.services.workflow import annotations_risk_refresh
+from scoring.metrics.final import final_kind
 
 CLIP_FIELDS = (
     "original_filename",
@@ -352,9 +353,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         users.add(row["annotator__username"])
         if row["reviewer__username"] is not None:
             users.add(row["reviewer__username"])
-        final = None
-        if row["state"] == Annotation.State.APPROVED:
-            final = "qc" if CorrectionPass.Kind.QC in passes else "annotator"
+        final = final_kind(passes) if row["state"] == Annotation.State.APPROVED else None
         annotations.append(
             {
                 **key,

@@ -48,7 +48,8 @@ from annotation.services.annotation_common import (
     undo_seconds_of,
 )
 from annotation.services.errors import ServiceError
-from scoring.metrics import edits
+from scoring.metrics.edits import EditSizing
+from scoring.metrics.final import carry_window_amendments
 
 # --------------------------------------------------------------------------- QC
 
@@ -212,6 +213,9 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
         _apply_windows(unlocked, qc, changes["windows"], pass_window_rows(qc))
     if "segmentation" in changes:
         _apply_segmentation(unlocked, qc, changes["segmentation"])
+    segmentation = changes.get("segmentation")
+    if not (isinstance(segmentation, Mapping) and "windows" in segmentation):
+        _carry_into_timeline(annotation, annotator_pass, qc)
     qc.save()
     problems = pass_problems(annotation, qc)
     if problems:
@@ -224,6 +228,18 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     after = {**pass_snapshot(qc), "edit_size": qc_edit_size(annotation, annotator_pass, qc)}
     _audit(annotation, actor, "amend", pass_snapshot(annotator_pass), after)
     return annotation
+
+
+def _carry_into_timeline(annotation: Annotation, annotator_pass: CorrectionPass, qc: CorrectionPass) -> None:
+    """Where the segmentation stays rejected with the annotator's timeline, carry the windows the
+    reviewer re-worded into it (:func:`scoring.metrics.final.carry_window_amendments`): otherwise
+    the final timeline would keep the text the reviewer corrected."""
+    if qc.segmentation_verdict != CorrectionPass.Verdict.REJECT or not qc.corrected_windows:
+        return
+    originals = [{"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
+                 for w in annotation.caption.windows.all()]
+    qc.corrected_windows = carry_window_amendments(
+        qc.corrected_windows, originals, pass_snapshot(annotator_pass)["windows"], pass_snapshot(qc)["windows"])
 
 
 def _copy_window_rows(annotation: Annotation, annotator_pass: CorrectionPass, qc: CorrectionPass) -> None:
@@ -247,8 +263,8 @@ def _copy_window_rows(annotation: Annotation, annotator_pass: CorrectionPass, qc
     window_rows_write({w.pk: stored.get(w.pk, (w.start, w.end)) for w in windows}, rows)
 
 
-def _size(original: str, corrected: str, cut: float, language: str) -> dict[str, Any]:
-    size = edits.edit_size(original, corrected, near_total_cut=cut, language=language)
+def _size(original: str, corrected: str, sizing: EditSizing) -> dict[str, Any]:
+    size = sizing.measure(original, corrected)
     return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 4),
             "near_total": size.near_total}
 
@@ -259,8 +275,7 @@ def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: Cor
     A version is the text it stands for: the original where the pass accepted it,
     else the corrected text. A window's text is its scene and shot together.
     """
-    cut = annotation.caption.clip.study.near_total_cut
-    language = annotation.caption.clip.study.caption_language
+    sizing = EditSizing.of(annotation.caption.clip.study)
     original = annotation.caption.overview
 
     def overview_of(correction: CorrectionPass) -> str:
@@ -276,9 +291,8 @@ def qc_edit_size(annotation: Annotation, annotator_pass: CorrectionPass, qc: Cor
             continue
         source = before or row.window
         windows.append({"index": row.window.index,
-                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", cut,
-                                          language)})
-    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), cut, language),
+                        **_size(f"{source.scene} {source.shot}", f"{row.scene} {row.shot}", sizing)})
+    return {"overview": _size(overview_of(annotator_pass), overview_of(qc), sizing),
             "windows": windows}
 
 

@@ -13,6 +13,7 @@ from annotation.models import (
     Study,
     WindowCorrection,
 )
+from scoring.metrics.edits import EditSizing
 
 SUBMITTED_ONCE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 
@@ -72,8 +73,7 @@ def _risks_store(scope) -> int:
             telemetry=annotation.telemetry,
             disagreement=len(verdicts[annotation.caption_id]) > 1,
             scale=max(study.word_thresholds or [16]),
-            cut=study.near_total_cut,
-            language=study.caption_language,
+            sizing=EditSizing.of(study),
         )
         if (score, reasons) != (annotation.risk, annotation.risk_reasons):
             annotation.risk, annotation.risk_reasons = score, reasons

@@ -34,7 +34,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
@@ -198,6 +198,30 @@ def edit_size(
         length_change=change,
         direction=repair_direction(change, band),
     )
+
+
+@dataclass(frozen=True)
+class EditSizing:
+    """A study's edit-size settings: its caption language (what a word is), near-total cut and
+    length band. :meth:`measure` is how every edit size of a study is computed, so that no
+    caller can forget the language (Chinese and Japanese words are not whitespace runs)."""
+
+    language: str = DEFAULT_LANGUAGE
+    near_total_cut: float = NEAR_TOTAL_CUT
+    length_band: float = LENGTH_BAND
+
+    @classmethod
+    def of(cls, study: Any) -> EditSizing:
+        """The settings of a study (anything with ``caption_language``, ``near_total_cut`` and
+        ``length_band``)."""
+        return cls(language=str(study.caption_language),
+                   near_total_cut=float(study.near_total_cut),
+                   length_band=float(study.length_band))
+
+    def measure(self, original: str, corrected: str) -> EditSize:
+        """Every edit-size measure of ``corrected`` against ``original`` under these settings."""
+        return edit_size(original, corrected, near_total_cut=self.near_total_cut,
+                         band=self.length_band, language=self.language)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Corrected captions as files: JSON Lines (one caption a line) and WebVTT (the timeline as cues).
 
-Pure: plain dataclasses in, text out; nothing here imports Django. The Django side
-(:func:`scoring.profiles.corrected_captions`) reads the final verdicts into
-:class:`CorrectedCaption` values.
+Pure: plain dataclasses in, text out; nothing here imports Django. Every
+:class:`CorrectedCaption` is made by :func:`scoring.metrics.final.final_caption` (the Django side,
+:func:`scoring.profiles.corrected_captions`, feeds it the final verdicts).
 
 **The corrected timeline** of a caption is what the final verdict says the video shows, window
 by window: where the segmentation was rejected, the corrected windows of the segmentation (they
@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from scoring.metrics.edits import EditSize, EditSizing
 
 REJECT = "reject"
 _WHITESPACE = re.compile(r"\s+")
@@ -53,6 +55,8 @@ class CorrectedWindow:
     modes: tuple[str, ...] = ()
     original_scene: str = ""
     original_shot: str = ""
+    original_start: float = 0.0
+    original_end: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,26 @@ class CorrectedCaption:
     reviewer: str = ""
     #: 'qc' when the reviewer amended the annotator's pass, else 'annotator'.
     final_pass: str = "annotator"
+    #: The study's edit-size settings (its caption language): every size below is measured so.
+    sizing: EditSizing | None = None
+
+    def _measure(self, original: str, corrected: str) -> EditSize:
+        if self.sizing is None:
+            raise ValueError("This caption was built without its study's edit-size settings.")
+        return self.sizing.measure(original, corrected)
+
+    def overview_size(self) -> EditSize:
+        """The edit size of the final overview against the model's."""
+        return self._measure(self.original_overview, self.overview)
+
+    def window_size(self, window: CorrectedWindow) -> EditSize:
+        """The edit size of a window's scene and shot together against the model's."""
+        return self._measure(f"{window.original_scene} {window.original_shot}",
+                             f"{window.scene} {window.shot}")
+
+    def field_size(self, window: CorrectedWindow, field: str) -> EditSize:
+        """The edit size of one of a window's texts (``scene`` or ``shot``) against the model's."""
+        return self._measure(getattr(window, f"original_{field}"), getattr(window, field))
 
     def timeline(self) -> list[Cue]:
         """Return the corrected timeline (see the module docstring)."""
@@ -86,8 +110,9 @@ class CorrectedCaption:
 
 
 def caption_record(caption: CorrectedCaption) -> dict[str, Any]:
-    """Return one caption as the plain record of a JSON Lines export."""
-    return {
+    """Return one caption as the plain record of a JSON Lines export (with its edit sizes, the
+    overview's and each window's scene and shot together, when it has its study's settings)."""
+    record: dict[str, Any] = {
         "clip": caption.clip,
         "model": caption.model,
         "overview": caption.overview,
@@ -112,6 +137,17 @@ def caption_record(caption: CorrectedCaption) -> dict[str, Any]:
         "reviewer": caption.reviewer,
         "final_pass": caption.final_pass,
     }
+    if caption.sizing is not None:
+        record["overview_size"] = size_record(caption.overview_size())
+        for row, window in zip(record["windows"], caption.windows, strict=True):
+            row["size"] = size_record(caption.window_size(window))
+    return record
+
+
+def size_record(size: EditSize) -> dict[str, Any]:
+    """An edit size as a record holds it: words changed, character similarity (6 places), near-total."""
+    return {"words_changed": size.words_changed, "char_similarity": round(size.char_similarity, 6),
+            "near_total": size.near_total}
 
 
 def jsonl(captions: Iterable[CorrectedCaption]) -> str:

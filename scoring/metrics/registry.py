@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.metrics.edits import NEAR_TOTAL_CUT, char_similarity, near_total, words_changed
+from scoring.metrics.edits import NEAR_TOTAL_CUT, EditSizing
 from scoring.metrics.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
 from scoring.metrics.segment import DEFAULT_LANGUAGE
 from scoring.metrics.sentences import DEFAULT_SPLITTER
@@ -68,19 +68,12 @@ BatchScorer = Callable[[Sequence[Pair], Sequence[str], ScoringOptions], Scores]
 def _score_edits(pairs: Sequence[Pair], names: Sequence[str], options: ScoringOptions) -> Scores:
     """Edit-size metrics of each candidate (original) against its first reference (correction)."""
     scores: Scores = {}
+    sizing = EditSizing(language=options.language, near_total_cut=options.near_total_cut)
     for pair in pairs:
-        corrected = pair.references[0]
-        values: dict[str, float] = {}
-        similarity = char_similarity(pair.candidate, corrected)
-        for name in names:
-            if name == "words_changed":
-                values[name] = float(words_changed(pair.candidate, corrected,
-                                                   language=options.language))
-            elif name == "char_similarity":
-                values[name] = similarity
-            elif name == "near_total":
-                values[name] = 1.0 if near_total(similarity, options.near_total_cut) else 0.0
-        scores[pair.id] = values
+        size = sizing.measure(pair.candidate, pair.references[0])
+        measures = {"words_changed": float(size.words_changed), "char_similarity": size.char_similarity,
+                    "near_total": 1.0 if size.near_total else 0.0}
+        scores[pair.id] = {name: measures[name] for name in names if name in measures}
     return scores
 
 
