@@ -35,7 +35,7 @@ def carry_amendments(apps, schema_editor) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0021_study_undo_seconds_bound"),
+        ("annotation", "0022_unsent_jobs"),
     ]
 
     operations = [
