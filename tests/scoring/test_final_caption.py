@@ -172,7 +172,7 @@ def test_amendments_stored_before_the_fix_reach_the_timeline_on_migrating(amende
 
     from annotation.models import CorrectionPass
 
-    migration = importlib.import_module("annotation.migrations.0022_amended_windows_reach_timeline")
+    migration = importlib.import_module("annotation.migrations.0023_amended_windows_reach_timeline")
     annotation = Annotation.objects.get(caption__clip__study=amended)
     mine = annotation.passes.get(kind=CorrectionPass.Kind.ANNOTATOR)
     # As an amendment was stored before: the reviewer's pass kept the annotator's timeline.
