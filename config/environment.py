@@ -136,6 +136,24 @@ VARIABLES = (
         'cache',
     ),
     Variable(
+        ('JOB_RECOVERY_SECONDS',),
+        '`15`',
+        'every worker runs job recovery this often: jobs kept while the broker did not answer are '
+        'sent, stalled jobs sent again or failed (`0`: only at the worker\'s start)',
+    ),
+    Variable(
+        ('JOB_REPEAT_SECONDS',),
+        '`10`',
+        'the same profile export or caption file asked again by the same person this soon, while '
+        'the first is unfinished, is that job (a repeated click)',
+    ),
+    Variable(
+        ('CELERY_BROKER_TIMEOUT',),
+        '`3`',
+        'seconds a Redis broker may take to answer before sending a job counts as failed (the job '
+        'is kept and sent later): a hung Redis does not hold a request',
+    ),
+    Variable(
         ('MEDIA_ROOT',),
         '`var/media`',
         'clip files, proxies and posters',
