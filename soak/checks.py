@@ -167,7 +167,7 @@ MATCHES = {
 }
 
 
-def check_decisions(where: str, sent: list[Sent], events: list[Event], people: dict[int, str]) -> dict[str, list[str]]:
+def check_decisions(where: str, sent: list[tuple[str, Sent]], events: list[Event]) -> dict[str, list[str]]:
     """Each person's acknowledged decisions on one annotation (`sent`: person, Sent) against
     its audit trail: every one is there, with what was sent; none is there more often than it
     was sent (a retry applied twice)."""
@@ -230,7 +230,6 @@ def check_annotations(stored: list[Stored], events: dict[int, list[Event]], book
     for person, entries in books.items():
         for entry in entries:
             sent[entry.annotation].append((person, entry))
-    people = {}
     for annotation in stored:
         trail = events.get(annotation.pk, [])
         replayed = replay(trail)
@@ -252,8 +251,7 @@ def check_annotations(stored: list[Stored], events: dict[int, list[Event]], book
         saves = [entry for _person, entry in mine if entry.action == "save"]
         found["saves lost"] += check_saves(where, saves, replayed["after_saves"], annotation.annotator)
         recent = [e for e in trail if since is None or e.at >= since]
-        for name, items in check_decisions(where, [(p, e) for p, e in mine if e.action != "save"], recent,
-                                           people).items():
+        for name, items in check_decisions(where, [(p, e) for p, e in mine if e.action != "save"], recent).items():
             found[name] += items
         found["state differs from the ledger"] += check_state(annotation, [entry for _p, entry in mine])
     found["claimed twice"] += check_claims(claims)

@@ -93,9 +93,9 @@ def test_a_last_save_without_an_answer_may_or_may_not_be_stored():
 
 def test_an_acknowledged_decision_missing_from_the_trail_is_lost():
     mine = [("reviewer", sent(1, "approve", {}))]
-    assert check_decisions("annotation 1", mine, [event("approve", "reviewer", {"state": "approved"})],
-                           {})["decisions lost"] == []
-    found = check_decisions("annotation 1", mine, [], {})
+    approved = event("approve", "reviewer", {"state": "approved"})
+    assert check_decisions("annotation 1", mine, [approved])["decisions lost"] == []
+    found = check_decisions("annotation 1", mine, [])
     assert found["decisions lost"] == ["annotation 1: reviewer's acknowledged approve {} is not in the audit trail"]
 
 
@@ -104,27 +104,27 @@ def test_a_decision_stored_with_other_content_than_sent_is_lost():
     mine = [("reviewer", sent(1, "amend", amend))]
     right = event("amend", "reviewer", {"overview": {"modes": ["factual", "omission"]}})
     wrong = event("amend", "reviewer", {"overview": {"modes": ["omission"]}})
-    assert check_decisions("annotation 1", mine, [right], {})["decisions lost"] == []
-    assert check_decisions("annotation 1", mine, [wrong], {})["decisions lost"]
+    assert check_decisions("annotation 1", mine, [right])["decisions lost"] == []
+    assert check_decisions("annotation 1", mine, [wrong])["decisions lost"]
     units = {"units": [{"unit": "window:0", "comment": "Please look at this again."}]}
     returned = [("reviewer", sent(1, "return", units))]
-    assert check_decisions("annotation 1", returned, [event("return", "reviewer", units)], {})["decisions lost"] == []
+    assert check_decisions("annotation 1", returned, [event("return", "reviewer", units)])["decisions lost"] == []
     other = {"units": [{"unit": "overview", "comment": "Please look at this again."}]}
-    assert check_decisions("annotation 1", returned, [event("return", "reviewer", other)], {})["decisions lost"]
+    assert check_decisions("annotation 1", returned, [event("return", "reviewer", other)])["decisions lost"]
     undo = [("annotator", sent(1, "undo", {"undone": "submit"}))]
-    assert check_decisions("annotation 1", undo, [event("undo", "annotator", {"undone": "lock_overview"})],
-                           {})["decisions lost"]
+    other_undo = event("undo", "annotator", {"undone": "lock_overview"})
+    assert check_decisions("annotation 1", undo, [other_undo])["decisions lost"]
 
 
 def test_a_decision_by_someone_else_does_not_count():
     mine = [("reviewer", sent(1, "approve", {}))]
-    assert check_decisions("annotation 1", mine, [event("approve", "reviewer2", {})], {})["decisions lost"]
+    assert check_decisions("annotation 1", mine, [event("approve", "reviewer2", {})])["decisions lost"]
 
 
 def test_a_decision_written_twice_for_one_request_is_found():
     mine = [("annotator", sent(1, "submit", {"replies": {}}))]
     twice = [event("submit", "annotator", {"state": "submitted"}, seconds=s) for s in (1, 2)]
-    found = check_decisions("annotation 1", mine, twice, {})
+    found = check_decisions("annotation 1", mine, twice)
     assert found["decisions lost"] == []
     assert found["decisions written more often than sent"] == [
         "annotation 1: 2 submit by annotator in the audit trail, 1 sent"]
@@ -133,7 +133,7 @@ def test_a_decision_written_twice_for_one_request_is_found():
 def test_a_decision_sent_without_an_answer_may_be_in_the_trail_once():
     mine = [("annotator", sent(1, "lock_overview", {}, acknowledged=False))]
     for trail in ([], [event("lock_overview", "annotator", {})]):
-        found = check_decisions("annotation 1", mine, trail, {})
+        found = check_decisions("annotation 1", mine, trail)
         assert found == {"decisions lost": [], "decisions written more often than sent": []}
 
 
