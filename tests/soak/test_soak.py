@@ -1,8 +1,8 @@
 """The short soak (issue 20): the real stack under every fault once, each invariant holding.
 
 It starts its own PostgreSQL cluster and Redis (it restarts and stops them), gunicorn and two
-Celery workers, and runs ``python -m soak --short`` (about two to three minutes); `make soak`
-runs the long version. Marked ``soak``: `make test` runs it, `make test-fast` leaves it out.
+Celery workers, and runs ``python -m soak --short`` (about eight minutes on two busy cores);
+`make soak` runs the long version. Marked ``soak``: `make test` runs it, `make test-fast` leaves it out.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
-# Bounded: 2 to 3 minutes on two cores; the limit leaves room for a machine shared with other work.
+# Bounded: about 8 minutes on two busy cores; the limit leaves room for a machine shared with other work.
 pytestmark = [pytest.mark.soak, pytest.mark.timeout(1200)]
 
 
