@@ -136,11 +136,15 @@ def check_saves(where: str, saves: list[Sent], history: list[dict[str, Any]], st
                 allowed[path] = [value]
             else:
                 allowed.setdefault(path, [ANY]).append(value)
-        for path in sent:  # a new verdict may clear the unit's modes
-            if path.endswith(".verdict") and path.replace(".verdict", ".modes") not in sent:
-                allowed.pop(path.replace(".verdict", ".modes"), None)
+        for path, value in sent.items():  # an accepted unit is the model's again: its modes,
+            if not path.endswith(".verdict"):  # scene, shot and times as the caption has them
+                continue
+            unit = path[: -len("verdict")]
+            for other in [p for p in allowed if p.startswith(unit) and p not in sent]:
                 if not save.acknowledged:
-                    allowed[path.replace(".verdict", ".modes")] = [ANY]
+                    allowed[other] = [ANY]
+                elif value == "accept":
+                    del allowed[other]
     for path, values in sorted(allowed.items()):
         if ANY not in values and stored.get(path) not in values:
             problems.append(f"{where}: {path} is stored as {str(stored.get(path))[:120]!r}, not as its "
@@ -341,7 +345,7 @@ class Job:
 
 def check_jobs(jobs: list[Job], asked: Counter) -> dict[str, list[str]]:
     """Every job ended done; only the planted import refused, naming the clip it lacks; a
-    verdict's scoring may be cancelled by the verdict's undo. No more jobs of a kind than the
+    verdict's scoring may be cancelled (or failed, saying so) by the verdict's undo. No more jobs of a kind than the
     people asked for (a repeated request makes one job)."""
     not_done = []
     for job in jobs:
@@ -350,8 +354,9 @@ def check_jobs(jobs: list[Job], asked: Counter) -> dict[str, list[str]]:
                 not_done.append(f"{job.kind} job {job.name} (planted, naming an unknown clip): {job.state}, "
                                 f"not refused naming the clip: {job.error[:200]!r}")
             continue
-        if job.state == "done" or (job.kind == "scoring (final verdict)" and job.state == "cancelled"):
-            continue
+        if job.state == "done" or (job.kind == "scoring (final verdict)" and (
+                job.state == "cancelled" or (job.state == "failed" and "undone" in job.error))):
+            continue  # a verdict's scoring ends with the verdict's undo
         not_done.append(f"{job.kind} job {job.name}: {job.state}" + (f" ({job.error[:200]})" if job.error else ""))
     made = Counter(job.kind for job in jobs if job.asked)
     unasked = [f"{made[kind]} {kind} jobs in the database, {asked.get(kind, 0)} asked for"

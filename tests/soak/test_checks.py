@@ -88,6 +88,21 @@ def test_a_last_save_without_an_answer_may_or_may_not_be_stored():
     assert check_saves("annotation 1", saves, history, after_overview("Something else."))
 
 
+def test_an_accepted_window_is_the_model_s_again():
+    corrected = {"windows": [{"index": 0, "verdict": "reject", "modes": ["factual"], "scene": "Bars. red"}]}
+    accepted = {"windows": [{"index": 0, "verdict": "accept"}]}
+    history = [{"window:0.verdict": "reject", "window:0.modes": ["factual"], "window:0.scene": "Bars. red"},
+               {"window:0.verdict": "accept", "window:0.scene": "Bars."}]
+    saves = [sent(1, "save", corrected), sent(1, "save", accepted)]
+    assert check_saves("annotation 1", saves, history, history[-1]) == []
+    # Rejected again without a new scene: the correction must still be there.
+    rejected = {"windows": [{"index": 0, "verdict": "reject"}]}
+    saves = [sent(1, "save", corrected), sent(1, "save", rejected)]
+    history = [history[0], {**history[0], "window:0.scene": "Bars."}]
+    assert check_saves("annotation 1", saves, history, history[-1]) == [
+        "annotation 1: window:0.scene is stored as 'Bars.', not as its annotator last sent it: 'Bars. red'"]
+
+
 # Decisions ---------------------------------------------------------------------------------
 
 
@@ -204,7 +219,9 @@ def test_a_disconnect_fault_that_cut_nothing_is_found():
 
 def test_every_job_ends_done():
     jobs = [Job("scoring", "1", "done"), Job("caption import", "2", "done"), Job("profile", "a", "done"),
-            Job("scoring (final verdict)", "3", "cancelled", asked=False)]
+            Job("scoring (final verdict)", "3", "cancelled", asked=False),
+            Job("scoring (final verdict)", "8", "failed", "the approval was undone before scoring finished",
+                asked=False)]
     asked = Counter({"scoring": 1, "caption import": 1, "profile": 1})
     assert check_jobs(jobs, asked) == {"jobs not done": [], "jobs without a request": []}
     for left in (Job("scoring", "4", "queued"), Job("caption import", "5", "failed", "the broker did not answer"),
