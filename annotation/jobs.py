@@ -14,10 +14,19 @@ service imports no task module). ``JOB_RUNNER`` (settings) decides where it runs
 A job whose process died (a restart, a worker killed for time or memory) stays "running" in the
 database; each kind of job has a ``*_recover`` service that finds those by their heartbeat and
 sends them again or marks them failed (see :func:`scoring.services.score_jobs_recover`).
+
+**A broker that does not answer costs time, never a job.** Services send with
+:func:`job_send_or_keep`: when Redis is stopped or restarting, the message is kept in the
+database (:class:`~annotation.models.UnsentJob`) and the job's own record stays queued; the
+workers' recovery clock (:mod:`scoring.jobs_recovery`, every ``JOB_RECOVERY_SECONDS``) sends it
+with :func:`unsent_jobs_send` once the broker answers again. A task that gives up on a database
+or broker error is kept the same way instead of failing its job: a job fails for good only for a
+reason in its own data.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -28,6 +37,8 @@ from celery import Task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 from django.utils.module_loading import import_string
+
+from annotation.models import UnsentJob
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +59,20 @@ class JobTask(Task):
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         job_id = args[0] if args else kwargs.get("job_id")
-        if job_id is not None:
-            self.job_failed(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        if job_id is None:
+            return
+        if isinstance(exc, TRANSIENT_ERRORS) or broker_unreachable(exc):
+            # The database or the broker was away for longer than the retries: not the job's
+            # fault. It is kept to be sent again (its run claims it by this task id).
+            queue = (getattr(self.request, "delivery_info", None) or {}).get("routing_key")
+            try:
+                job_keep(self.name, args=[job_id], task_id=task_id, queue=queue, error=exc)
+                return
+            except Exception:  # noqa: BLE001 - the database is still away: the lease recovers it
+                logger.warning("job %s%s could not be kept to run again", self.name, (job_id,),
+                               exc_info=True)
+                return
+        self.job_failed(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
 
 def broker_unreachable(error: BaseException) -> bool:
     """Whether sending failed because the broker did not answer (Redis stopped or restarting):
@@ -112,3 +135,67 @@ def job_send(
         options["countdown"] = countdown
     task.apply_async(args=list(args), task_id=task_id, **options)
     return None
+
+
+def _task_path(task: str | Any) -> str:
+    return task if isinstance(task, str) else task.name
+
+
+def job_keep(task: str | Any, *, args: Sequence[Any], task_id: str | None = None,
+             queue: str | None = None, error: BaseException | str = "") -> UnsentJob:
+    """Keep a job that could not be sent, for :func:`unsent_jobs_send` (once per task and
+    arguments, however often it is kept)."""
+    path = _task_path(task)
+    key = f"{path}:{json.dumps(list(args), separators=(',', ':'))}"[:400]
+    kept, _ = UnsentJob.objects.update_or_create(
+        key=key,
+        defaults={"task": path, "args": list(args), "task_id": task_id or "", "queue": queue or "",
+                  "error": str(error)[:1000]},
+    )
+    return kept
+
+
+def job_send_or_keep(
+    task: str | Any,
+    *,
+    args: Sequence[Any],
+    task_id: str | None = None,
+    queue: str | None = None,
+    countdown: float | None = None,
+) -> bool:
+    """Send the job as :func:`job_send` does; when the broker does not answer, keep it to be
+    sent once it answers again (see the module's docstring) and return False. Any other error
+    is raised (the caller records it on the job)."""
+    try:
+        job_send(task, args=args, task_id=task_id, queue=queue, countdown=countdown)
+    except Exception as error:
+        if not broker_unreachable(error):
+            raise
+        logger.warning("job %s%s kept to send later: the broker did not answer (%s)",
+                       _task_path(task), tuple(args), error)
+        job_keep(task, args=args, task_id=task_id, queue=queue, error=error)
+        return False
+    return True
+
+
+def unsent_jobs_send(*, limit: int = 500) -> list[str]:
+    """Send the jobs kept while the broker did not answer, oldest first; stop at the first that
+    the broker still refuses (it is kept). Of two recoveries at once, the one that removes a
+    job's row sends it. Returns the tasks sent, as ``task(args)``."""
+    sent: list[str] = []
+    for kept in UnsentJob.objects.all()[:limit]:
+        if not UnsentJob.objects.filter(pk=kept.pk).delete()[0]:
+            continue  # another recovery took it
+        try:
+            job_send(kept.task, args=kept.args, task_id=kept.task_id or None,
+                     queue=kept.queue or None)
+        except Exception as error:
+            job_keep(kept.task, args=kept.args, task_id=kept.task_id, queue=kept.queue, error=error)
+            if broker_unreachable(error):
+                break
+            logger.exception("kept job %s could not be sent", kept)
+            continue
+        sent.append(f"{kept.task}{tuple(kept.args)}")
+    if sent:
+        logger.warning("sent %s job(s) kept while the broker did not answer", len(sent))
+    return sent

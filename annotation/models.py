@@ -696,3 +696,26 @@ class CaptionImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in {self.State.DONE, self.State.REFUSED, self.State.FAILED}
+
+
+class UnsentJob(models.Model):
+    """A job whose message the broker did not take (Redis stopped or restarting): kept here so
+    that the workers' recovery clock sends it once the broker answers again
+    (:func:`annotation.jobs.unsent_jobs_send`). The job's own record (a scoring job, a caption
+    import, a profile export, a clip's media) stays queued meanwhile."""
+
+    # The task's dotted path and its arguments: what job_send is called with.
+    task = models.CharField(max_length=200)
+    args = models.JSONField(default=list)
+    task_id = models.CharField(max_length=64, blank=True)
+    queue = models.CharField(max_length=100, blank=True)
+    # task and args as one string: a job is kept once, however often sending it failed.
+    key = models.CharField(max_length=400, unique=True)
+    error = models.TextField(blank=True, help_text="what the broker answered")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"unsent {self.task}{tuple(self.args)}"

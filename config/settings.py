@@ -168,6 +168,13 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "redline
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
 }
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A Redis that hangs (stopped, or its machine unreachable) makes sending a job fail after this
+    # many seconds instead of holding the request: the job is kept and sent later (annotation.jobs).
+    _broker_timeout = float(os.environ.get("CELERY_BROKER_TIMEOUT", "3"))
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(socket_timeout=_broker_timeout, socket_connect_timeout=_broker_timeout)
+# Sending a job tries twice: a job the broker does not take is kept and sent later anyway.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # `make demo` runs one worker beside the web server through files in var/: real
     # asynchronous jobs on one machine with nothing else installed.
@@ -248,6 +255,12 @@ PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# Every worker runs job recovery this often (scoring.jobs_recovery): jobs kept while the broker did
+# not answer are sent once it answers again, stalled jobs sent again or failed. 0 turns it off.
+JOB_RECOVERY_SECONDS = float(os.environ.get("JOB_RECOVERY_SECONDS", "15"))
+# The same job asked again by the same person within this many seconds (a repeated click) is the
+# job already started, not a second one.
+JOB_REPEAT_SECONDS = float(os.environ.get("JOB_REPEAT_SECONDS", "10"))
 # LLMFactsF1 needs an OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, APIs).
 # Unset: llmfacts_f1 is left out of the default metrics; asking for it fails for it alone.
 LLMFACTS_BASE_URL = os.environ.get("LLMFACTS_BASE_URL", "")

@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from scoring import families
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 
@@ -275,7 +275,8 @@ def send_chunks(job: ScoreJob, *, only_stalled: bool = False) -> int:
         "pk", "task_id", "queue"
     ):
         try:
-            job_send(CHUNK_TASK, args=[chunk_id], task_id=chunk_task_id, queue=queue or None)
+            # A broker that does not answer: the chunk stays queued, kept to be sent later.
+            job_send_or_keep(CHUNK_TASK, args=[chunk_id], task_id=chunk_task_id, queue=queue or None)
         except Exception as error:  # noqa: BLE001 - recorded on the chunk, the job goes on
             logger.exception("scoring chunk %s could not be sent", chunk_id)
             from scoring.services import _describe

@@ -65,10 +65,11 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation import workflow
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
@@ -656,9 +657,16 @@ def export_files(manifest: Mapping[str, Any]) -> list[str]:
 def export_zip(out_dir: str | Path, zip_path: str | Path, manifest: Mapping[str, Any]) -> Path:
     """Write every file of the export in ``out_dir`` into one zip file; return its path."""
     out, target = Path(out_dir), Path(zip_path)
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        for name in export_files(manifest):
-            bundle.write(out / name, arcname=name)
+    # Written under a temporary name and renamed once whole; a failed write leaves nothing.
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for name in export_files(manifest):
+                bundle.write(out / name, arcname=name)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return target
 
 
@@ -685,10 +693,15 @@ def _now() -> str:
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Replace ``path`` atomically, so a reader never sees half a file."""
+    """Replace ``path`` atomically, so a reader never sees half a file; a write that fails (a
+    full disk) leaves no temporary file behind."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -730,6 +743,10 @@ def profile_job_create(
     commits. Its status: ``job``, ``study``, ``state`` (queued, running, done, failed),
     ``done``/``total`` steps and ``step`` (what it is doing), ``options``, ``requested_by``,
     times, ``error``; once done also ``manifest``, ``files`` (relative paths) and ``zip``.
+
+    One job per click: the same export asked again by the same person while theirs is queued or
+    running, within ``JOB_REPEAT_SECONDS``, returns that job. The job's folder appears whole (its
+    status written under a temporary name first), or not at all.
     """
     for name, value, low in (("resamples", resamples, 1),
                              ("adjusted resamples", adjusted_resamples, 1), ("seed", seed, 0)):
@@ -737,41 +754,89 @@ def profile_job_create(
                 MAX_RESAMPLES if name != "seed" else 2**32 - 1):
             raise ProfileError(f"The number of {name} must be a whole number from {low} to "
                                f"{MAX_RESAMPLES if name != 'seed' else 2**32 - 1}, not {value!r}.")
+    options = {"resamples": resamples, "adjusted_resamples": adjusted_resamples, "seed": seed,
+               "paired_only": bool(paired_only)}
+    with transaction.atomic():
+        # The person's row held: two clicks at once agree on one job.
+        if requested_by:
+            get_user_model().objects.select_for_update().filter(username=requested_by).first()
+        repeated = _repeated_job(study, requested_by=requested_by, options=options, final=final)
+        if repeated is not None:
+            return repeated
+        return _job_folder_create(study, requested_by=requested_by, options=options, final=final)
+
+
+def _repeated_job(study: Study, *, requested_by: str, options: Mapping[str, Any],
+                  final: bool) -> dict[str, Any] | None:
+    """The same person's unfinished job with the same options, started within
+    ``JOB_REPEAT_SECONDS``: a repeated click."""
+    recent = time.time() - settings.JOB_REPEAT_SECONDS
+    for status in profile_jobs(study=study):
+        if (status["state"] in (QUEUED, RUNNING) and status["requested_by"] == requested_by
+                and status["options"] == options and bool(status.get("final")) == final
+                and datetime.fromisoformat(status["created_at"]).timestamp() >= recent):
+            return status
+    return None
+
+
+def _job_folder_create(study: Study, *, requested_by: str, options: Mapping[str, Any],
+                       final: bool) -> dict[str, Any]:
     job_id = uuid.uuid4().hex
-    folder = jobs_root(study) / job_id
-    folder.mkdir(parents=True)
+    root = jobs_root(study)
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / job_id
+    temporary = root / f".{job_id}.new"
     status = {
         "job": job_id, "study": study.slug, "state": QUEUED, "done": 0, "total": export_steps(),
         "step": "waiting for a worker", "error": "", "requested_by": requested_by,
-        "options": {"resamples": resamples, "adjusted_resamples": adjusted_resamples,
-                    "seed": seed, "paired_only": bool(paired_only)},
+        "options": dict(options),
         "created_at": _now(), "updated_at": _now(), "started_at": None, "finished_at": None,
         "final": final,
     }
-    _write_json(folder / "status.json", status)
+    try:
+        temporary.mkdir()
+        _write_json(temporary / "status.json", status)
+        os.replace(temporary, folder)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
     study_id = study.pk
     transaction.on_commit(lambda: _send(study_id, job_id))
     return status
 
 
 def _send(study_id: int, job_id: str) -> None:
-    job_send("scoring.profile_tasks.export_profile", args=[study_id, job_id])
+    """Send the export to the workers; kept to be sent later when the broker does not answer
+    (the job stays queued). Never raises: any other refusal is recorded on the job."""
+    try:
+        job_send_or_keep("scoring.profile_tasks.export_profile", args=[study_id, job_id])
+    except Exception as error:  # noqa: BLE001 - recorded on the job, which then ends failed
+        logger.exception("profile job %s could not be sent", job_id)
+        study = Study.objects.get(pk=study_id)
+        folder = job_dir(study, job_id)
+        status = _read_json(folder / "status.json")
+        if status is not None and status["state"] == QUEUED:
+            status.update(state=FAILED, step="failed", finished_at=_now(), updated_at=_now(),
+                          error=f"The export could not be started: {type(error).__name__}: {error}")
+            _write_json(folder / "status.json", status)
 
 
-def profile_jobs_recover(*, study: Study) -> dict[str, list[str]]:
+def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> dict[str, list[str]]:
     """Send again the study's export jobs whose process died, or fail them after too many tries.
 
     A job is stalled when it is running or queued (a job thread's queue dies with its process, a
     broker may restart empty) and its status has not changed for ``PROFILE_JOB_LEASE_SECONDS``. One
     started fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (the dead run's claim is
     removed, so the new run claims it); one started that often is marked failed, saying why.
-    Returns ``{"resumed": [job ids], "failed": [job ids]}``.
+    ``lost_before`` (a time stamp): the broker restarted empty then, so a job queued and not
+    touched since is sent again now. Returns ``{"resumed": [job ids], "failed": [job ids]}``.
     """
     report: dict[str, list[str]] = {"resumed": [], "failed": []}
     waiting = (RUNNING, QUEUED)
     for status in profile_jobs(study=study):
         updated = datetime.fromisoformat(status["updated_at"]).timestamp()
-        if status["state"] not in waiting or time.time() - updated < _lease_seconds():
+        lost = lost_before is not None and status["state"] == QUEUED and updated < lost_before
+        if status["state"] not in waiting or (time.time() - updated < _lease_seconds() and not lost):
             continue
         folder = job_dir(study, status["job"])
         attempts = status.get("attempts", 0)

@@ -69,13 +69,14 @@ from statistics import fmean
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Avg, Count, F, Max, Min, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import workflow
-from annotation.jobs import broker_unreachable, job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, CorrectionPass, Reference, Study
 from annotation.services.errors import ServiceError
 from annotation.services.workflow import final_pass
@@ -117,7 +118,9 @@ def score_job_create(
     or ``redline``) and is recorded in their metric version. Refuses unknown
     metrics, and corpus-relative metrics in a verdict job. Asking for llmfacts_f1 without its
     settings is allowed: the job records that metric as failed, the others run. ``clip`` limits
-    a study job to one clip (live scores); ``delay_seconds`` sends it that much later.
+    a study job to one clip (live scores); ``delay_seconds`` sends it that much later. The same
+    job asked again by the same person within ``JOB_REPEAT_SECONDS``, while unfinished, is that
+    job (a repeated click).
     """
     if splitter not in SPLITTERS:
         raise ServiceError(
@@ -154,6 +157,18 @@ def score_job_create(
     if judged and not judge_list:
         raise ServiceError("Embedding metrics need at least one judge.")
     with transaction.atomic():
+        if requested_by is not None:
+            # A repeated click (the same job asked by the same person moments ago, still
+            # unfinished) is that job. The person's row held: two clicks at once agree.
+            get_user_model().objects.select_for_update().filter(pk=requested_by.pk).first()
+            repeated = ScoreJob.objects.filter(
+                study=study, kind=kind, annotation=annotation, clip=clip, metrics=names,
+                judges=judge_list, splitter=splitter, requested_by=requested_by,
+                status__in=[Status.QUEUED, Status.RUNNING],
+                created_at__gte=timezone.now() - timedelta(seconds=settings.JOB_REPEAT_SECONDS),
+            ).order_by("-created_at").first()
+            if repeated is not None:
+                return repeated
         job = ScoreJob.objects.create(
             study=study,
             kind=kind,
@@ -177,17 +192,13 @@ def score_job_enqueue(*, job_id: int, delay_seconds: float | None = None) -> Non
 
     Never raises: this runs after a commit (an approval, say) that must not look failed because
     scoring could not start; the job records why instead. When the broker does not answer, the
-    job stays queued: :func:`score_jobs_recover` sends it again once it has waited a lease.
+    job stays queued and is kept to be sent once it answers again (annotation.jobs).
     """
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        delay = {"countdown": delay_seconds} if delay_seconds else {}
-        job_send("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id, **delay)
+        job_send_or_keep("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id,
+                         countdown=delay_seconds)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
-        if broker_unreachable(error):
-            logger.warning("scoring job %s left queued: the broker did not answer (%s)",
-                           job_id, _describe(error))
-            return
         logger.exception("scoring job %s could not be run", job_id)
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
 
@@ -278,7 +289,7 @@ STALLED = (
 )
 
 
-def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
+def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[str, list[int]]:
     """Find the jobs whose process died and send them again, or fail them after too many tries.
 
     A job is stalled when it is running and its heartbeat is older than
@@ -287,7 +298,8 @@ def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
     stalled job claimed fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it
     over and skips what it stored); one claimed that often is marked failed with the reason in
     ``errors["job"]``. Sending renews the heartbeat first, so two recoveries at once send a job
-    once. Returns
+    once. ``lost_before``: the broker restarted empty at that time, so a job queued (or sent
+    again) before it lost its message now, without waiting a lease. Returns
     ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
@@ -296,8 +308,9 @@ def score_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
     # A queued job's message may be gone: a job thread's queue dies with its process, and a
     # broker's with a Redis restarted without its data. Sending it again costs a claim that
     # finds the job taken when the first message was only slow.
-    stalled |= Q(status=Status.QUEUED, created_at__lt=stale) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+    waited = max(stale, lost_before) if lost_before is not None else stale
+    stalled |= Q(status=Status.QUEUED, created_at__lt=waited) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=waited)
     )
     jobs = ScoreJob.objects.filter(stalled)
     if study is not None:

@@ -32,6 +32,7 @@ the jobs whose process died.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -47,7 +49,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import CaptionImportJob, Study
 from annotation.services.captions import (
     CaptionImportReport,
@@ -55,6 +57,7 @@ from annotation.services.captions import (
     captions_import_jsonl,
 )
 from annotation.services.errors import ImportRefused, ServiceError
+from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +121,9 @@ def caption_import_job_create(
 
     ``format`` is ``jsonl`` or ``clip-cc``; a clip-cc file's model defaults to the file's name
     without its extension, as in the synchronous import. Raises ServiceError for an unknown
-    format or an empty file.
+    format or an empty file. The same file posted again by the same person with the same options
+    within ``JOB_REPEAT_SECONDS``, while the first job is unfinished (a repeated click), returns
+    that job.
     """
     if format not in Format.values:
         raise ServiceError(f"Unknown caption format {format!r}; use one of {', '.join(Format.values)}.")
@@ -128,7 +133,57 @@ def caption_import_job_create(
     if format == Format.CLIP_CC:
         model = model.strip() or Path(file_name).stem
     suffix = ".jsonl" if format == Format.JSONL else ".json"
-    stored_name = default_storage.save(
+    if requested_by is not None:
+        with transaction.atomic():
+            # The person's row held: two clicks at once agree on one job.
+            get_user_model().objects.select_for_update().filter(pk=requested_by.pk).first()
+            repeated = _repeated_job(study=study, upload=upload, format=format, model=model,
+                                     keep_invalid=keep_invalid, requested_by=requested_by)
+            if repeated is not None:
+                return repeated
+            return _job_create(study=study, upload=upload, file_name=file_name, format=format,
+                               model=model, keep_invalid=keep_invalid, requested_by=requested_by,
+                               enqueue=enqueue, suffix=suffix)
+    return _job_create(study=study, upload=upload, file_name=file_name, format=format, model=model,
+                       keep_invalid=keep_invalid, requested_by=requested_by, enqueue=enqueue,
+                       suffix=suffix)
+
+
+def _file_digest(handle) -> str:
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _repeated_job(*, study: Study, upload: File, format: str, model: str, keep_invalid: bool,
+                  requested_by) -> CaptionImportJob | None:
+    """The same person's unfinished job of the same bytes and options, started within
+    ``JOB_REPEAT_SECONDS``: a repeated click."""
+    recent = timezone.now() - timedelta(seconds=settings.JOB_REPEAT_SECONDS)
+    candidates = CaptionImportJob.objects.filter(
+        study=study, requested_by=requested_by, format=format,
+        model=model if format == Format.CLIP_CC else "", keep_invalid=keep_invalid,
+        state__in=[State.QUEUED, State.RUNNING], created_at__gte=recent,
+    ).exclude(upload="")
+    if not candidates:
+        return None
+    upload.seek(0)
+    posted = _file_digest(upload)
+    upload.seek(0)
+    for job in candidates:
+        try:
+            with default_storage.open(job.upload.name, "rb") as handle:
+                if _file_digest(handle) == posted:
+                    return job
+        except OSError:
+            continue
+    return None
+
+
+def _job_create(*, study: Study, upload: File, file_name: str, format: str, model: str,
+                keep_invalid: bool, requested_by, enqueue: bool, suffix: str) -> CaptionImportJob:
+    stored_name = media_save(
         f"imports/captions/{study.slug}/{uuid.uuid4().hex}{suffix}", upload
     )
     try:
@@ -153,10 +208,11 @@ def caption_import_job_create(
 
 def caption_import_job_send(*, job_id: int) -> None:
     """Send a job to the workers (or the web process's job threads). Never raises: it runs
-    after the commit of the request that created the job; the job records why it could not."""
+    after the commit of the request that created the job; the job records why it could not.
+    When the broker does not answer, the job stays queued, kept to be sent once it answers."""
     job = CaptionImportJob.objects.get(pk=job_id)
     try:
-        job_send(TASK, args=[job.pk], task_id=job.task_id)
+        job_send_or_keep(TASK, args=[job.pk], task_id=job.task_id)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("caption import %s could not be run", job_id)
         caption_import_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
@@ -315,21 +371,23 @@ STALLED = (
 )
 
 
-def caption_import_jobs_recover(*, study: Study | None = None) -> dict[str, list[int]]:
+def caption_import_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[str, list[int]]:
     """Send again the import jobs whose process died, or fail them after too many tries.
 
     Stalled: running for longer than ``SCORING_JOB_LEASE_SECONDS`` with its row not held by a
     running import (PostgreSQL; SQLite has no row locks and goes by the time alone), or queued that
     long (a job thread's queue dies with its process; a broker may restart empty). A job claimed
-    ``JOB_MAX_ATTEMPTS`` times fails, saying why. Returns ``{"resumed": [ids], "failed": [ids]}``.
+    ``JOB_MAX_ATTEMPTS`` times fails, saying why. ``lost_before``: the broker restarted empty
+    then, so a job queued before it is sent again now. Returns ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
     stalled = Q(state=State.RUNNING, started_at__lt=stale)
     # Queued that long, its message may be lost (a job thread's queue dies with its process, a
     # broker may restart empty); sent again once a lease (started_at notes the sending).
-    stalled |= Q(state=State.QUEUED, created_at__lt=stale) & (
-        Q(started_at__isnull=True) | Q(started_at__lt=stale)
+    waited = max(stale, lost_before) if lost_before is not None else stale
+    stalled |= Q(state=State.QUEUED, created_at__lt=waited) & (
+        Q(started_at__isnull=True) | Q(started_at__lt=waited)
     )
     jobs = CaptionImportJob.objects.filter(stalled)
     if study is not None:

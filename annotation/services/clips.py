@@ -17,9 +17,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation import formats, media
-from annotation.jobs import job_send
+from annotation.jobs import job_send_or_keep
 from annotation.models import Clip, Study
 from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
+from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def clip_import_file(
         raise DuplicateClip(f"{path.name}: the study already has a clip named {name!r}.")
 
     with path.open("rb") as handle:
-        stored_name = default_storage.save(
+        stored_name = media_save(
             f"clips/original/{study.slug}/{sha256[:16]}{path.suffix.lower()}", File(handle)
         )
     try:
@@ -116,7 +117,12 @@ def clip_import_file(
 
 
 def _enqueue_media(clip_id: int) -> None:
-    job_send("annotation.tasks.prepare_clip_media", args=[clip_id])
+    """Send the clip's media job; kept to be sent later when the broker does not answer (the
+    clip is stored either way: its poster follows)."""
+    try:
+        job_send_or_keep("annotation.tasks.prepare_clip_media", args=[clip_id])
+    except Exception:  # noqa: BLE001 - the clip is committed; recovery sends its media job again
+        logger.exception("the media job of clip %s could not be sent", clip_id)
 
 
 def clips_media_recover(*, older_than_seconds: int) -> list[int]:
@@ -183,14 +189,14 @@ def clip_prepare_media(*, clip_id: int) -> Clip:
                 target = Path(workdir) / f"{clip.sha256[:16]}.mp4"
                 media.make_proxy(source, target)
                 with target.open("rb") as handle:
-                    updates["proxy"] = default_storage.save(
+                    updates["proxy"] = media_save(
                         f"clips/proxy/{clip.study.slug}/{target.name}", File(handle)
                     )
             if not clip.poster:
                 target = Path(workdir) / f"{clip.sha256[:16]}.jpg"
                 media.make_poster(source, target)
                 with target.open("rb") as handle:
-                    updates["poster"] = default_storage.save(
+                    updates["poster"] = media_save(
                         f"clips/poster/{clip.study.slug}/{target.name}", File(handle)
                     )
             if clip.shot_changes is None:

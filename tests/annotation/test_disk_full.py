@@ -52,3 +52,40 @@ def test_an_upload_onto_a_full_disk_is_refused_with_507_and_stores_no_clip(
     assert response.status_code == 507
     assert "disk is full" in response.json()["detail"]
     assert Clip.objects.count() == 0
+
+
+def files_under(folder) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.name != "filler")
+
+
+def test_a_refused_upload_leaves_no_file_and_the_retry_is_stored_under_its_own_name(
+    personas, study, clip_files, full_media
+):
+    """The soak's finding: a 0-byte file was left under clips/original/, and the successful retry
+    was stored beside it under another name."""
+    client = APIClient()
+    client.force_authenticate(personas["admin"])
+    data = clip_files["a"].read_bytes()
+    refused = client.post("/api/studies/s1/clips/upload/", {"file": SimpleUploadedFile("a.mp4", data)},
+                          format="multipart")
+    assert refused.status_code == 507
+    assert [name for name in files_under(full_media) if not (full_media / name).is_dir()] == []
+
+    (full_media / "filler").unlink()  # the operator frees some room
+    stored = client.post("/api/studies/s1/clips/upload/", {"file": SimpleUploadedFile("a.mp4", data)},
+                         format="multipart")
+    assert stored.status_code == 201, stored.content
+    clip = Clip.objects.get()
+    assert [name for name in files_under(full_media / "clips/original")] == ["s1", clip.original.name[len("clips/original/"):]]
+    assert clip.original.name == f"clips/original/s1/{clip.sha256[:16]}.mp4"
+
+
+def test_a_refused_export_leaves_no_job_folder(personas, study, client, full_media):
+    """The soak's finding: a refused export left a job folder with a 0-byte temporary status."""
+    client.force_login(personas["researcher"])
+    response = client.post("/studies/s1/profiles/jobs/", {"resamples": 30}, content_type="application/json")
+    assert response.status_code == 507
+    assert b"disk is full" in response.content
+    profiles = full_media / "profiles"
+    assert not profiles.exists() or [path for path in profiles.rglob("*") if path.is_file()] == []
+    assert not profiles.exists() or all(not any(folder.iterdir()) for folder in profiles.iterdir())

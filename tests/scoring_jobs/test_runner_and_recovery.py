@@ -129,7 +129,7 @@ def test_a_job_with_a_live_heartbeat_is_left_alone(approved, fast_scoring):
 def test_two_recoveries_at_once_send_a_stalled_job_once(approved, fast_scoring, monkeypatch):
     job = stalled_job(approved, attempts=1)
     sent = []
-    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
+    monkeypatch.setattr("annotation.jobs.job_send", lambda task, **kw: sent.append(kw))
     first = score_jobs_recover()
     second = score_jobs_recover()
     assert (first["resumed"], second["resumed"], len(sent)) == ([job.pk], [], 1)
@@ -144,17 +144,17 @@ def test_a_queued_job_whose_message_was_lost_is_sent_again_once_a_lease(
     settings.JOB_RUNNER = runner
     job = stalled_job(approved, attempts=0, status="queued")
     sent = []
-    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
+    monkeypatch.setattr("annotation.jobs.job_send", lambda task, **kw: sent.append(kw))
     assert score_jobs_recover() == {"resumed": [job.pk], "failed": []}
     assert score_jobs_recover() == {"resumed": [], "failed": []}  # renewed: not at every look
-    assert sent == [{"args": [job.pk], "task_id": job.task_id}]
+    assert sent == [{"args": [job.pk], "task_id": job.task_id, "queue": None, "countdown": None}]
 
 
 @pytest.mark.django_db
 def test_a_job_queued_a_moment_ago_is_left_waiting(approved, fast_scoring, monkeypatch):
     job = stalled_job(approved, attempts=0, status="queued")
     ScoreJob.objects.filter(pk=job.pk).update(created_at="2999-01-01T00:00Z")
-    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: pytest.fail("sent"))
+    monkeypatch.setattr("annotation.jobs.job_send", lambda task, **kw: pytest.fail("sent"))
     assert score_jobs_recover() == {"resumed": [], "failed": []}
 
 
