@@ -31,11 +31,16 @@ REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
 # hang_seconds: PostgreSQL and Redis stopped (SIGSTOP) that long; models: new models per caption
 # import (each a caption of every clip), and study_models the small study's to start with: enough
-# work that no annotator waits ("nothing in your queue" under 5 % of the requests).
+# work that no annotator waits ("nothing in your queue" under 5 % of the requests). Both use the
+# small study: the demo study's design shows an annotator each clip once, so its annotators ran
+# out of work within minutes (31 % of a 30-minute run's requests found nothing in the queue).
+# profiles: the long soak also exports profiles (pandas, SciPy and matplotlib in every process).
 SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "hang_seconds": 20, "gap": 3,
-         "retry_seconds": 45, "settle_seconds": 150, "models": 3, "study_models": 8, "demo": False}
+         "retry_seconds": 45, "settle_seconds": 150, "models": 3, "study_models": 8, "demo": False,
+         "profiles": False}
 FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "hang_seconds": 20, "gap": 8,
-        "retry_seconds": 75, "settle_seconds": 360, "models": 2, "study_models": 0, "demo": True}
+        "retry_seconds": 75, "settle_seconds": 360, "models": 3, "study_models": 8, "demo": False,
+        "profiles": True}
 
 
 def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[str, str]:
@@ -291,12 +296,12 @@ def run(options: dict) -> dict:
         reviewers = [Reviewer(client(n), SLUG, 100 + i, 1.0) for i, n in enumerate(REVIEWERS)]
         # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
         # long soak starts them, the short one (two busy cores) leaves them out.
-        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["demo"],
+        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["profiles"],
                       models=options["models"])
         injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
         broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0, socket_timeout=5)
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
-                        options["redis_seconds"], options["outage_seconds"], options["demo"],
+                        options["redis_seconds"], options["outage_seconds"], options["profiles"],
                         hang_seconds=options["hang_seconds"], probe=client("admin"),
                         broker_queue=lambda: broker.llen("redline") + broker.hlen("unacked"))
         people = [*annotators, *reviewers, admin]
