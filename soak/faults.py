@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 from soak.stack import CeleryWorkers, Gunicorn, Media, Postgres, Redis, wait_until
 
 KINDS = ("gunicorn worker killed", "celery worker killed mid-job", "postgres restarted (fast)",
-         "postgres restarted (immediate)", "redis stopped", "media folder full", "client disconnected")
+         "postgres restarted (immediate)", "postgres hung", "redis stopped", "redis hung", "media folder full",
+         "client disconnected")
 GRACE = 3.0
+# After the broker is back, a job queued before must be on its way within this (the issue's target):
+# running, finished, or its message waiting in the broker for a busy worker.
+BROKER_RECOVERY_SECONDS = 60
 
 
 @dataclass
@@ -27,6 +31,8 @@ class Window:
     started: float
     ended: float
     note: str = ""
+    # seconds from the service's return until the API answered again (None: not measured)
+    recovered: float | None = None
 
 
 @dataclass
@@ -41,12 +47,19 @@ class Faults:
     redis_seconds: float
     outage_seconds: float
     long_jobs: bool  # a profile export as well as a caption import for the Celery kill
+    hang_seconds: float = 20  # how long PostgreSQL or Redis is stopped (SIGSTOP)
+    probe: object = None  # a Client of the admin's: is the API answering?
+    broker_queue: object = None  # () -> messages waiting in the broker (its list and unacked)
     windows: list[Window] = field(default_factory=list)
     injected: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)
     mid_job: int = 0
     watchers: list = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # the broker's returns: (kind, seconds until every job queued before was on its way or None)
+    broker_returns: list = field(default_factory=list)
+    # jobs queued before the broker's return, neither started nor waiting in it a minute after
+    jobs_not_resent: list[str] = field(default_factory=list)
 
     def inject(self, kind: str) -> None:
         started = time.time()
@@ -56,7 +69,9 @@ class Faults:
             "celery worker killed mid-job": self._celery,
             "postgres restarted (fast)": lambda: self._restart_postgres("fast"),
             "postgres restarted (immediate)": lambda: self._restart_postgres("immediate"),
+            "postgres hung": self._hang_postgres,
             "redis stopped": self._redis,
+            "redis hung": self._hang_redis,
             "media folder full": self._media,
             "client disconnected": self._client,
         }[kind]
@@ -71,7 +86,19 @@ class Faults:
         except Exception as exc:  # noqa: BLE001 - the soak goes on; the report says so
             self.errors.append(f"{kind}: {type(exc).__name__}: {exc}")
         self.injected[kind] += 1
-        self.windows.append(Window(kind, started, time.time() + GRACE, note or ""))
+        back = time.time()
+        self.windows.append(Window(kind, started, back + GRACE, note or "", self._answering_after(back)))
+
+    def _answering_after(self, back: float, seconds: float = 90) -> float | None:
+        """Seconds from `back` until the API answers the probe (the study's page) with a 200."""
+        if self.probe is None:
+            return None
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.probe.once("GET", "/api/studies/demo/")[0] == 200:
+                return round(time.time() - back, 1)
+            time.sleep(0.25)
+        return None
 
     def _gunicorn(self) -> str:
         pids = self.web.worker_pids()
@@ -128,11 +155,53 @@ class Faults:
         wait_until(self.pg.ready, 60, "PostgreSQL ready")
         return mode
 
+    def _hang_postgres(self) -> str:
+        stopped = self.pg.hang(self.hang_seconds)
+        return f"SIGSTOP of {stopped} processes for {self.hang_seconds:g} s"
+
     def _redis(self) -> str:
         self.redis.stop()
         time.sleep(self.redis_seconds)
         self.redis.start()
+        self._watch_broker_return("redis stopped")
         return f"{self.redis_seconds:g} s"
+
+    def _hang_redis(self) -> str:
+        self.redis.hang(self.hang_seconds)
+        self._watch_broker_return("redis hung")
+        return f"SIGSTOP for {self.hang_seconds:g} s"
+
+    def _watch_broker_return(self, kind: str) -> None:
+        """From the broker's return, follow the jobs queued before it (and those started during
+        the outage): each must be on its way (running, ended, or its message in the broker)
+        within BROKER_RECOVERY_SECONDS, with no page opened."""
+        back = time.time()
+        watcher = threading.Thread(target=self._follow_queued, args=(kind, back), daemon=True,
+                                   name="broker-return")
+        watcher.start()
+        self.watchers.append(watcher)
+
+    def _follow_queued(self, kind: str, back: float) -> None:
+        deadline = back + BROKER_RECOVERY_SECONDS
+        left: list[str] = []
+        while True:
+            try:
+                left = queued_jobs_now(created_before=back)
+                waiting = self.broker_queue() if self.broker_queue else 0
+            except Exception:  # noqa: BLE001 - another fault may hold the database just now
+                time.sleep(1)
+                if time.time() < deadline + 60:
+                    continue
+                left, waiting = ["(the database could not be read)"], 0
+            if not left or waiting:
+                self.broker_returns.append((kind, round(time.time() - back, 1)))
+                return
+            if time.time() > deadline:
+                self.broker_returns.append((kind, None))
+                self.jobs_not_resent += [f"{job}: still queued {BROKER_RECOVERY_SECONDS} s after the broker's "
+                                         f"return ({kind}), and the broker holds no message" for job in left]
+                return
+            time.sleep(1)
 
     def _media(self) -> str:
         if not self.media.can_fill:
@@ -147,14 +216,32 @@ class Faults:
         self.media.free()
         return f"{written / 2**20:.1f} MiB written to fill it"
 
-    def _client(self) -> str:
+    def _client(self, seconds: float = 45) -> str:
+        """Each annotator's next request with a body is cut in flight: half of them mid-body, the
+        others mid-response. Waits until every one has fired (within `seconds`)."""
         for number, client in enumerate(self.clients):
             client.cut_half = number % 2 == 0
             client.disconnect_next = True
-        time.sleep(self.outage_seconds * 2)
+        deadline = time.monotonic() + seconds
+        while any(c.disconnect_next for c in self.clients) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        idle = [c.name for c in self.clients if c.disconnect_next]
         for client in self.clients:
             client.disconnect_next = False
-        return f"{len(self.clients)} clients"
+        return f"{len(self.clients) - len(idle)} of {len(self.clients)} requests cut" + (
+            f" ({', '.join(idle)} sent none within {seconds:g} s)" if idle else "")
+
+
+def queued_jobs_now(created_before: float | None = None) -> list[str]:
+    """The scoring and caption import jobs queued now (created before a time, when given)."""
+    from django.db import connections
+
+    from soak.checks import queued_jobs
+
+    try:
+        return queued_jobs("demo", created_before)
+    finally:
+        connections.close_all()
 
 
 def running_jobs_now() -> list[str]:

@@ -6,6 +6,10 @@ bounded time, as the workspace's save queue does, and checks that a retry conver
 retried save answers 409, the change must already be what the server has (the first try landed,
 only its answer was lost). What the server acknowledged is written down in the :class:`Ledger`,
 which the checks compare with the database afterwards.
+
+Each person also keeps a book of its own (:class:`Sent`, in :attr:`Ledger.books`): every save
+and every decision it sent, with the changes or the body as it sent them (never the server's
+echo), and whether the server acknowledged it. The checks compare the database with the books.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import http.client
 import json
 import random
 import socket
+import struct
 import threading
 import time
 import uuid
@@ -39,6 +44,21 @@ class Request:
     status: int
     body: str = ""
     answer: str = ""
+    retry_after: str = ""  # the answer's Retry-After header, if any
+
+
+@dataclass
+class Sent:
+    """One save or decision as a person sent it, in its book."""
+
+    annotation: int
+    # The audit trail's name: save, lock_overview, submit, approve, amend, return, undo, claim
+    action: str
+    # What the person sent: a save's changes, a decision's body; an undo: {"undone": what}
+    sent: dict
+    # The server answered it done (or a retry found it already done)
+    acknowledged: bool
+    at: float  # when the answer came, or when the person gave up
 
 
 @dataclass
@@ -46,17 +66,22 @@ class Ledger:
     """Everything the people saw, shared by all their threads."""
 
     requests: list[Request] = field(default_factory=list)
-    # annotation id -> the annotator pass of each acknowledged pass-changing save, in order
-    saves: dict[int, list[dict]] = field(default_factory=lambda: defaultdict(list))
-    # annotations whose last change may have landed without its answer reaching the person
-    uncertain: set[int] = field(default_factory=set)
     # (annotation id, reviewer, acknowledged at, finished at or None)
     claims: list[list] = field(default_factory=list)
     not_converged: list[str] = field(default_factory=list)
     gave_up: Counter = field(default_factory=Counter)
     actions: Counter = field(default_factory=Counter)
-    disconnects: int = 0
+    # person -> what they sent, in order (see Sent)
+    books: dict[str, list[Sent]] = field(default_factory=lambda: defaultdict(list))
+    # the client-disconnect fault, by how the request was cut: "mid-body", "mid-response"
+    disconnects: Counter = field(default_factory=Counter)
+    # the jobs the people asked for (one per action, however many tries): kind -> count
+    jobs_asked: Counter = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def note(self, person: str, annotation: int, action: str, sent: dict, acknowledged: bool) -> None:
+        with self.lock:
+            self.books[person].append(Sent(annotation, action, sent, acknowledged, time.time()))
 
     def record(self, request: Request) -> None:
         with self.lock:
@@ -91,41 +116,53 @@ class Client:
              content_type: str = "application/json") -> tuple[int, Any]:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         started = time.time()
-        status, text = 0, ""
+        status, text, retry_after = 0, "", ""
         try:
             if self.disconnect_next and data is not None:
                 self.disconnect_next = False
-                self._hang_up(method, path, data, content_type)
-                text = "(the client hung up)"
+                text = f"(the client hung up {self._hang_up(method, path, data, content_type)})"
             else:
                 if time.monotonic() - self.last_answer > IDLE_SECONDS:
                     self.connection.close()  # the server has closed its end by now
                 self.connection.request(method, path, data, self.headers(content_type))
                 response = self.connection.getresponse()
                 status, text = response.status, response.read().decode("utf-8", "replace")
+                retry_after = response.getheader("Retry-After") or ""
         except (OSError, http.client.HTTPException) as exc:
             self.connection.close()
             self.connection = http.client.HTTPConnection(HOST, self.port, timeout=60)
             text = f"{type(exc).__name__}: {exc}"
         self.last_answer = time.monotonic()
         self.ledger.record(Request(self.name, method, path, started, time.time(), status,
-                                   (data or b"")[:300].decode("utf-8", "replace"), text[:600]))
+                                   (data or b"")[:300].decode("utf-8", "replace"), text[:600], retry_after))
         try:
             answer = json.loads(text) if text[:1] in ("{", "[") else {}
         except ValueError:
             answer = {}
         return status, answer
 
-    def _hang_up(self, method: str, path: str, data: bytes, content_type: str) -> None:
-        """Send the request (all of it, or half of its body) and close before the answer."""
+    def _hang_up(self, method: str, path: str, data: bytes, content_type: str) -> str:
+        """Cut the request in flight and say where: "mid-body" (half of the body sent, then the
+        connection reset) or "mid-response" (all of it sent, the first bytes of the answer read,
+        then the connection reset, so the server has done the work and is writing its answer)."""
         head = f"{method} {path} HTTP/1.1\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in {**self.headers(content_type), "Content-Length": len(data)}.items()
+            f"{k}: {v}\r\n" for k, v in {**self.headers(content_type), "Content-Length": len(data),
+                                         "Connection": "close"}.items()
         ) + "\r\n"
-        sent = data[: len(data) // 2] if self.cut_half else data
-        with socket.create_connection((HOST, self.port), timeout=10) as sock:
-            sock.sendall(head.encode() + sent)
+        where = "mid-body" if self.cut_half else "mid-response"
+        with socket.create_connection((HOST, self.port), timeout=60) as sock:
+            # A reset, not an orderly close: the server's next read or write fails at once.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            if where == "mid-body":
+                sock.sendall(head.encode() + data[: len(data) // 2])
+                time.sleep(0.2)  # the server is reading the body by now
+            else:
+                sock.sendall(head.encode() + data)
+                if not sock.recv(1):
+                    where = "before the answer (the server closed first)"
         with self.ledger.lock:
-            self.ledger.disconnects += 1
+            self.ledger.disconnects[where] += 1
+        return where
 
     def call(self, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any, int]:
         """The request, tried again while it gets no answer or a 5xx (bounded);
@@ -159,6 +196,9 @@ def covers(annotator_pass: dict, changes: dict) -> bool:
             return False
     return True
 
+
+# The clip a planted caption file names, which no study of the soak has.
+PLANTED_CLIP = "no-such-clip-planted-by-the-soak"
 
 WORDS = ("the", "man", "in", "a", "red", "coat", "walks", "past", "two", "parked", "cars", "then",
          "turns", "left", "while", "camera", "pans", "slowly", "across", "street")
@@ -200,8 +240,8 @@ class Annotator(Person):
     def step(self) -> None:
         c = self.client
         status, answer, _ = c.call("POST", f"/api/studies/{self.slug}/my-queue/next/")
-        if status == 404:
-            self.pause(1.5)
+        if status == 404:  # nothing in the queue: counted against the workload (goal: under 5 %)
+            self.pause(3)
             return
         if status != 200:
             self.pause(1)
@@ -214,60 +254,61 @@ class Annotator(Person):
         self.work(pk, payload)
 
     def save(self, pk: int, version: int, changes: dict) -> int | None:
-        """One autosave; the version after it, or None when it could not be made."""
+        """One autosave; the version after it, or None when it could not be made. The book
+        keeps the changes as sent, acknowledged or not."""
         c = self.client
+        sent = dict(changes)
         if self.random.random() < 0.5:
             changes = {**changes, "active_seconds": round(self.random.uniform(0.5, 3), 2)}
         status, answer, tries = c.call("PATCH", f"/api/annotations/{pk}/draft/",
                                        {"base_version": version, "changes": changes})
         if status == 200:
-            with c.ledger.lock:
-                c.ledger.saves[pk].append(answer["annotator_pass"])
-                c.ledger.uncertain.discard(pk)
-            if not covers(answer["annotator_pass"], changes):
-                c.ledger.not_converged.append(f"save {pk} v{version}: answer lacks {changes}")
+            c.ledger.note(c.name, pk, "save", sent, True)
             return answer["version"]
         if status == 409 and "current" in answer:
             current = answer["current"]
-            if covers(current.get("annotator_pass") or {}, changes):
+            if tries > 1 and covers(current.get("annotator_pass") or {}, changes):
                 # The first try landed and its answer was lost: the retry converges.
-                with c.ledger.lock:
-                    c.ledger.saves[pk].append(current["annotator_pass"])
-                    c.ledger.uncertain.discard(pk)
-                    c.ledger.actions["retries converged"] += 1
+                c.ledger.note(c.name, pk, "save", sent, True)
+                c.ledger.count("retries converged")
                 return current["version"]
+            c.ledger.note(c.name, pk, "save", sent, False)
             if tries > 1:
                 c.ledger.not_converged.append(
                     f"PATCH /api/annotations/{pk}/draft/ v{version} retried {tries}x: 409, the server "
                     f"has {current.get('annotator_pass')} without {changes}")
             return None
-        with c.ledger.lock:
-            c.ledger.uncertain.add(pk)
+        c.ledger.note(c.name, pk, "save", sent, False)
         return None
 
     def decide(self, pk: int, action: str, version: int, body: dict | None = None,
                landed=lambda current: False) -> dict | None:
         """lock-overview or submit; the payload after it, or None."""
         c = self.client
+        name = action.replace("-", "_")
         status, answer, tries = c.call("POST", f"/api/annotations/{pk}/{action}/",
                                        {"base_version": version, **(body or {})})
         if status == 200:
+            c.ledger.note(c.name, pk, name, body or {}, True)
             c.ledger.count(action)
             return answer
-        if status == 409 and "current" in answer and landed(answer["current"]):
+        if status == 409 and tries > 1 and "current" in answer and landed(answer["current"]):
+            c.ledger.note(c.name, pk, name, body or {}, True)
             c.ledger.count(action)
             c.ledger.count("retries converged")
             return answer["current"]
+        c.ledger.note(c.name, pk, name, body or {}, False)
         if status == 409 and tries > 1:
             c.ledger.not_converged.append(f"POST {action} {pk} v{version} retried {tries}x: 409 {answer}")
-        with c.ledger.lock:
-            c.ledger.uncertain.add(pk)
         return None
 
-    def undo(self, pk: int) -> dict | None:
-        status, answer, _ = self.client.call("POST", f"/api/annotations/{pk}/undo/")
+    def undo(self, pk: int, what: str) -> dict | None:
+        """Take back `what` (lock_overview, submit) just done; the payload after it, or None."""
+        c = self.client
+        status, answer, _ = c.call("POST", f"/api/annotations/{pk}/undo/")
+        c.ledger.note(c.name, pk, "undo", {"undone": what}, status == 200)
         if status == 200:
-            self.client.ledger.count("undo")
+            c.ledger.count("undo")
             return answer
         return None
 
@@ -295,7 +336,7 @@ class Annotator(Person):
             version = answer["version"]
             if self.random.random() < 0.2:
                 self.pause(0.3)
-                undone = self.undo(pk)
+                undone = self.undo(pk, "lock_overview")
                 if undone is not None:
                     answer = self.decide(pk, "lock-overview", undone["version"],
                                          landed=lambda cur: cur.get("overview_locked"))
@@ -337,7 +378,7 @@ class Annotator(Person):
             return
         if self.random.random() < 0.2:
             self.pause(0.3)
-            undone = self.undo(pk)
+            undone = self.undo(pk, "submit")
             if undone is not None:
                 self.decide(pk, "submit", undone["version"], {"replies": replies}, landed=submitted)
 
@@ -358,6 +399,7 @@ class Reviewer(Person):
                 self.adopt_lost_claims()
             self.pause(1.0)
             return
+        c.ledger.note(c.name, answer["id"], "claim", {}, True)
         self.review(answer["id"])
 
     def adopt_lost_claims(self) -> None:
@@ -393,7 +435,9 @@ class Reviewer(Person):
         goal = {"return": "returned", "amend": "approved", "approve": "approved"}[action]
         status, answer, tries = c.call("POST", f"/api/annotations/{pk}/{action}/", body)
         current = answer if status == 200 else answer.get("current") or {}
-        if status == 200 or (status == 409 and tries > 1 and current.get("state") == goal):
+        acknowledged = status == 200 or (status == 409 and tries > 1 and current.get("state") == goal)
+        c.ledger.note(c.name, pk, action, body or {}, acknowledged)
+        if acknowledged:
             claim[3] = time.time()
             c.ledger.count(action)
             if action == "return":
@@ -402,10 +446,13 @@ class Reviewer(Person):
             if action == "approve" and status == 200 and self.random.random() < 0.2:
                 self.pause(0.3)
                 undone, again, _ = c.call("POST", f"/api/annotations/{pk}/undo/")
+                c.ledger.note(c.name, pk, "undo", {"undone": "approve"}, undone == 200)
                 if undone == 200:
                     c.ledger.count("undo")
                     claim[3] = None
-                    status, _, _ = c.call("POST", f"/api/annotations/{pk}/approve/")
+                    status, again, tries = c.call("POST", f"/api/annotations/{pk}/approve/")
+                    c.ledger.note(c.name, pk, "approve", {}, status == 200 or (
+                        status == 409 and tries > 1 and (again.get("current") or {}).get("state") == "approved"))
                     if status == 200 or status == 409:
                         claim[3] = time.time()
             return
@@ -419,9 +466,10 @@ class Admin(Person):
     scoring job and (with `profiles`) a profile export."""
 
     def __init__(self, client: Client, slug: str, seed: int, think: float, clips: list[dict],
-                 annotators: list[str], profiles: bool = True):
+                 annotators: list[str], profiles: bool = True, models: int = 1):
         super().__init__(client, slug, seed, think)
         self.clips, self.annotators, self.profiles = clips, annotators, profiles
+        self.models = models  # new models per import: enough work that no annotator waits
         self.imports = self.steps = 0
 
     def caption_file(self, models: int = 1) -> bytes:
@@ -440,12 +488,22 @@ class Admin(Person):
                 }))
         return "\n".join(lines).encode()
 
-    def import_job(self, models: int = 1) -> dict | None:
-        """Upload a caption file of `models` new models as an import job; the job, or None."""
+    def import_job(self, models: int = 1, planted: bool = False) -> dict | None:
+        """Upload a caption file of `models` new models as an import job; the job, or None.
+        `planted`: a file naming a clip the study lacks, which the import must refuse (the
+        only job allowed to end other than done), its error naming the clip."""
         boundary = uuid.uuid4().hex
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"soak.jsonl\"\r\n"
-                f"Content-Type: application/octet-stream\r\n\r\n").encode() + self.caption_file(models) + \
+        content = self.caption_file(models)
+        name = "soak.jsonl"
+        if planted:
+            name = "planted-unknown-clip.jsonl"
+            first = json.dumps({"clip": self.clips[0]["name"]})[1:-1].encode()
+            content = content.replace(first, json.dumps({"clip": PLANTED_CLIP})[1:-1].encode())
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+                f"Content-Type: application/octet-stream\r\n\r\n").encode() + content + \
             f"\r\n--{boundary}--\r\n".encode()
+        with self.client.ledger.lock:
+            self.client.ledger.jobs_asked["caption import"] += 1
         status, job, _ = self.client.call("POST", f"/api/studies/{self.slug}/captions/import-jobs/", raw=body,
                                           content_type=f"multipart/form-data; boundary={boundary}")
         if status != 202:
@@ -456,7 +514,7 @@ class Admin(Person):
     def step(self) -> None:
         c = self.client
         self.pause(self.think)
-        job = self.import_job()
+        job = self.import_job(models=self.models, planted=self.steps == 1)
         if job is not None:
             self.follow(job["url"], "state", seconds=20)
         # Whatever imports have finished by now (this one, or an earlier one that was slower).
@@ -466,6 +524,8 @@ class Admin(Person):
             c.ledger.count("assignment")
         self.steps += 1
         if self.steps % 6 != 3 or not self.profiles:
+            with c.ledger.lock:
+                c.ledger.jobs_asked["scoring"] += 1
             status, job, _ = c.call("POST", f"/api/studies/{self.slug}/score-jobs/",
                                     {"metrics": ["words_changed", "char_similarity"]})
             if status == 202:
@@ -474,6 +534,8 @@ class Admin(Person):
             self.profile_job()
 
     def profile_job(self, resamples: int = 300) -> str | None:
+        with self.client.ledger.lock:
+            self.client.ledger.jobs_asked["profile"] += 1
         status, job, _ = self.client.call("POST", f"/studies/{self.slug}/profiles/jobs/",
                                           {"resamples": resamples, "adjusted_resamples": 50, "seed": 1})
         if status != 202:

@@ -15,10 +15,13 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
+import redis as redis_client
+
 from soak import checks
-from soak.faults import KINDS, Faults
+from soak.faults import BROKER_RECOVERY_SECONDS, KINDS, Faults
 from soak.people import Admin, Annotator, Client, Ledger, Reviewer
 from soak.stack import REPO, CeleryWorkers, Gunicorn, Media, Postgres, Redis, free_port
 
@@ -26,12 +29,18 @@ SLUG = "demo"
 ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
 REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
-SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "gap": 3, "retry_seconds": 45,
-         "settle_seconds": 150,
-         "demo": False}
-FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "gap": 8, "retry_seconds": 75,
-        "settle_seconds": 360,
-        "demo": True}
+# hang_seconds: PostgreSQL and Redis stopped (SIGSTOP) that long; models: new models per caption
+# import (each a caption of every clip), and study_models the small study's to start with: enough
+# work that no annotator waits ("nothing in your queue" under 5 % of the requests). Both use the
+# small study: the demo study's design shows an annotator each clip once, so its annotators ran
+# out of work within minutes (31 % of a 30-minute run's requests found nothing in the queue).
+# profiles: the long soak also exports profiles (pandas, SciPy and matplotlib in every process).
+SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "hang_seconds": 20, "gap": 3,
+         "retry_seconds": 45, "settle_seconds": 150, "models": 3, "study_models": 8, "demo": False,
+         "profiles": False}
+FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "hang_seconds": 20, "gap": 8,
+        "retry_seconds": 75, "settle_seconds": 360, "models": 3, "study_models": 8, "demo": False,
+        "profiles": True}
 
 
 def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[str, str]:
@@ -83,9 +92,10 @@ def small_clips(folder: Path) -> list[Path]:
     return paths
 
 
-def build_study(pg: Postgres, scratch: Path, demo: bool) -> tuple[dict[str, tuple[str, str]], list[dict]]:
+def build_study(pg: Postgres, scratch: Path, demo: bool, models: int = 3) -> tuple[dict[str, tuple[str, str]],
+                                                                                  list[dict]]:
     """Migrate, keep an empty migrated copy (soak_blank, for the re-import), build the study:
-    the demo study (make_demo) or, for the short soak, four small clips with three models'
+    the demo study (make_demo) or, for the short soak, four small clips with `models` models'
     captions through the same services; four annotators, three reviewers, the admin; each
     person's signed-in session."""
     import django
@@ -128,7 +138,7 @@ def build_study(pg: Postgres, scratch: Path, demo: bool) -> tuple[dict[str, tupl
                              "windows": [{"start": 0, "end": clip["duration"] / 2, "scene": "Bars.", "shot": "Static."},
                                          {"start": clip["duration"] / 2, "end": clip["duration"], "scene": "Bars.",
                                           "shot": "Static."}]})
-                 for clip in clips for m in "abc"]
+                 for clip in clips for m in "abcdefghijklmnop"[:models]]
         captions_import_jsonl(study=study, data="\n".join(lines).encode())
         # The study's own design (spread, gap 0): a running study's design is frozen.
         annotations_assign(study=study, annotators=list(users.filter(username__in=ANNOTATORS)))
@@ -156,40 +166,24 @@ def signed_in_session(user) -> str:
     return session.session_key
 
 
-def settle(admin: Admin, redis: Redis, seconds: float) -> tuple[list[str], list[str], int]:
-    """Look at the job tables (which recovers jobs whose process died) until no job runs or
-    waits, within `seconds`: (jobs still running, jobs queued whose message the broker no
-    longer has, messages still waiting in the broker)."""
-    import redis as redis_client
+def settle(seconds: float) -> float | None:
+    """Wait, reading the database and the profile folders only (no page opened: the product
+    must recover its jobs by itself), until no job runs or waits, within `seconds`; how long
+    it took (None: jobs were still queued or running at the end)."""
     from django.db import connections
 
-    broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0)
-    deadline = time.monotonic() + seconds
-    running: list[str] = []
-    stranded: list[str] = []
-    quiet = 0
-    profiles_looked = 0.0
-    while time.monotonic() < deadline:
-        # A look that got no answer recovered nothing: not quiet either.
-        answered = all(admin.client.once("GET", url)[0] == 200
-                       for url in (f"/api/studies/{SLUG}/score-jobs/", f"/api/studies/{SLUG}/captions/import-jobs/"))
-        # The profile page recovers exports; it is slow to draw, so looked at every 15 s.
-        if any("profile" in job for job in running) or time.monotonic() - profiles_looked > 15:
-            admin.client.once("GET", f"/studies/{SLUG}/profiles/")
-            profiles_looked = time.monotonic()
-        connections.close_all()
-        left = checks.running_jobs(SLUG)
-        running = [job for job in left if job.endswith("running")]
-        stranded = [job for job in left if job.endswith("queued")]
-        # A queued job whose message the broker lost is sent again by the recovery these looks
-        # run, once it has waited a lease: not quiet until then.
-        quiet = quiet + 1 if answered and not running and not stranded else 0
-        if quiet >= 3:
-            break
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        try:
+            left = checks.running_jobs(SLUG)
+        except Exception:  # noqa: BLE001 - a look that failed settles nothing
+            left = ["(could not look)"]
+        finally:
+            connections.close_all()
+        if not left:
+            return round(time.monotonic() - began, 1)
         time.sleep(2)
-    # Queued with messages still in the broker: the workers' backlog, not lost (said apart).
-    backlog = broker.llen("redline") + broker.hlen("unacked")
-    return running, ([] if backlog else stranded), backlog
+    return None
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -283,7 +277,7 @@ def run(options: dict) -> dict:
         env = service_env(pg, redis, scratch, media.path)
         os.environ.update(env)
         sys.path.insert(0, str(REPO))
-        sessions, clips = build_study(pg, scratch, options["demo"])
+        sessions, clips = build_study(pg, scratch, options["demo"], options["study_models"])
         web = Gunicorn(free_port(58000), env, scratch / "gunicorn.log")
         workers = CeleryWorkers(2, env, scratch / "celery.log")
         web.start()
@@ -302,11 +296,16 @@ def run(options: dict) -> dict:
         reviewers = [Reviewer(client(n), SLUG, 100 + i, 1.0) for i, n in enumerate(REVIEWERS)]
         # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
         # long soak starts them, the short one (two busy cores) leaves them out.
-        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["demo"])
+        admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["profiles"],
+                      models=options["models"])
         injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
+        broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0, socket_timeout=5)
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
-                        options["redis_seconds"], options["outage_seconds"], options["demo"])
+                        options["redis_seconds"], options["outage_seconds"], options["profiles"],
+                        hang_seconds=options["hang_seconds"], probe=client("admin"),
+                        broker_queue=lambda: broker.llen("redline") + broker.hlen("unacked"))
         people = [*annotators, *reviewers, admin]
+        since = datetime.now(UTC)
         for person in people:
             person.start()
         end = time.monotonic() + 60 * options["minutes"]
@@ -325,15 +324,22 @@ def run(options: dict) -> dict:
             person.join(timeout=options["retry_seconds"] + 15)
         driven = time.time()
         print(f"soak: people stopped after {driven - built:.0f} s; settling the jobs", flush=True)
-        running, stranded, backlog = settle(admin, redis, options["settle_seconds"])
+        settled_in = settle(options["settle_seconds"])
+        try:
+            backlog = broker.llen("redline") + broker.hlen("unacked")
+        except redis_client.RedisError:
+            backlog = -1
 
         from django.db import connections
 
         connections.close_all()
-        found = checks.check_annotations(SLUG, ledger)
-        found.update(checks.check_answers(ledger, faults.windows))
-        found["jobs left running"] = running
-        found["jobs lost by the broker"] = stranded
+        found = checks.check_annotations(*checks.read_annotations(SLUG), ledger.books, ledger.claims, since)
+        found.update(checks.check_answers(ledger.requests))
+        found["retries not converged"] = list(ledger.not_converged)
+        found.update(checks.check_jobs(checks.read_jobs(SLUG, since), ledger.jobs_asked))
+        found["queued jobs not sent again"] = list(faults.jobs_not_resent)
+        found.update(checks.check_disconnects(ledger.disconnects))
+        found.update(checks.check_workload(ledger.requests))
         states = checks.job_states(SLUG)
         settled = time.time()
         figures, problems = backup_and_restore(pg, env, scratch, media.path)
@@ -341,21 +347,31 @@ def run(options: dict) -> dict:
               f"{time.time() - settled:.0f} s", flush=True)
         found["bundle or restore differs"] = problems
         statuses = Counter(r.status for r in ledger.requests)
+        acknowledged = Counter(e.action for book in ledger.books.values() for e in book if e.acknowledged)
+        unanswered = Counter(e.action for book in ledger.books.values() for e in book if not e.acknowledged)
+        idle = sum(1 for r in ledger.requests if r.status == 404 and r.path.endswith("/my-queue/next/"))
         log = (scratch / "gunicorn.log").read_text(errors="replace")
         report = {
             "seconds": {"setup": round(built - started), "driving": round(driven - built),
                         "checks": round(time.time() - driven)},
             "requests": len(ledger.requests),
             "statuses": {str(k): v for k, v in sorted(statuses.items())},
-            "acknowledged saves": sum(len(v) for v in ledger.saves.values()),
+            "acknowledged saves": acknowledged["save"],
+            "acknowledged decisions": {k: v for k, v in sorted(acknowledged.items()) if k != "save"},
+            "sent without an answer": dict(unanswered),
             "actions": dict(ledger.actions),
-            "client disconnects": ledger.disconnects,
+            "client disconnects": dict(ledger.disconnects),
+            "nothing in the queue (404)": f"{idle} of {len(ledger.requests)} requests",
             "gave up": dict(ledger.gave_up),
             "faults injected": {kind: faults.injected[kind] for kind in KINDS},
             "faults skipped": dict(faults.skipped),
             "celery kills mid-job": faults.mid_job,
             "celery restarts": workers.restarts,
-            "fault notes": [f"{w.kind}: {w.note} ({w.ended - w.started:.1f} s)" for w in faults.windows],
+            "fault notes": [f"{w.kind}: {w.note} ({w.ended - w.started:.1f} s"
+                            + (f", the API answering {w.recovered:g} s after" if w.recovered is not None else "")
+                            + ")" for w in faults.windows],
+            "recovery seconds": recovery(faults),
+            "jobs settled in seconds": settled_in,
             "fault errors": faults.errors,
             "person errors": [f"{p.name}: {e}" for p in people for e in p.errors],
             "5xx inside fault windows": answers_in_windows(ledger, faults.windows),
@@ -397,6 +413,22 @@ def run(options: dict) -> dict:
             print(f"soak: kept {scratch}")
 
 
+def recovery(faults: Faults) -> dict[str, str]:
+    """Per kind of fault: the API answering again after the service's return (seconds, the
+    slowest of its injections), and after each broker return the time until every job queued
+    before it was on its way."""
+    found: dict[str, str] = {}
+    for kind in KINDS:
+        seconds = [w.recovered for w in faults.windows if w.kind == kind and w.recovered is not None]
+        if seconds:
+            found[kind] = f"API answering within {max(seconds):g} s"
+    for kind, seconds in faults.broker_returns:
+        found[kind] = found.get(kind, "") + ("; " if kind in found else "") + (
+            f"queued jobs on their way within {seconds:g} s" if seconds is not None
+            else f"queued jobs not on their way after {BROKER_RECOVERY_SECONDS} s")
+    return found
+
+
 def answers_in_windows(ledger: Ledger, windows: list) -> dict[str, dict[str, int]]:
     """The 5xx and unanswered requests inside each kind of fault's windows, by request."""
     from soak.faults import in_window
@@ -413,8 +445,10 @@ def answers_in_windows(ledger: Ledger, windows: list) -> dict[str, dict[str, int
 
 def print_report(report: dict) -> None:
     print()
-    print(f"requests {report['requests']:,} (by status {report['statuses']}), acknowledged saves "
-          f"{report['acknowledged saves']:,}, client disconnects {report['client disconnects']}")
+    print(f"requests {report['requests']:,} (by status {report['statuses']}; nothing in the queue: "
+          f"{report['nothing in the queue (404)']}), acknowledged saves {report['acknowledged saves']:,}")
+    print(f"acknowledged decisions: {report['acknowledged decisions']}; sent without an answer: "
+          f"{report['sent without an answer']}; client disconnects: {report['client disconnects']}")
     print(f"actions: {report['actions']}")
     print(f"slowest requests: {report['slowest requests']}")
     print(f"seconds: {report['seconds']}; jobs: {report['jobs']} ({report['broker messages left']} messages "
@@ -424,6 +458,7 @@ def print_report(report: dict) -> None:
         print(f"  {kind:<34}{number:>3}")
     for line in report["fault notes"] + report["fault errors"] + report["person errors"]:
         print(f"  . {line}")
+    print(f"recovery: {report['recovery seconds']}; jobs settled in {report['jobs settled in seconds']} s")
     if report["gave up"]:
         print(f"requests given up after retrying: {report['gave up']}")
     print("5xx and unanswered requests inside the faults' windows (allowed):")

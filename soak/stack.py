@@ -93,6 +93,38 @@ class Postgres:
         self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
                   check=False)
 
+    def pids(self) -> list[int]:
+        """The postmaster's pid and its children's (the backends, the background processes)."""
+        try:
+            postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return []
+        return [postmaster, *children(postmaster)]
+
+    def hang(self, seconds: float) -> int:
+        """Stop every process of the cluster (SIGSTOP) for `seconds`, then let them go on: a
+        database that accepts connections and answers nothing. The processes stopped."""
+        pids = self.pids()
+        if not pids:
+            raise RuntimeError("PostgreSQL is not running")
+        os.kill(pids[0], signal.SIGSTOP)  # the postmaster first: it forks no new backend
+        stopped = [pids[0]]
+        try:
+            for pid in children(pids[0]):
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+                except ProcessLookupError:
+                    pass
+            time.sleep(seconds)
+        finally:
+            for pid in stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        return len(stopped)
+
     def ready(self) -> bool:
         return self._run(str(PG_BIN / "pg_isready"), "-h", HOST, "-p", str(self.port), "-q",
                          check=False).returncode == 0
@@ -131,6 +163,17 @@ class Redis:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+    def hang(self, seconds: float) -> None:
+        """Stop redis-server (SIGSTOP) for `seconds`: it keeps its connections and what it holds
+        but answers nothing; then let it go on."""
+        if self.process is None or self.process.poll() is not None:
+            raise RuntimeError("redis-server is not running")
+        os.kill(self.process.pid, signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            os.kill(self.process.pid, signal.SIGCONT)
 
     def url(self, db: int) -> str:
         return f"redis://{HOST}:{self.port}/{db}"
@@ -211,11 +254,7 @@ class Gunicorn:
     def worker_pids(self) -> list[int]:
         if self.process is None:
             return []
-        try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
-        except OSError:
-            return []
-        return [int(pid) for pid in children.split()]
+        return children(self.process.pid)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -296,6 +335,14 @@ class CeleryWorkers:
                     except subprocess.TimeoutExpired:
                         process.kill()
                         process.wait()
+
+
+def children(pid: int) -> list[int]:
+    """The pids of a process's children (none when it is gone)."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def cpu_ticks(pid: int) -> int:

@@ -29,6 +29,15 @@ class ClosesIdleConnections(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_POST(self):  # noqa: N802 - the standard library's name
+        try:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+        except OSError:
+            return
+        if len(body) == int(self.headers["Content-Length"]):
+            self.server.received.append(body)
+        self.do_GET()
+
     def log_message(self, *args):
         pass
 
@@ -36,6 +45,7 @@ class ClosesIdleConnections(BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), ClosesIdleConnections)
+    httpd.received = []
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield httpd
@@ -57,3 +67,21 @@ def test_a_busy_client_keeps_its_connection(server):
     connection = client.connection.sock
     assert client.once("GET", "/second")[0] == 200
     assert client.connection.sock is connection
+
+
+def test_the_disconnect_fault_cuts_a_request_mid_body_or_mid_response(server):
+    """Mid-body: the server never gets the whole body. Mid-response: it got the request and
+    began answering when the client reset the connection. Each cut is counted by kind and
+    recorded as a request without an answer (which the person then retries)."""
+    ledger = Ledger()
+    client = Client("annotator", server.server_address[1], "sessionid=x", "token", ledger, threading.Event(), 5)
+    client.disconnect_next, client.cut_half = True, True
+    assert client.once("POST", "/save", {"text": "x" * 2000}) == (0, {})
+    client.disconnect_next, client.cut_half = True, False
+    assert client.once("POST", "/save", {"text": "y" * 2000}) == (0, {})
+    assert client.once("POST", "/save", {"text": "z"}) == (200, {"ok": True})  # the next one is not cut
+    time.sleep(0.3)
+    assert [len(body) for body in server.received] == [len('{"text": ""}') + 2000, len('{"text": "z"}')]
+    assert ledger.disconnects == {"mid-body": 1, "mid-response": 1}
+    assert [r.answer for r in ledger.requests[:2]] == ["(the client hung up mid-body)",
+                                                        "(the client hung up mid-response)"]
