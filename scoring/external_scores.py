@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Caption, Study
 from annotation.services.errors import ImportRefused
+from annotation.services.study_state import Write, study_require
 from scoring.metrics.external import NO_DEFAULTS, Defaults, parse_scores
 from scoring.models import ExternalScore
 
@@ -40,6 +41,7 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
     for, a score already stored (same caption, metric, version and source), and a metric given
     another direction or reference set than the study already has for it.
     """
+    study_require(study, Write.SCORING)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -71,6 +71,7 @@ from annotation import workflow
 from annotation.jobs import job_send
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.errors import ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows
 from scoring.external_scores import lower_is_better
@@ -731,6 +732,7 @@ def profile_job_create(
     ``done``/``total`` steps and ``step`` (what it is doing), ``options``, ``requested_by``,
     times, ``error``; once done also ``manifest``, ``files`` (relative paths) and ``zip``.
     """
+    study_require(study, Write.EXPORT)  # every state allows it: files, the study's rows unchanged
     for name, value, low in (("resamples", resamples, 1),
                              ("adjusted resamples", adjusted_resamples, 1), ("seed", seed, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= (
