@@ -419,9 +419,11 @@ def score_job_cancel(*, job_id: int) -> bool:
     and store their rows). Returns whether the job was cancelled."""
     with transaction.atomic():
         job = ScoreJob.objects.select_for_update().select_related("study").filter(pk=job_id).first()
-        if job is None or job.finished:
+        if job is None:
             return False
         study_require(job.study, Write.SCORING)
+        if job.finished:
+            return False
         job.status = Status.CANCELLED
         job.finished_at = timezone.now()
         job.save(update_fields=["status", "finished_at"])
