@@ -203,3 +203,24 @@ def test_a_version_used_by_a_study_that_left_setup_refuses_changes_even_unfrozen
     other = study_create(slug="t2", name="Other", state="setup", taxonomy=version)
     Study.objects.filter(pk=other.pk).update(state="running")
     assert IN_USE in refusal(lambda: change_row("annotation_failuremode", mode.pk, "definition", "Changed."))
+
+
+def test_a_write_the_database_refuses_answers_409_not_a_server_error(rows, rf):
+    """A path whose service forgot to ask the study's state still gets a clear answer: the
+    middleware recognises the database's refusal."""
+    from annotation.middleware import AnswerWhenAServiceFails
+
+    study_close(study=rows["study"], actor=rows["admin"], confirm=True)
+    refused = None
+    try:
+        with transaction.atomic():
+            change_row("annotation_caption", rows["pk"]["annotation_caption"], "overview", "changed")
+    except IntegrityError as error:
+        refused = error
+    assert refused is not None, "the database took the change"
+    middleware = AnswerWhenAServiceFails(lambda request: None)
+    answer = middleware.process_exception(rf.post("/api/studies/t1/captions/import/"), refused)
+    assert answer.status_code == 409
+    assert "closed or archived" in answer.json()["detail"]
+    page = middleware.process_exception(rf.post("/studies/t1/"), refused)
+    assert page.status_code == 409 and b"nothing in it changes" in page.content
