@@ -2,11 +2,12 @@
 closed or archived study changes, and the failure modes of a taxonomy version in use do not
 change. Shared by annotation's migration 0022 and scoring's migration 0008 (its tables).
 
-- The rows that belong to a study (its members, invitations, clips, models, captions,
-  references, jobs and scores) refuse INSERT, UPDATE and DELETE while the study is closed or
-  archived. An UPDATE that changes nothing passes, and so does one that changes only a
-  table's `derived` columns: a clip's proxy, poster and shot changes are made from the video
-  already stored, by a job that may end after the study closed.
+- The rows that belong to a study (its members, invitations, clips, models, captions and their
+  windows, references, jobs and scores, and its work: annotations, their passes and window
+  corrections) refuse INSERT, UPDATE and DELETE while the study is closed or archived. An
+  UPDATE that changes nothing passes, and so does one that changes only a table's `derived`
+  columns: a clip's proxy, poster and shot changes are made from the video already stored, by
+  a job that may end after the study closed.
 - The study row itself, closed or archived, takes no change but the move to archived (the
   lifecycle trigger of migration 0018 orders the moves).
 - A failure mode refuses INSERT, UPDATE and DELETE once its taxonomy version is frozen (in use
@@ -27,20 +28,40 @@ from __future__ import annotations
 CLOSED = "('closed', 'archived')"
 MARK = "its rows do not change"
 
-# (table, how its study is found: "study" (study_id) or "clip" (clip_id), derived columns).
+# (table, the column that leads to its study (see STUDY_OF), derived columns).
 ANNOTATION_TABLES = [
-    ("annotation_membership", "study", ()),
-    ("annotation_invitation", "study", ()),
-    ("annotation_clip", "study", ("proxy", "poster", "media_error", "shot_changes")),
-    ("annotation_candidatemodel", "study", ()),
-    ("annotation_caption", "clip", ()),
-    ("annotation_reference", "clip", ()),
-    ("annotation_captionimportjob", "study", ()),
+    ("annotation_membership", "study_id", ()),
+    ("annotation_invitation", "study_id", ()),
+    ("annotation_clip", "study_id", ("proxy", "poster", "media_error", "shot_changes")),
+    ("annotation_candidatemodel", "study_id", ()),
+    ("annotation_caption", "clip_id", ()),
+    ("annotation_window", "caption_id", ()),
+    ("annotation_reference", "clip_id", ()),
+    ("annotation_captionimportjob", "study_id", ()),
+    # The work: a closed study's annotations and their passes do not change either.
+    ("annotation_annotation", "caption_id", ()),
+    ("annotation_correctionpass", "annotation_id", ()),
+    ("annotation_windowcorrection", "correction_pass_id", ()),
 ]
+# The study's state, from the row's column that leads to it; `{id}` is that column's value.
+STUDY_OF = {
+    "study_id": "SELECT s.state FROM annotation_study s WHERE s.id = {id}",
+    "clip_id": "SELECT s.state FROM annotation_clip k JOIN annotation_study s ON s.id = k.study_id WHERE k.id = {id}",
+    "caption_id": ("SELECT s.state FROM annotation_caption c JOIN annotation_clip k ON k.id = c.clip_id "
+                   "JOIN annotation_study s ON s.id = k.study_id WHERE c.id = {id}"),
+    "annotation_id": ("SELECT s.state FROM annotation_annotation a JOIN annotation_caption c ON c.id = a.caption_id "
+                      "JOIN annotation_clip k ON k.id = c.clip_id JOIN annotation_study s ON s.id = k.study_id "
+                      "WHERE a.id = {id}"),
+    "correction_pass_id": ("SELECT s.state FROM annotation_correctionpass p "
+                           "JOIN annotation_annotation a ON a.id = p.annotation_id "
+                           "JOIN annotation_caption c ON c.id = a.caption_id "
+                           "JOIN annotation_clip k ON k.id = c.clip_id "
+                           "JOIN annotation_study s ON s.id = k.study_id WHERE p.id = {id}"),
+}
 SCORING_TABLES = [
-    ("scoring_scorejob", "study", ()),
-    ("scoring_scoreresult", "study", ()),
-    ("scoring_externalscore", "study", ()),
+    ("scoring_scorejob", "study_id", ()),
+    ("scoring_scoreresult", "study_id", ()),
+    ("scoring_externalscore", "study_id", ()),
 ]
 # The clip's columns other than the derived ones, for SQLite (which has no row comparison).
 CLIP_CONTENT_COLUMNS = [
@@ -57,8 +78,8 @@ STUDY_COLUMNS = [
 POSTGRES_FUNCTIONS = f"""
 CREATE OR REPLACE FUNCTION study_rows_refuse_when_closed() RETURNS trigger AS $$
 DECLARE
-    via text := TG_ARGV[0];
-    derived text[] := TG_ARGV[1:TG_NARGS - 1];
+    lookup text := TG_ARGV[0];  -- STUDY_OF's query, $1 the value of the column TG_ARGV[1]
+    derived text[] := TG_ARGV[2:TG_NARGS - 1];
     found_state text;
     row_data jsonb;
 BEGIN
@@ -70,12 +91,7 @@ BEGIN
         CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END
     ] LOOP
         CONTINUE WHEN row_data IS NULL;
-        IF via = 'clip' THEN
-            SELECT s.state INTO found_state FROM annotation_clip c JOIN annotation_study s ON s.id = c.study_id
-             WHERE c.id = (row_data ->> 'clip_id')::bigint;
-        ELSE
-            SELECT s.state INTO found_state FROM annotation_study s WHERE s.id = (row_data ->> 'study_id')::bigint;
-        END IF;
+        EXECUTE lookup INTO found_state USING (row_data ->> TG_ARGV[1])::bigint;
         IF found_state IN {CLOSED} THEN
             RAISE EXCEPTION 'the study is %: {MARK} (%)', found_state, TG_TABLE_NAME
                 USING ERRCODE = 'check_violation';
@@ -122,8 +138,9 @@ $$ LANGUAGE plpgsql;
 """
 
 
-def _postgres_row_trigger(table: str, via: str, derived: tuple[str, ...]) -> str:
-    arguments = ", ".join(f"'{value}'" for value in (via, *derived))
+def _postgres_row_trigger(table: str, column: str, derived: tuple[str, ...]) -> str:
+    lookup = STUDY_OF[column].format(id="$1")
+    arguments = ", ".join(f"'{value}'" for value in (lookup, column, *derived))
     return (f"DROP TRIGGER IF EXISTS {table}_study_closed ON {table};\n"
             f"CREATE TRIGGER {table}_study_closed BEFORE INSERT OR UPDATE OR DELETE ON {table} "
             f"FOR EACH ROW EXECUTE FUNCTION study_rows_refuse_when_closed({arguments});\n")
@@ -139,26 +156,23 @@ CREATE TRIGGER failuremode_in_use BEFORE INSERT OR UPDATE OR DELETE ON annotatio
 """
 
 
-def _study_state(via: str, row: str) -> str:
-    if via == "clip":
-        return (f"(SELECT s.state FROM annotation_clip c JOIN annotation_study s ON s.id = c.study_id "
-                f"WHERE c.id = {row}.clip_id)")
-    return f"(SELECT state FROM annotation_study WHERE id = {row}.study_id)"
+def _study_state(column: str, row: str) -> str:
+    return "(" + STUDY_OF[column].format(id=f"{row}.{column}") + ")"
 
 
-def _sqlite_row_triggers(table: str, via: str, derived: tuple[str, ...]) -> list[str]:
+def _sqlite_row_triggers(table: str, column: str, derived: tuple[str, ...]) -> list[str]:
     refuse = f"BEGIN SELECT RAISE(ABORT, 'the study is closed or archived: {MARK} ({table})'); END;"
     changed = "1"
     if derived:  # the clip: an update of its derived columns alone passes
         changed = "(" + " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in CLIP_CONTENT_COLUMNS) + ")"
     return [
         f"""CREATE TRIGGER {table}_study_closed_insert BEFORE INSERT ON {table}
-    WHEN {_study_state(via, "NEW")} IN {CLOSED} {refuse}""",
+    WHEN {_study_state(column, "NEW")} IN {CLOSED} {refuse}""",
         f"""CREATE TRIGGER {table}_study_closed_update BEFORE UPDATE ON {table}
-    WHEN {changed} AND ({_study_state(via, "OLD")} IN {CLOSED} OR {_study_state(via, "NEW")} IN {CLOSED})
+    WHEN {changed} AND ({_study_state(column, "OLD")} IN {CLOSED} OR {_study_state(column, "NEW")} IN {CLOSED})
     {refuse}""",
         f"""CREATE TRIGGER {table}_study_closed_delete BEFORE DELETE ON {table}
-    WHEN {_study_state(via, "OLD")} IN {CLOSED} {refuse}""",
+    WHEN {_study_state(column, "OLD")} IN {CLOSED} {refuse}""",
     ]
 
 
