@@ -94,7 +94,10 @@ class AnswerWhenAServiceFails:
         if status >= 500:
             logger.error("%s for %s %s: %s", title, request.method, request.path, exception)
         if request.path.startswith("/api/") or request.content_type == "application/json":
-            response = JsonResponse({"detail": message}, status=status)
+            # A state refusal names the state too, so that clients tell it from an edit conflict
+            # (a 409 that carries `current`).
+            state = {"state": exception.state} if hasattr(exception, "state") else {}
+            response = JsonResponse({"detail": message, **state}, status=status)
         else:
             response = HttpResponse(
                 f'<!doctype html><html lang="en"><meta charset="utf-8"><title>Redline: {title}'
