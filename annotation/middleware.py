@@ -46,13 +46,26 @@ DISK_FULL = ("The server's disk is full, so this could not be stored. Nothing el
 RETRY_AFTER_SECONDS = 30
 
 
+# The database's own refusal of a closed or archived study's rows (migration 0022), for a path
+# whose service did not ask the study's state first.
+CLOSED_ROWS_MARK = "its rows do not change"
+CLOSED_ROWS = "This study is closed or archived: it can be read and exported; nothing in it changes."
+
+
 def _failure(exception: Exception) -> tuple[int, str, str] | None:
-    """``(status, title, message)`` when the exception is a service failing under the request:
-    the database unreachable (503), the disk full (507); None for anything else."""
+    """``(status, title, message)`` when the exception is a refusal that every path answers
+    alike: the study's state refusing a write (409, annotation.services.study_state), the
+    database unreachable (503), the disk full (507); None for anything else."""
     import errno
 
-    from django.db import InterfaceError, OperationalError
+    from django.db import DatabaseError, InterfaceError, OperationalError
 
+    from annotation.services.errors import StudyStateRefused
+
+    if isinstance(exception, StudyStateRefused):
+        return 409, "The study's state refuses this", str(exception)
+    if isinstance(exception, DatabaseError) and CLOSED_ROWS_MARK in str(exception):
+        return 409, "The study's state refuses this", CLOSED_ROWS
     if isinstance(exception, (OperationalError, InterfaceError)):
         return 503, "Try again in a minute", DATABASE_DOWN
     if isinstance(exception, OSError) and exception.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -61,10 +74,11 @@ def _failure(exception: Exception) -> tuple[int, str, str] | None:
 
 
 class AnswerWhenAServiceFails:
-    """Answer a clear refusal, not a server error, when the database cannot be reached
-    (PostgreSQL restarting, the network to it cut: 503 with Retry-After) or a write finds the
-    disk full (507): JSON under /api/, a short page elsewhere. Nothing here touches the
-    database, which may be down."""
+    """Answer a clear refusal, not a server error, when the study's state refuses a write (409,
+    the same sentence on every path), the database cannot be reached (PostgreSQL restarting, the
+    network to it cut: 503 with Retry-After) or a write finds the disk full (507): JSON under
+    /api/ (and to a JSON request), a short page elsewhere. Nothing here touches the database,
+    which may be down."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -77,9 +91,13 @@ class AnswerWhenAServiceFails:
         if failure is None:
             return None
         status, title, message = failure
-        logger.error("%s for %s %s: %s", title, request.method, request.path, exception)
-        if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": message}, status=status)
+        if status >= 500:
+            logger.error("%s for %s %s: %s", title, request.method, request.path, exception)
+        if request.path.startswith("/api/") or request.content_type == "application/json":
+            # A state refusal names the state too, so that clients tell it from an edit conflict
+            # (a 409 that carries `current`).
+            state = {"state": exception.state} if hasattr(exception, "state") else {}
+            response = JsonResponse({"detail": message, **state}, status=status)
         else:
             response = HttpResponse(
                 f'<!doctype html><html lang="en"><meta charset="utf-8"><title>Redline: {title}'

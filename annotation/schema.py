@@ -18,6 +18,9 @@ COMMON_REFUSALS = {
     "404": "No such study, annotation or job among yours.",
 }
 BODY_REFUSALS = {"415": "The body is not JSON, a form or multipart data."}
+# Every write to a study asks its state (annotation.services.study_state).
+STATE_REFUSALS = {"409": "Refused by the study's state (closed or archived; being set up, for work; "
+                         "running, for a frozen setting): `detail` names the state."}
 
 
 class RedlineAutoSchema(AutoSchema):
@@ -26,6 +29,8 @@ class RedlineAutoSchema(AutoSchema):
         refusals = dict(COMMON_REFUSALS)
         if self.method in ("POST", "PUT", "PATCH"):
             refusals.update(BODY_REFUSALS)
+        if self.method in ("POST", "PUT", "PATCH", "DELETE"):
+            refusals.update(STATE_REFUSALS)
         for code, description in refusals.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(Error, code, direction=direction)

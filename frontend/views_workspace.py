@@ -18,7 +18,8 @@ from annotation.models import Annotation, Study, StudyState
 from annotation.permissions import Role, is_member, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
-from annotation.services.annotation_common import StudyNotRunning, study_not_running_message
+from annotation.services.annotation_common import study_not_running_message
+from annotation.services.errors import StudyStateRefused
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -80,11 +81,11 @@ def workspace(request, annotation_id: int):
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)
-        except StudyNotRunning as refusal:
+        except StudyStateRefused as refusal:
             return render(request, "frontend/workspace_start.html", {
                 "annotation": annotation, "study": study, "refusal": str(refusal),
                 "payload": workspace_payload(get_annotation_for(request.user, annotation.pk), request.user),
-            }, status=403)
+            }, status=409)
         return redirect("workspace", annotation_id=annotation.pk)
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)

@@ -11,12 +11,12 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from annotation.services.lifecycle import STUDY_CLOSED_HOOKS, UNFINISHED_COUNTERS
+        from annotation.services.lifecycle import STUDY_CLOSED_HOOKS, STUDY_CLOSING_HOOKS, UNFINISHED_COUNTERS
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.families import register_llmfacts_family
         from scoring.lifecycle import final_profile_start, unscored_counter
         from scoring.metrics import embeddings, reference
-        from scoring.services import score_final_verdict, score_verdict_withdrawn
+        from scoring.services import score_final_verdict, score_jobs_end, score_verdict_withdrawn
         from scoring.shared_cache import shared_cache
 
         register_llmfacts_family()
@@ -32,5 +32,7 @@ class ScoringConfig(AppConfig):
             VERDICT_WITHDRAWN_HOOKS.append(score_verdict_withdrawn)
         if final_profile_start not in STUDY_CLOSED_HOOKS:
             STUDY_CLOSED_HOOKS.append(final_profile_start)
+        if score_jobs_end not in STUDY_CLOSING_HOOKS:
+            STUDY_CLOSING_HOOKS.append(score_jobs_end)
         if unscored_counter not in UNFINISHED_COUNTERS:
             UNFINISHED_COUNTERS.append(unscored_counter)

@@ -46,6 +46,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.jobs import job_send_or_keep
+from annotation.services.study_state import Write, study_require
 from scoring import families
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 
@@ -418,8 +419,11 @@ def score_job_cancel(*, job_id: int) -> bool:
     """Cancel an unfinished job: the chunks not yet started are not run (those running finish
     and store their rows). Returns whether the job was cancelled."""
     with transaction.atomic():
-        job = ScoreJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.finished:
+        job = ScoreJob.objects.select_for_update().select_related("study").filter(pk=job_id).first()
+        if job is None:
+            return False
+        study_require(job.study, Write.SCORING)
+        if job.finished:
             return False
         job.status = Status.CANCELLED
         job.finished_at = timezone.now()

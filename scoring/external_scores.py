@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotation.formats.scores import NO_DEFAULTS, Defaults, ExternalLine, parse_scores
 from annotation.models import Caption, Study
 from annotation.services.errors import ImportRefused
+from annotation.services.study_state import Write, study_require
 from scoring.models import ExternalScore
 
 #: Column prefixes of an imported score in the tidy captions table: a control of Table 1
@@ -65,6 +66,7 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
     source unless ``replace`` (then the stored one, whatever its version, is replaced and
     counted), and a metric given another direction or reference set than the study keeps for it.
     """
+    study_require(study, Write.SCORING)
     lines, problems = parse_scores(data, defaults)
     with transaction.atomic():
         # Two imports at once would each miss the other's scores: one study's imports take turns.

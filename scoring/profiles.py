@@ -74,6 +74,7 @@ from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.errors import ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows
 from scoring.external_scores import lower_is_better
@@ -744,6 +745,7 @@ def profile_job_create(
     running, within ``JOB_REPEAT_SECONDS``, returns that job. The job's folder appears whole (its
     status written under a temporary name first), or not at all.
     """
+    study_require(study, Write.EXPORT)  # every state allows it: files, the study's rows unchanged
     for name, value, low in (("resamples", resamples, 1),
                              ("adjusted resamples", adjusted_resamples, 1), ("seed", seed, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= (

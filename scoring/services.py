@@ -79,12 +79,13 @@ from annotation import workflow
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, Reference, Study
 from annotation.services.errors import ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions, metric_names
 from scoring.metrics.sentences import DEFAULT_SPLITTER, SPLITTERS
-from scoring.models import ScoreJob, ScoreResult
+from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +124,7 @@ def score_job_create(
     job asked again by the same person within ``JOB_REPEAT_SECONDS``, while unfinished, is that
     job (a repeated click).
     """
+    study_require(study, Write.SCORING)
     if splitter not in SPLITTERS:
         raise ServiceError(
             f"Unknown sentence splitter {splitter!r}; choose from {', '.join(SPLITTERS)}.")
@@ -282,6 +284,22 @@ def score_job_fail(*, job_id: int, error: str) -> None:
     ScoreJob.objects.filter(pk=job_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
         status=Status.FAILED, errors=errors, finished_at=timezone.now()
     )
+
+
+STUDY_CLOSED = "the study closed before it finished: a closed study's scores do not change"
+
+
+def score_jobs_end(study: Study) -> list[int]:
+    """Fail the study's jobs still queued or running (it is closing: what they would store is
+    refused after); their chunks not yet started are not run. A run still going finds its job
+    no longer running and stops."""
+    ended = list(ScoreJob.objects.filter(study=study, status__in=[Status.QUEUED, Status.RUNNING])
+                 .values_list("pk", flat=True))
+    for job_id in ended:
+        score_job_fail(job_id=job_id, error=STUDY_CLOSED)
+    ScoreChunk.objects.filter(job_id__in=ended, status=ScoreChunk.Status.QUEUED).update(
+        status=ScoreChunk.Status.CANCELLED, finished_at=timezone.now())
+    return ended
 
 
 STALLED = (

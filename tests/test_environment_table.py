@@ -10,7 +10,8 @@ from config.environment import VARIABLES, markdown_table
 REPO = Path(__file__).resolve().parent.parent
 # The product's code (not the tests, the bench or the soak, which read their own variables).
 PRODUCT = ["config", "annotation", "scoring", "frontend"]
-READS = re.compile(r"""(?:environ\.get|environ\[|getenv|env_bool|env_list|env_int|env_float)\(?\s*["']([A-Z][A-Z0-9_]+)["']""")
+READS = re.compile(r"(?:environ\.get|environ\[|getenv|env_bool|env_list|env_int|env_float)"
+                   r"""\(?\s*["']([A-Z][A-Z0-9_]+)["']""")
 # Read by the libraries or the tools, never configuration a server sets.
 NOT_CONFIGURATION = {
     "DJANGO_SETTINGS_MODULE",  # which settings module: config.settings, set by manage.py and wsgi.py

@@ -31,12 +31,18 @@ def restore_annotation_triggers(apps, schema_editor):
 
 
 def restore_study_triggers(apps, schema_editor):
-    """The lifecycle triggers of migration 0016 on annotation_study, after a SQLite rebuild."""
+    """The lifecycle triggers of migration 0016 (and 0022's) on annotation_study, after a SQLite
+    rebuild."""
     if schema_editor.connection.vendor != "sqlite":
         return
     lifecycle = importlib.import_module("annotation.migrations.0018_life_study_lifecycle")
     lifecycle.drop(apps, schema_editor)
     lifecycle.create(apps, schema_editor)
+    # And migration 0022's: a closed or archived study's row takes no change but archiving.
+    from annotation.migrations import _study_state_triggers
+
+    schema_editor.execute("DROP TRIGGER IF EXISTS study_closed_no_change")
+    schema_editor.execute(_study_state_triggers.SQLITE_STUDY_AND_MODES[0])
 
 
 def _window_correction_trigger(event: str) -> str:

@@ -20,11 +20,11 @@ from annotation.models import (
     CorrectionPass,
     Membership,
     Study,
-    StudyState,
     WindowCorrection,
 )
 from annotation.permissions import known_roles
-from annotation.services.errors import ServiceError
+from annotation.services.errors import ServiceError, StudyStateRefused
+from annotation.services.study_state import Write, refusal_message, study_require
 from annotation.services.taxonomy import taxonomy_modes
 
 CLAIM_MINUTES = 30
@@ -67,21 +67,18 @@ class NotAllowed(ServiceError):
     """The person may not do this to this annotation."""
 
 
-class StudyNotRunning(NotAllowed):
-    """The study is not running: in setup nobody works yet; closed or archived, it is read-only."""
+# The study's state refuses work outside running (annotation.services.study_state); the old name
+# stays for the callers that catch it.
+StudyNotRunning = StudyStateRefused
 
 
 def study_not_running_message(study: Study) -> str:
-    if study.state == StudyState.SETUP:
-        return f"Study {study.name} is being set up: work opens when its admin starts it."
-    return (f"Study {study.name} is {study.get_state_display()}: its annotations and reviews are "
-            "read-only.")
+    return refusal_message(study, Write.WORK)
 
 
 def _require_running(study: Study) -> None:
-    """Annotating and reviewing happen only while the study runs (annotation.services.lifecycle)."""
-    if study.state != StudyState.RUNNING:
-        raise StudyNotRunning(study_not_running_message(study))
+    """Annotating and reviewing happen only while the study runs: the study's state rule."""
+    study_require(study, Write.WORK)
 
 
 # --------------------------------------------------------------------------- reading

@@ -14,15 +14,15 @@ from django.utils import timezone
 from annotation import assignment
 from annotation.models import (
     Annotation,
-    AssignmentDesign,
     AuditEvent,
     Caption,
     Membership,
     Study,
-    StudyState,
 )
 from annotation.services import bulk
 from annotation.services.errors import ServiceError
+from annotation.services.lifecycle import study_require_setup
+from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_freeze
 
 # --------------------------------------------------------------------------- assignment
@@ -81,8 +81,7 @@ def annotations_assign(
     twice; what the design cannot place is counted in `skipped`, with the reasons.
     Each annotation stores its queue position and exposure (see annotation.assignment).
     """
-    if study.state in (StudyState.CLOSED, StudyState.ARCHIVED):
-        raise ServiceError(f"Study {study.name} is {study.get_state_display()}: nothing more is assigned.")
+    study_require(study, Write.ASSIGN)
     if not annotators:
         raise ServiceError("Choose at least one annotator.")
     if not 0 <= overlap_share <= 1:
@@ -102,12 +101,8 @@ def annotations_assign(
         changed["assignment_design"] = design
     if gap is not None and gap != study.spread_gap:
         changed["spread_gap"] = gap
-    if changed and study.state != StudyState.SETUP:
-        raise ServiceError(
-            f"Study {study.name} is {study.get_state_display()}: its assignment design is frozen "
-            f"({AssignmentDesign(study.assignment_design).label}, gap {study.spread_gap}); "
-            "assign with it, or change it in a study still in setup."
-        )
+    if changed:
+        study_require_setup(study, changed)
     design = study.assignment_design if design is None else design
     gap = study.spread_gap if gap is None else gap
     seed = study.assignment_seed if seed is None else seed

@@ -34,10 +34,12 @@ from annotation.models import (
     Membership,
     Reference,
     Study,
+    StudyState,
     TaxonomyVersion,
     Window,
     WindowCorrection,
 )
+from annotation.services import lifecycle
 from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
@@ -493,7 +495,6 @@ def _taxonomy_for(
         description=record["description"],
         precedence_rules=record["precedence_rules"],
         content_hash=record["content_hash"],
-        frozen_at=frozen_at,
     )
     for position, mode in enumerate(record["modes"]):
         FailureMode.objects.create(
@@ -505,6 +506,9 @@ def _taxonomy_for(
             decision_test=mode["decision_test"],
             level=mode["level"],
         )
+    if frozen_at is not None:  # after its modes: the database refuses modes of a version in use
+        TaxonomyVersion.objects.filter(pk=taxonomy.pk).update(frozen_at=frozen_at)
+        taxonomy.frozen_at = frozen_at
     existing[record["content_hash"]] = taxonomy
     return taxonomy
 
@@ -651,9 +655,9 @@ def _store(
             overlap_share=record["overlap_share"],
             undo_seconds=record["undo_seconds"],
             caption_language=record["caption_language"],
-            # Inserted in its final state with its settings: the lifecycle trigger (migration
-            # 0018) guards updates of the study row, not inserts, and nothing updates it after.
-            state=record["state"],
+            # Inserted in setup, moved to its state once its rows are in: the database refuses
+            # rows of a closed study (migration 0022); the moves are the lifecycle's, in order.
+            state=StudyState.SETUP,
             created_at=parse(record["created_at"]),
         ),
         "study",
@@ -816,6 +820,10 @@ def _store(
             ),
             f"audit[{n}]",
         )
+    for source, target, _ in lifecycle.MOVES.values():
+        if StudyState.values.index(record["state"]) > StudyState.values.index(source):
+            Study.objects.filter(pk=study.pk, state=source).update(state=target)
+    study.refresh_from_db(fields=["state"])
     report.counts = {
         name: len(bundle[name])
         for name in ("members", "clips", "models", "captions", "references", "annotations", "audit")

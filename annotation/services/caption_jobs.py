@@ -57,6 +57,7 @@ from annotation.services.captions import (
     captions_import_jsonl,
 )
 from annotation.services.errors import ImportRefused, ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ def caption_import_job_create(
     within ``JOB_REPEAT_SECONDS``, while the first job is unfinished (a repeated click), returns
     that job.
     """
+    study_require(study, Write.CONTENT)
     if format not in Format.values:
         raise ServiceError(f"Unknown caption format {format!r}; use one of {', '.join(Format.values)}.")
     if not upload.size:
@@ -362,6 +364,17 @@ def caption_import_job_fail(*, job_id: int, error: str) -> None:
     ).update(state=State.FAILED, errors=[error[:MAX_ERROR_CHARS]], finished_at=timezone.now())
     if failed:
         _job_end(CaptionImportJob.objects.get(pk=job_id))
+
+
+def caption_import_jobs_end(*, study: Study, why: str) -> list[int]:
+    """Fail the study's jobs still queued or running, saying `why` (the study closes: nothing
+    they would store could be stored after). A run still going finds its job no longer its own
+    and stores nothing."""
+    ended = list(CaptionImportJob.objects.filter(study=study, state__in=[State.QUEUED, State.RUNNING])
+                 .values_list("pk", flat=True))
+    for job_id in ended:
+        caption_import_job_fail(job_id=job_id, error=why)
+    return ended
 
 
 STALLED = (

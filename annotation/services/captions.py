@@ -15,6 +15,7 @@ from annotation.models import Caption, Clip, Reference, Study, Window
 from annotation.services import bulk
 from annotation.services.errors import ImportRefused
 from annotation.services.studies import candidate_model_get_or_create
+from annotation.services.study_state import Write, study_require
 
 META_FIELDS = {"input_tokens_per_second", "retried", "re_encoded"}
 IMPORT_BATCH = 5000  # captions per batch (Django splits each INSERT further for SQLite)
@@ -82,6 +83,7 @@ def captions_import_jsonl(
     `invalid_kept` with those errors; an error that cannot be stored at all
     (unknown clip, impossible timeline, duplicate, ...) still refuses the file.
     """
+    study_require(study, Write.CONTENT)
     result = formats.parse_captions_jsonl(
         data,
         clip_durations=study_clip_durations(study),
@@ -102,6 +104,7 @@ def captions_import_clip_cc(
     progress: Callable[[int, int], None] | None = None,
 ) -> CaptionImportReport:
     """A CLIP-CC-Bench model file ({"001": text}) as overview-only captions of `model`."""
+    study_require(study, Write.CONTENT)
     try:
         result = formats.parse_clip_cc_model_file(
             data,
@@ -126,6 +129,7 @@ def captions_import_clip_cc_files(
     validated first, then all their captions are stored in one transaction, or none. An error
     names the model whose file it is in. One transaction (one commit) instead of one per file
     is most of what makes a whole benchmark's files import in well under a second."""
+    study_require(study, Write.CONTENT)
     durations = study_clip_durations(study)
     pairs = study_caption_pairs(study)
     records: list[formats.CaptionRecord] = []
@@ -165,6 +169,7 @@ def captions_store(
 ) -> CaptionImportReport:
     """Store parsed captions all-or-nothing, in batches of IMPORT_BATCH; `progress` is called
     with (stored, total) after each batch."""
+    study_require(study, Write.CONTENT)
     refusing = [e for e in result.errors if not (keep_invalid and e.storable)]
     if refusing:
         raise ImportRefused(result.errors)
@@ -279,6 +284,7 @@ def references_import(
     *, study: Study, data: bytes, format: str = "jsonl", language: str = "en"
 ) -> ReferenceImportReport:
     """Parse references in one of REFERENCE_FORMATS and store them all-or-nothing."""
+    study_require(study, Write.CONTENT)
     known = set(study.clips.values_list("name", flat=True))
     if format == "jsonl":
         records, errors = formats.parse_references_jsonl(data, known_clips=known)
@@ -300,6 +306,7 @@ def references_store(
     *, study: Study, records: Sequence[formats.ReferenceRecord], errors: Iterable[object] = ()
 ) -> ReferenceImportReport:
     """Store references all-or-nothing; one already stored (same clip, source, language, text) is skipped."""
+    study_require(study, Write.CONTENT)
     errors = list(errors)
     clips = {clip.name: clip for clip in Clip.objects.filter(study=study)}
     errors.extend(

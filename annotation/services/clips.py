@@ -20,6 +20,7 @@ from annotation import formats, media
 from annotation.jobs import job_send_or_keep
 from annotation.models import Clip, Study
 from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ def clip_import_file(
 
     Raises media.MediaError (not a video, truncated, unreadable) or DuplicateClip.
     """
+    study_require(study, Write.CONTENT)
     path = Path(path)
     probe = media.probe(path)
     sha256 = media.sha256_file(path)
@@ -154,6 +156,7 @@ def clips_import_paths(
     Files whose suffix is not a video suffix are still probed: the suffix is a
     hint, not the truth.
     """
+    study_require(study, Write.CONTENT)
     report = ClipImportReport()
     files = expand_paths(paths)
     properties_by_clip = properties_by_clip or {}
@@ -178,7 +181,9 @@ def clips_import_paths(
 
 def clip_prepare_media(*, clip_id: int) -> Clip:
     """Make the browser-playable, faststart proxy (only when the original is not both) and the
-    poster, and find the shot changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice."""
+    poster, and find the shot changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice. Allowed
+    in every state (the database too): these are made from the video already stored, nothing of
+    the study changes."""
     clip = Clip.objects.get(pk=clip_id)
     source = Path(clip.original.path)
     updates: dict[str, object] = {}
@@ -220,6 +225,7 @@ def clip_prepare_media(*, clip_id: int) -> Clip:
 def clip_properties_set(
     *, clip: Clip, properties: Mapping[str, str], manipulated: bool | None = None
 ) -> Clip:
+    study_require(clip.study, Write.CONTENT)
     clean = _validated_properties(properties)
     for name, value in clean.items():
         setattr(clip, name, value)
@@ -231,6 +237,7 @@ def clip_properties_set(
 
 def clip_properties_import(*, study: Study, data: bytes) -> int:
     """Apply a clip-properties CSV to the study's clips, all-or-nothing; returns the rows applied."""
+    study_require(study, Write.CONTENT)
     records, errors = formats.parse_clip_properties_csv(data)
     clips = {clip.name: clip for clip in study.clips.all()}
     problems = [str(error) for error in errors] + [

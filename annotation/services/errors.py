@@ -35,3 +35,15 @@ class FieldErrors(ServiceError):
     def __init__(self, errors: dict[str, str]):
         self.errors = dict(errors)
         super().__init__(" ".join(f"{field}: {message}" for field, message in self.errors.items()))
+
+
+class StudyStateRefused(Exception):
+    """A write that the study's state does not allow (annotation.services.study_state); the
+    message names the study and its state.
+
+    Not a ServiceError on purpose: views that answer a ServiceError with 400 let it pass, and one
+    place answers it on every path, 409 (annotation.middleware.AnswerStudyStateRefusals)."""
+
+    def __init__(self, message: str, *, state: str):
+        super().__init__(message)
+        self.state = state

@@ -6,9 +6,12 @@
 - **running**: the taxonomy, the thresholds and the assignment design are frozen
   (:data:`FROZEN_FIELDS`; the services refuse, and migration 0016's trigger refuses in the
   database); clips and captions can still be added and assigned.
-- **closed**: every annotation and review service refuses (annotation_common._require_running);
-  the final profile is built (a hook the scoring app registers) and kept.
+- **closed**: nothing changes but reading, exporting, the release and archiving; the final
+  profile is built (a hook the scoring app registers) and kept. Jobs still queued or running
+  are ended as failed when it closes (STUDY_CLOSING_HOOKS): what they would store is refused.
 - **archived**: hidden from the study lists, still readable and exportable.
+
+What each state allows is one rule, annotation.services.study_state, that every write asks.
 
 Each move is a conditional UPDATE of the study's state, audited as an AuditEvent of the study
 (``study_start``, ``study_close``, ``study_archive``). Only the study's admins move a study.
@@ -26,7 +29,8 @@ from django.db.models import Count
 from annotation import workflow
 from annotation.models import Annotation, AuditEvent, Caption, Clip, Membership, Study, StudyState
 from annotation.services.annotation_common import NotAllowed, _roles
-from annotation.services.errors import ServiceError
+from annotation.services.errors import ServiceError, StudyStateRefused
+from annotation.services.study_state import Write, study_require
 
 # The settings that shape every verdict and its scores: editable in setup only. Migration 0016
 # names the same columns in its trigger (tests/annotation/test_lifecycle.py checks they agree).
@@ -52,6 +56,9 @@ MOVED = {"start": "started", "close": "closed", "archive": "archived"}
 # Called with (study id, actor's username) once the transaction that closed a study commits:
 # the scoring app registers the final profile's export here, so this module need not import it.
 STUDY_CLOSED_HOOKS: list[Callable[[int, str], None]] = []
+# Called with the study inside the transaction that closes it, before the move: each ends the
+# jobs of its app still queued or running (their rows and results could not be stored after).
+STUDY_CLOSING_HOOKS: list[Callable[[Study], None]] = []
 # Extra counts of what is unfinished ({name: count}), e.g. the scoring app's final verdicts not
 # yet scored.
 UNFINISHED_COUNTERS: list[Callable[[Study], dict[str, int]]] = []
@@ -67,8 +74,8 @@ UNFINISHED_LABELS = {
 }
 
 
-class StudyFrozen(ServiceError):
-    """A setting that only a study in setup may change."""
+# A running study's frozen settings are refused by the study's state rule; the old name stays.
+StudyFrozen = StudyStateRefused
 
 
 class NotReady(ServiceError):
@@ -164,13 +171,10 @@ def describe_unfinished(counts: dict[str, int]) -> str:
 
 
 def study_require_setup(study: Study, fields: Iterable[str]) -> None:
-    """Refuse (StudyFrozen) a change of any frozen field of a study that has left setup."""
+    """Refuse (StudyStateRefused) a change of any frozen field of a study that has left setup."""
     frozen = [FROZEN_FIELDS[name] for name in fields if name in FROZEN_FIELDS]
-    if frozen and study.state != StudyState.SETUP:
-        raise StudyFrozen(
-            f"Study {study.name} is {study.get_state_display()}: its {', '.join(frozen)} "
-            f"{'are' if len(frozen) > 1 else 'is'} frozen (only a study in setup may change them)."
-        )
+    if frozen:
+        study_require(study, Write.FROZEN_SETTINGS, frozen=frozen)
 
 
 def _require_admin(study: Study, actor) -> None:
@@ -214,6 +218,12 @@ def study_close(*, study: Study, actor, confirm: bool = False) -> Study:
     left = unfinished(study)
     if study.state == StudyState.RUNNING and not confirm:
         raise NeedsConfirmation(left)
+    if study.state == StudyState.RUNNING:
+        from annotation.services.caption_jobs import caption_import_jobs_end  # it imports studies, which imports this
+
+        caption_import_jobs_end(study=study, why="the study closed before it finished")
+        for hook in STUDY_CLOSING_HOOKS:
+            hook(study)
     study = _move(study, "close", actor, {"unfinished": left})
     study_id, name = study.pk, actor.get_username()
     for hook in STUDY_CLOSED_HOOKS:

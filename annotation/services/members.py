@@ -24,6 +24,7 @@ from annotation import workflow
 from annotation.models import Annotation, AuditEvent, Invitation, Membership, Study
 from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.studies import membership_grant, study_audit
+from annotation.services.study_state import Write, study_require
 
 Role = Membership.Role
 # 32 random bytes: 256 bits, of which the link cannot be guessed.
@@ -90,6 +91,7 @@ def _release_claims(study: Study, user, actor) -> int:
 def member_add(*, study: Study, actor, user, roles: list[str]) -> list[str]:
     """Make an existing account a member with `roles`; audited as `member_add` (as
     `site_admin_join` when a site admin adds themselves)."""
+    study_require(study, Write.MEMBERS)
     roles = _checked_roles(roles)
     Study.objects.select_for_update().filter(pk=study.pk).first()
     held = roles_of(study=study, user=user)
@@ -108,6 +110,7 @@ def member_add(*, study: Study, actor, user, roles: list[str]) -> list[str]:
 def member_roles_set(*, study: Study, actor, user, roles: list[str]) -> list[str]:
     """Give a member exactly `roles`; audited as `member_roles`. Losing the reviewer role
     releases their review claims."""
+    study_require(study, Write.MEMBERS)
     roles = _checked_roles(roles)
     Study.objects.select_for_update().filter(pk=study.pk).first()
     held = roles_of(study=study, user=user)
@@ -133,6 +136,7 @@ def member_deactivate(*, study: Study, actor, user) -> int:
     """The person is no longer a member: every role goes, their review claims go back to the
     queue (the number is returned); their work stays, attributed to them. Audited as
     `member_deactivate`. Adding them again (or an invitation) makes them a member again."""
+    study_require(study, Write.MEMBERS)
     Study.objects.select_for_update().filter(pk=study.pk).first()
     held = roles_of(study=study, user=user)
     if not held:
@@ -186,6 +190,7 @@ def invitation_create(
 ) -> tuple[Invitation, str]:
     """A new invitation and its token: the only time the token exists outside the link (the
     database keeps its sha256). Audited as `invitation_create`."""
+    study_require(study, Write.MEMBERS)
     errors = {}
     problem = roles_problem(roles)
     if problem:
@@ -211,6 +216,7 @@ def invitation_create(
 @transaction.atomic
 def invitation_revoke(*, invitation: Invitation, actor) -> Invitation:
     """The link stops working; audited as `invitation_revoke`. Refused once it was used."""
+    study_require(invitation.study, Write.MEMBERS)
     now = timezone.now()
     revoked = Invitation.objects.filter(
         pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True
@@ -248,6 +254,8 @@ def invitation_find(token: str) -> Invitation:
 
 
 def _accept(invitation: Invitation, user) -> list[str]:
+    # An invitation made while the study ran is refused once it closed: it would add a member.
+    study_require(invitation.study, Write.MEMBERS)
     held = roles_of(study=invitation.study, user=user)
     problem = roles_problem(sorted(set(held) | set(invitation.roles)))
     if problem:

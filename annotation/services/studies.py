@@ -20,6 +20,7 @@ from annotation.models import (
 )
 from annotation.services import lifecycle
 from annotation.services.errors import FieldErrors, ServiceError
+from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_default
 
 STUDY_FIELDS = (
@@ -127,8 +128,10 @@ def study_update(*, study: Study, actor, changes: dict[str, Any]) -> Study:
         raise FieldErrors({field: "This is not a study setting." for field in unknown})
     cleaned = _checked(changes)
     study = Study.objects.select_for_update().select_related("taxonomy").get(pk=study.pk)
-    # Once running, the taxonomy, thresholds and design are frozen (the database refuses too).
-    lifecycle.study_require_setup(study, [f for f, value in cleaned.items() if getattr(study, f) != value])
+    changed = [f for f, value in cleaned.items() if getattr(study, f) != value]
+    if changed:  # a closed study takes no setting; a running one none of its frozen settings
+        study_require(study, Write.SETTINGS)
+        lifecycle.study_require_setup(study, changed)
     before, after = {}, {}
     for field, value in cleaned.items():
         if getattr(study, field) != value:
@@ -144,6 +147,7 @@ def study_update(*, study: Study, actor, changes: dict[str, Any]) -> Study:
 
 def membership_grant(*, study: Study, user: AbstractBaseUser, role: str) -> Membership:
     """Give `user` the role in `study` (idempotent)."""
+    study_require(study, Write.MEMBERS)
     if role not in Membership.Role.values:
         raise ServiceError(f"Unknown role {role!r}; roles are {', '.join(Membership.Role.values)}.")
     held = set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
@@ -182,6 +186,7 @@ def candidate_model_get_or_create(
     existing = CandidateModel.objects.filter(study=study, name=name).first()
     if existing:
         return existing
+    study_require(study, Write.CONTENT)
     # Lock the study row so two concurrent imports cannot hand out one alias twice.
     Study.objects.select_for_update().get(pk=study.pk)
     taken = set(CandidateModel.objects.filter(study=study).values_list("alias", flat=True))

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import AuditEvent, Study
 from annotation.services.annotation_common import StudyNotRunning
-from annotation.services.errors import ServiceError
+from annotation.services.errors import ServiceError, StudyStateRefused
 from annotation.services.lifecycle import (
     FROZEN_FIELDS,
     NeedsConfirmation,
@@ -139,7 +139,7 @@ def test_annotators_and_reviewers_see_nothing_of_a_study_in_setup(setup_study, c
     queue = api.get(f"/api/studies/{setup_study.slug}/my-queue/").json()
     assert queue["items"] == [] and queue["total"] == 0
     started = api.post(f"/api/studies/{setup_study.slug}/my-queue/next/")
-    assert started.status_code == 403 and "being set up" in started.json()["detail"]
+    assert started.status_code == 409 and "being set up" in started.json()["detail"]
     assert api.get(f"/api/annotations/{item.pk}/").status_code == 404
     assert client_for(crew["reviewer"]).get(f"/api/annotations/{item.pk}/").status_code == 404
     client.force_login(annotator)
@@ -152,7 +152,7 @@ def test_annotators_and_reviewers_see_nothing_of_a_study_in_setup(setup_study, c
 
 
 def test_a_running_study_refuses_new_thresholds_in_the_service(running):
-    with pytest.raises(ServiceError, match="word thresholds is frozen"):
+    with pytest.raises(StudyStateRefused, match="word thresholds is frozen"):
         study_require_setup(running, ["word_thresholds", "name"])
     study_require_setup(running, ["name", "description", "undo_seconds"])  # not frozen
 
@@ -194,7 +194,7 @@ def test_the_database_refuses_moves_out_of_order(setup_study, crew, source, targ
 
 
 def test_a_running_study_refuses_another_assignment_design_but_takes_new_captions(running, crew):
-    with pytest.raises(ServiceError, match="assignment design is frozen"):
+    with pytest.raises(StudyStateRefused, match="assignment design is frozen"):
         annotations_assign(study=running, annotators=[crew["annotator"]], design="spread")
     fake_clip(running, "c2")
     captions_add(running, [caption_record("c2")])
@@ -244,14 +244,14 @@ def test_closing_asks_for_confirmation_showing_what_is_unfinished(running, crew)
 def test_a_closed_study_refuses_every_annotation_service(closed_with_work, crew):
     study, item = closed_with_work
     annotator = crew["annotator"]
-    with pytest.raises(StudyNotRunning, match="closed: its annotations and reviews are read-only"):
+    with pytest.raises(StudyNotRunning, match="is closed: it can be read, exported, released and archived"):
         annotation_save(annotation_id=item.pk, actor=annotator, base_version=item.version,
                         changes={"ui_state": {"unit": 1}})
     with pytest.raises(StudyNotRunning):
         annotation_start_next(study=study, annotator=annotator)
     answer = client_for(annotator).patch(f"/api/annotations/{item.pk}/draft/", {
         "base_version": item.version, "changes": {"ui_state": {}}}, format="json")
-    assert answer.status_code == 403 and "read-only" in answer.json()["detail"]
+    assert answer.status_code == 409 and "nothing in it changes" in answer.json()["detail"]
 
 
 def test_a_closed_study_refuses_every_review_service(closed_with_work, crew, make_user):
@@ -264,9 +264,9 @@ def test_a_closed_study_refuses_every_review_service(closed_with_work, crew, mak
     api = client_for(reviewer)
     for action in ("approve", "release", "claim"):
         answer = api.post(f"/api/annotations/{item.pk}/{action}/", {}, format="json")
-        assert answer.status_code == 403 and "closed" in answer.json()["detail"], action
-    assert api.post(f"/api/studies/{study.slug}/review-queue/next/", {}, format="json").status_code == 403
-    with pytest.raises(ServiceError, match="nothing more is assigned"):
+        assert answer.status_code == 409 and "closed" in answer.json()["detail"], action
+    assert api.post(f"/api/studies/{study.slug}/review-queue/next/", {}, format="json").status_code == 409
+    with pytest.raises(StudyStateRefused, match="is closed"):
         annotations_assign(study=study, annotators=[crew["annotator"]])
 
 

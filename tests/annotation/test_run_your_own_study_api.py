@@ -39,6 +39,6 @@ def test_a_study_made_through_the_api_refuses_to_start_or_close_naming_what_is_m
     annotator = make_user("ana")
     membership_grant(study=study, user=annotator, role="annotator")
     queue = client_for(annotator).post("/api/studies/lab-walk/my-queue/next/")
-    assert queue.status_code == 403
+    assert queue.status_code == 409 and queue.json()["state"] == "setup"  # the state's refusal
     assert "work opens when its admin starts it" in queue.json()["detail"]
     assert Study.objects.get(slug="lab-walk").state == "setup"

@@ -99,6 +99,16 @@ test("a stale save is a conflict: the page is handed the current state and savin
   assert.equal(page.sync.has("overview"), true);
 });
 
+test("a study's state refusal (409 without current) is shown as refused, not as a conflict", async () => {
+  const detail = "Study Lab is closed: it can be read, exported, released and archived; nothing in it changes.";
+  const page = harness({ units: { overview: { verdict: "accept" } }, answer: () => reply(409, { detail, state: "closed" }) });
+  page.sync.mark("overview");
+  assert.equal(await page.sync.save(), false);
+  assert.deepEqual(page.events.conflicts, []);
+  assert.deepEqual(page.events.refused, [detail]);
+  assert.equal(page.sync.has("overview"), true);
+});
+
 test("no connection keeps the change on the device and says offline", async () => {
   const page = harness({ units: { overview: { verdict: "accept" } }, answer: () => { throw new TypeError("Failed to fetch"); } });
   page.sync.mark("overview");

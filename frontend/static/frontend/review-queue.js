@@ -159,7 +159,8 @@ async function claim(id, button) {
     window.location.assign(`/review/${id}/${orderQuery()}`);
     return;
   }
-  tell(response.status === 409 ? `Someone was quicker. ${data.detail}` : data.detail);
+  // A 409 naming the study's state is no race lost: the study is not open for reviews.
+  tell(response.status === 409 && !data.state ? `Someone was quicker. ${data.detail}` : data.detail);
   await load();
 }
 

@@ -245,7 +245,7 @@ export async function transition(url, what, extra = {}) {
     }
     const { response, answer } = await post(url, { ...extra, base_version: S.sync.version });
     if (response.ok) return answer;
-    if (response.status === 409) {
+    if (response.status === 409 && answer.current) {  // an edit conflict; a study's state refusal has none
       S.sync.block();
       conflict(answer.current, answer.detail, fromPass(S.server.annotator_pass));
     } else {

@@ -261,7 +261,7 @@ export class Sync {
       return true;
     }
     this.failures = 0;
-    if (response.status === 409) {
+    if (response.status === 409 && answer.current) {  // an edit conflict; a study's state refusal has none
       this.block();
       this.onConflict(answer.current, answer.detail || "");
       return false;

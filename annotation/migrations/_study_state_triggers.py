@@ -1,0 +1,248 @@
+"""The database's half of the study's state rule (annotation.services.study_state): nothing of a
+closed or archived study changes, and the failure modes of a taxonomy version in use do not
+change. Shared by annotation's migration 0022 and scoring's migration 0008 (its tables).
+
+- The rows that belong to a study (its members, invitations, clips, models, captions and their
+  windows, references, jobs and scores, and its work: annotations, their passes and window
+  corrections) refuse INSERT, UPDATE and DELETE while the study is closed or archived. An
+  UPDATE that changes nothing passes, and so does one that changes only a table's `derived`
+  columns: a clip's proxy, poster and shot changes are made from the video already stored, by
+  a job that may end after the study closed.
+- The study row itself, closed or archived, takes no change but the move to archived (the
+  lifecycle trigger of migration 0018 orders the moves).
+- A failure mode refuses INSERT, UPDATE and DELETE once its taxonomy version is frozen (in use
+  by an assignment) or used by a study that left setup.
+
+What closing writes is not refused: it ends the study's unfinished jobs before its state
+changes, and its audit events and final profile (files) are not rows of these tables.
+
+The columns and tables are fixed here on purpose (a migration must not change meaning later).
+SQLite's RAISE takes a fixed message; PostgreSQL's names the state and table. Both carry
+"its rows do not change", by which annotation.middleware answers 409 to a path whose service
+forgot to ask. SQLite rebuilds a table to add most columns, dropping its triggers: a later
+migration that changes one of these tables on SQLite runs `create_sqlite_for(table)` again.
+"""
+
+from __future__ import annotations
+
+CLOSED = "('closed', 'archived')"
+MARK = "its rows do not change"
+
+# (table, the column that leads to its study (see STUDY_OF), derived columns).
+ANNOTATION_TABLES = [
+    ("annotation_membership", "study_id", ()),
+    ("annotation_invitation", "study_id", ()),
+    ("annotation_clip", "study_id", ("proxy", "poster", "media_error", "shot_changes")),
+    ("annotation_candidatemodel", "study_id", ()),
+    ("annotation_caption", "clip_id", ()),
+    ("annotation_window", "caption_id", ()),
+    ("annotation_reference", "clip_id", ()),
+    ("annotation_captionimportjob", "study_id", ()),
+    # The work: a closed study's annotations and their passes do not change either.
+    ("annotation_annotation", "caption_id", ()),
+    ("annotation_correctionpass", "annotation_id", ()),
+    ("annotation_windowcorrection", "correction_pass_id", ()),
+]
+# The study's state, from the row's column that leads to it; `{id}` is that column's value.
+STUDY_OF = {
+    "study_id": "SELECT s.state FROM annotation_study s WHERE s.id = {id}",
+    "clip_id": "SELECT s.state FROM annotation_clip k JOIN annotation_study s ON s.id = k.study_id WHERE k.id = {id}",
+    "caption_id": ("SELECT s.state FROM annotation_caption c JOIN annotation_clip k ON k.id = c.clip_id "
+                   "JOIN annotation_study s ON s.id = k.study_id WHERE c.id = {id}"),
+    "annotation_id": ("SELECT s.state FROM annotation_annotation a JOIN annotation_caption c ON c.id = a.caption_id "
+                      "JOIN annotation_clip k ON k.id = c.clip_id JOIN annotation_study s ON s.id = k.study_id "
+                      "WHERE a.id = {id}"),
+    "correction_pass_id": ("SELECT s.state FROM annotation_correctionpass p "
+                           "JOIN annotation_annotation a ON a.id = p.annotation_id "
+                           "JOIN annotation_caption c ON c.id = a.caption_id "
+                           "JOIN annotation_clip k ON k.id = c.clip_id "
+                           "JOIN annotation_study s ON s.id = k.study_id WHERE p.id = {id}"),
+}
+SCORING_TABLES = [
+    ("scoring_scorejob", "study_id", ()),
+    ("scoring_scoreresult", "study_id", ()),
+    ("scoring_externalscore", "study_id", ()),
+]
+# The clip's columns other than the derived ones, for SQLite (which has no row comparison).
+CLIP_CONTENT_COLUMNS = [
+    "study_id", "name", "original", "original_filename", "size_bytes", "sha256", "duration", "fps",
+    "width", "height", "codec", "pix_fmt", "container", "content_type", "camera_platform",
+    "scene_complexity", "shot_scale", "motion_intensity", "manipulated", "created_at",
+]
+STUDY_COLUMNS = [
+    "slug", "name", "description", "taxonomy_id", "word_thresholds", "near_total_cut", "length_band",
+    "assignment_design", "spread_gap", "assignment_seed", "caption_language", "undo_seconds",
+    "overlap_share", "release_secret", "created_at",
+]
+
+POSTGRES_FUNCTIONS = f"""
+CREATE OR REPLACE FUNCTION study_rows_refuse_when_closed() RETURNS trigger AS $$
+DECLARE
+    lookup text := TG_ARGV[0];  -- STUDY_OF's query, $1 the value of the column TG_ARGV[1]
+    derived text[] := TG_ARGV[2:TG_NARGS - 1];
+    found_state text;
+    row_data jsonb;
+BEGIN
+    IF TG_OP = 'UPDATE' AND (to_jsonb(NEW) - derived) = (to_jsonb(OLD) - derived) THEN
+        RETURN NEW;
+    END IF;
+    FOREACH row_data IN ARRAY ARRAY[
+        CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END,
+        CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END
+    ] LOOP
+        CONTINUE WHEN row_data IS NULL;
+        EXECUTE lookup INTO found_state USING (row_data ->> TG_ARGV[1])::bigint;
+        IF found_state IN {CLOSED} THEN
+            RAISE EXCEPTION 'the study is %: {MARK} (%)', found_state, TG_TABLE_NAME
+                USING ERRCODE = 'check_violation';
+        END IF;
+    END LOOP;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION study_closed_refuse_change() RETURNS trigger AS $$
+BEGIN
+    IF OLD.state IN {CLOSED} AND (to_jsonb(NEW) - 'state') <> (to_jsonb(OLD) - 'state') THEN
+        RAISE EXCEPTION 'the study is %: {MARK} (annotation_study)', OLD.state
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION failuremode_refuse_in_use() RETURNS trigger AS $$
+DECLARE
+    in_question bigint;
+BEGIN
+    FOREACH in_question IN ARRAY ARRAY[
+        CASE WHEN TG_OP <> 'INSERT' THEN OLD.taxonomy_id END,
+        CASE WHEN TG_OP <> 'DELETE' THEN NEW.taxonomy_id END
+    ] LOOP
+        CONTINUE WHEN in_question IS NULL;
+        IF EXISTS (SELECT 1 FROM annotation_taxonomyversion t WHERE t.id = in_question AND t.frozen_at IS NOT NULL)
+           OR EXISTS (SELECT 1 FROM annotation_study s WHERE s.taxonomy_id = in_question AND s.state <> 'setup') THEN
+            RAISE EXCEPTION 'taxonomy version % is in use: its failure modes are frozen', in_question
+                USING ERRCODE = 'check_violation';
+        END IF;
+    END LOOP;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+"""
+
+
+def _postgres_row_trigger(table: str, column: str, derived: tuple[str, ...]) -> str:
+    lookup = STUDY_OF[column].format(id="$1")
+    arguments = ", ".join(f"'{value}'" for value in (lookup, column, *derived))
+    return (f"DROP TRIGGER IF EXISTS {table}_study_closed ON {table};\n"
+            f"CREATE TRIGGER {table}_study_closed BEFORE INSERT OR UPDATE OR DELETE ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION study_rows_refuse_when_closed({arguments});\n")
+
+
+POSTGRES_STUDY_AND_MODES = """
+DROP TRIGGER IF EXISTS study_closed_no_change ON annotation_study;
+CREATE TRIGGER study_closed_no_change BEFORE UPDATE ON annotation_study
+    FOR EACH ROW EXECUTE FUNCTION study_closed_refuse_change();
+DROP TRIGGER IF EXISTS failuremode_in_use ON annotation_failuremode;
+CREATE TRIGGER failuremode_in_use BEFORE INSERT OR UPDATE OR DELETE ON annotation_failuremode
+    FOR EACH ROW EXECUTE FUNCTION failuremode_refuse_in_use();
+"""
+
+
+def _study_state(column: str, row: str) -> str:
+    return "(" + STUDY_OF[column].format(id=f"{row}.{column}") + ")"
+
+
+def _sqlite_row_triggers(table: str, column: str, derived: tuple[str, ...]) -> list[str]:
+    refuse = f"BEGIN SELECT RAISE(ABORT, 'the study is closed or archived: {MARK} ({table})'); END;"
+    changed = "1"
+    if derived:  # the clip: an update of its derived columns alone passes
+        changed = "(" + " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in CLIP_CONTENT_COLUMNS) + ")"
+    return [
+        f"""CREATE TRIGGER {table}_study_closed_insert BEFORE INSERT ON {table}
+    WHEN {_study_state(column, "NEW")} IN {CLOSED} {refuse}""",
+        f"""CREATE TRIGGER {table}_study_closed_update BEFORE UPDATE ON {table}
+    WHEN {changed} AND ({_study_state(column, "OLD")} IN {CLOSED} OR {_study_state(column, "NEW")} IN {CLOSED})
+    {refuse}""",
+        f"""CREATE TRIGGER {table}_study_closed_delete BEFORE DELETE ON {table}
+    WHEN {_study_state(column, "OLD")} IN {CLOSED} {refuse}""",
+    ]
+
+
+def _mode_in_use(row: str) -> str:
+    return (f"(EXISTS (SELECT 1 FROM annotation_taxonomyversion WHERE id = {row}.taxonomy_id "
+            f"AND frozen_at IS NOT NULL) OR EXISTS (SELECT 1 FROM annotation_study "
+            f"WHERE taxonomy_id = {row}.taxonomy_id AND state <> 'setup'))")
+
+
+_MODES_REFUSE = "BEGIN SELECT RAISE(ABORT, 'the taxonomy version is in use: its failure modes are frozen'); END;"
+SQLITE_STUDY_AND_MODES = [
+    f"""CREATE TRIGGER study_closed_no_change BEFORE UPDATE ON annotation_study
+    WHEN OLD.state IN {CLOSED} AND ({" OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in STUDY_COLUMNS)})
+    BEGIN SELECT RAISE(ABORT, 'the study is closed or archived: {MARK} (annotation_study)'); END;""",
+    f"""CREATE TRIGGER failuremode_in_use_insert BEFORE INSERT ON annotation_failuremode
+    WHEN {_mode_in_use("NEW")} {_MODES_REFUSE}""",
+    f"""CREATE TRIGGER failuremode_in_use_update BEFORE UPDATE ON annotation_failuremode
+    WHEN {_mode_in_use("OLD")} OR {_mode_in_use("NEW")} {_MODES_REFUSE}""",
+    f"""CREATE TRIGGER failuremode_in_use_delete BEFORE DELETE ON annotation_failuremode
+    WHEN {_mode_in_use("OLD")} {_MODES_REFUSE}""",
+]
+SQLITE_STUDY_AND_MODES_NAMES = [
+    "study_closed_no_change", "failuremode_in_use_insert", "failuremode_in_use_update", "failuremode_in_use_delete",
+]
+
+
+def create_rows(schema_editor, tables) -> None:
+    """The row triggers of `tables` (ANNOTATION_TABLES or SCORING_TABLES)."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(POSTGRES_FUNCTIONS, params=None)
+        schema_editor.execute("".join(_postgres_row_trigger(*table) for table in tables), params=None)
+        return
+    for table in tables:
+        create_sqlite_for(schema_editor, table[0])
+
+
+def create_sqlite_for(schema_editor, name: str) -> None:
+    """(Again) the SQLite triggers of one table, after a rebuild dropped them."""
+    for table in ANNOTATION_TABLES + SCORING_TABLES:
+        if table[0] == name:
+            for event in ("insert", "update", "delete"):
+                schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}_study_closed_{event}")
+            for statement in _sqlite_row_triggers(*table):
+                schema_editor.execute(statement)
+
+
+def drop_rows(schema_editor, tables) -> None:
+    postgres = schema_editor.connection.vendor == "postgresql"
+    for table, _, _ in tables:
+        if postgres:
+            schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_study_closed ON {table}")
+        else:
+            for event in ("insert", "update", "delete"):
+                schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_study_closed_{event}")
+
+
+def create_study_and_modes(schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(POSTGRES_FUNCTIONS + POSTGRES_STUDY_AND_MODES, params=None)
+        return
+    for name in SQLITE_STUDY_AND_MODES_NAMES:
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}")
+    for statement in SQLITE_STUDY_AND_MODES:
+        schema_editor.execute(statement)
+
+
+def drop_study_and_modes(schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("DROP TRIGGER IF EXISTS study_closed_no_change ON annotation_study")
+        schema_editor.execute("DROP TRIGGER IF EXISTS failuremode_in_use ON annotation_failuremode")
+        return
+    for name in SQLITE_STUDY_AND_MODES_NAMES:
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}")
