@@ -21,13 +21,15 @@ from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
     Role,
+    SeesStudyWork,
+    require_study_work,
     sees_model_identity,
     study_from_view,
     user_roles,
 )
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
-from annotation.services.annotation_common import study_not_running_message, undo_seconds_of
+from annotation.services.annotation_common import undo_seconds_of
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
@@ -125,9 +127,8 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
     )
     study = annotation.caption.clip.study
     roles = user_roles(user, study)
-    if study.state == StudyState.SETUP and roles and not roles & {Role.ADMIN, Role.RESEARCHER}:
-        # Annotators and reviewers see nothing of a study being set up (services.lifecycle).
-        raise NotFound(study_not_running_message(study))
+    if roles:
+        require_study_work(user, study)  # nothing of a study being set up, for its annotators
     # A deactivated member (no roles left) no longer opens even their own work.
     if roles and (annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}):
         return annotation
@@ -160,7 +161,7 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
 class MyQueue(APIView):
     """A page of the annotator's queue; `after` (the previous page's `next`) and `limit`."""
 
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember]  # one's own queue, empty in setup (queues.annotator_queue)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=bodies.AnnotatorQueue)
     def get(self, request, slug):
@@ -313,7 +314,7 @@ class ReviewQueue(APIView):
     """A page of the review queue: `order` (risk, oldest), filters `model`, `annotator`,
     `state`; `after` (the previous page's `next`) and `limit`."""
 
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember, SeesStudyWork]
 
     @extend_schema(
         parameters=[
