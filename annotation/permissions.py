@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
@@ -50,6 +51,17 @@ def sees_model_identity(user, study: Study) -> bool:
     page, API answer, export and release that could name a model asks this."""
     roles = user_roles(user, study)
     return bool(roles & SEES_MODEL_IDENTITY) and not roles & WORKS_BLIND
+
+
+def blind_message(study: Study) -> str:
+    return (f"You annotate or review in study {study.name}, so you work blind there: nothing shows you which "
+            "model wrote a caption (scores, profiles and releases by model name included).")
+
+
+def require_model_identity(user, study: Study) -> None:
+    """Refuse (403, saying why) what would name the models to a member who may not see them."""
+    if not sees_model_identity(user, study):
+        raise PermissionDenied(blind_message(study))
 
 
 def sees_study_work(user, study: Study) -> bool:
