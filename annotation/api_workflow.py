@@ -203,7 +203,8 @@ class AnnotationDetail(APIView):
 
 
 class AnnotationOpen(APIView):
-    """The annotator starts work on a new or returned annotation (a no-op once started)."""
+    """The annotator starts work on a new or returned annotation; once started, opening it again
+    (the workspace does on each visit) starts counting this visit's active time from now."""
 
     @extend_schema(request=None, responses={200: bodies.Workspace})
     def post(self, request, annotation_id):

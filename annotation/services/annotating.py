@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -18,6 +18,7 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Study,
+    StudyState,
     Window,
     WindowCorrection,
 )
@@ -59,6 +60,11 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     if annotation.annotator_id != actor.pk:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
+        if annotation.state == workflow.IN_PROGRESS and annotation.caption.clip.study.state == StudyState.RUNNING:
+            # Opening the workspace again starts a new session: its active time counts from now.
+            now = timezone.now()
+            Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
+            annotation.active_until = now
         return annotation
     _require_running(annotation.caption.clip.study)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
@@ -72,9 +78,10 @@ def _open(annotation_id: int, actor, *, study_id: int) -> bool:
 
     Three statements: the UPDATE, the pass's INSERT (a returned annotation keeps the pass it
     has) and the audit event's INSERT."""
+    now = timezone.now()
     moved = Annotation.objects.filter(
         pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
-    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now())
+    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=now, active_until=now)
     if not moved:
         return False
     CorrectionPass.objects.bulk_create(
@@ -309,7 +316,9 @@ def annotation_save(
     def also(current: Annotation) -> dict[str, Any]:
         more = dict(fields)
         if sent is not None:
-            more["active_seconds"] = Added("active_seconds", active_credit(current, sent, now))
+            credit = active_credit(current, sent, now)
+            more["active_seconds"] = Added("active_seconds", credit)
+            more["active_until"] = active_until_after(current, credit, now)
         if telemetry is not None:
             more["telemetry"] = {**current.telemetry, **telemetry}
         return more
@@ -324,13 +333,25 @@ def annotation_save(
     return annotation
 
 
+def _counted_since(annotation: Annotation, now: datetime) -> datetime:
+    """Up to when the annotation's active time is already counted: when it was last opened or
+    saved (`active_until`), or for rows from before that was kept, its last save or its start."""
+    return annotation.active_until or annotation.last_saved_at or annotation.started_at or now
+
+
 def active_credit(annotation: Annotation, sent: float, now: datetime) -> float:
-    """The active seconds a save adds: what the client sent, but never more than the wall
-    time since the previous save (or since the annotation was opened) plus a little slack
-    for clocks and the network, nor more than MAX_ACTIVE_SECONDS_PER_SAVE."""
-    since = annotation.last_saved_at or annotation.started_at
-    wall = (now - since).total_seconds() + ACTIVE_SLACK_SECONDS if since else MAX_ACTIVE_SECONDS_PER_SAVE
+    """The active seconds a save adds: what the client sent, but never more than the wall time
+    since the item was opened or the time already counted (`active_until`), plus
+    ACTIVE_SLACK_SECONDS for clocks and the network, nor more than MAX_ACTIVE_SECONDS_PER_SAVE.
+    The slack is lent once: a credit beyond the wall time moves `active_until` past now, so the
+    saves that follow at once add only the time that really passed."""
+    wall = (now - _counted_since(annotation, now)).total_seconds() + ACTIVE_SLACK_SECONDS
     return min(max(sent, 0.0), max(wall, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+
+
+def active_until_after(annotation: Annotation, credit: float, now: datetime) -> datetime:
+    """`active_until` once `credit` seconds are added: now, or later by the slack it used."""
+    return max(now, _counted_since(annotation, now) + timedelta(seconds=credit))
 
 
 def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
