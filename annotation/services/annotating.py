@@ -515,9 +515,10 @@ def annotation_submit(
 
 
 def passes_with_overlapping_windows(*, study: Study) -> list[dict[str, Any]]:
-    """The study's correction passes whose windows overlap at their effective times (stored
-    before overlaps were refused), each with its annotation, state, annotator and the first
-    overlap in words. Reads corrections and windows in caption order, one caption at a time."""
+    """The study's correction passes whose windows overlap (stored before overlaps were
+    refused), each with its annotation, state, annotator and the first overlap in words: window
+    corrections at their effective times (read in caption order, one caption at a time), then
+    corrected segmentations (their own window lists)."""
     rows = (
         WindowCorrection.objects.filter(correction_pass__annotation__caption__clip__study=study)
         .order_by("correction_pass__annotation__caption_id", "correction_pass_id")
@@ -551,4 +552,29 @@ def passes_with_overlapping_windows(*, study: Study) -> list[dict[str, Any]]:
         })
         item["times"][window_id] = (start, end)
     check()
+    return found + _segmentations_overlapping(study)
+
+
+def _segmentations_overlapping(study: Study) -> list[dict[str, Any]]:
+    """The study's passes whose corrected segmentation (a rejected segmentation's own window
+    list) has a window that ends after the next one starts: one read of the passes that have one."""
+    rows = (
+        CorrectionPass.objects.filter(annotation__caption__clip__study=study)
+        .exclude(corrected_windows=[])
+        .order_by("annotation_id", "pk")
+        .values_list("kind", "annotation_id", "annotation__state", "annotation__annotator__username",
+                     "corrected_windows")
+    )
+    found = []
+    for kind, annotation_id, state, username, windows in rows.iterator():
+        timeline = [(number, float(w["start"]), float(w["end"])) for number, w in enumerate(windows)
+                    if isinstance(w, dict) and _is_number(w.get("start")) and _is_number(w.get("end"))]
+        overlap = window_times.first_overlap(timeline)
+        if overlap is not None:
+            found.append({"annotation": annotation_id, "kind": kind, "state": state, "annotator": username,
+                          "problem": "Corrected segmentation: " + overlap.message()})
     return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
