@@ -12,6 +12,9 @@ from annotation.models import Membership, Study, StudyState
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
 SEES_MODEL_IDENTITY = {Role.ADMIN, Role.RESEARCHER}
+# The refusals a site admin without a role meets wherever they try (API, pages, Django admin).
+SETTINGS_REFUSAL = "Only the study's admins change its settings."
+MEMBERS_REFUSAL = "Only the study's admins add members; a site admin may add only themselves."
 # Roles that work blind: whoever holds one of them in a study never learns which model wrote a
 # caption there, whatever other roles they hold (names seen on one page would unblind their work).
 WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER}
