@@ -18,6 +18,7 @@ from annotation.models import Caption, CaptionImportJob, Clip
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
+    SeesStudyWork,
     sees_every_caption,
     sees_model_identity,
     study_from_view,
@@ -127,7 +128,7 @@ class StudyContextMixin:
 
 
 class ClipList(StudyContextMixin, generics.ListAPIView):
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember, SeesStudyWork]
     serializer_class = ClipSerializer
 
     def get_queryset(self):
@@ -174,7 +175,7 @@ class ClipPropertiesImport(APIView):
 
 
 class CandidateModelList(StudyContextMixin, generics.ListAPIView):
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember, SeesStudyWork]
     serializer_class = CandidateModelSerializer
     pagination_class = None
 
@@ -183,7 +184,7 @@ class CandidateModelList(StudyContextMixin, generics.ListAPIView):
 
 
 class CaptionList(StudyContextMixin, generics.ListAPIView):
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember, SeesStudyWork]
     serializer_class = CaptionSerializer
 
     @extend_schema(parameters=[OpenApiParameter("clip", str, description="only this clip's captions")])

@@ -14,6 +14,7 @@ from annotation.services.errors import ServiceError
 from annotation.services.lifecycle import (
     NeedsConfirmation,
     NotReady,
+    StartNeedsConfirmation,
     lifecycle_status,
     study_archive,
     study_close,
@@ -26,6 +27,7 @@ class ReadinessEntry(serializers.Serializer):
     label = serializers.CharField()
     done = serializers.BooleanField()
     detail = serializers.CharField()
+    blocking = serializers.BooleanField(help_text="false: not done asks for confirm instead of refusing")
 
 
 class LifecycleStatus(serializers.Serializer):
@@ -42,6 +44,12 @@ class LifecycleRefusal(serializers.Serializer):
     missing = ReadinessEntry(many=True, required=False, help_text="start: the items not done")
     unfinished = serializers.DictField(child=serializers.IntegerField(), required=False,
                                        help_text="close without confirm: what is unfinished")
+    confirm = ReadinessEntry(required=False, help_text="start without confirm: the captions with no annotator")
+
+
+class StartBody(serializers.Serializer):
+    confirm = serializers.BooleanField(default=False,
+                                       help_text="true: start although some captions have no annotator")
 
 
 class CloseBody(serializers.Serializer):
@@ -80,6 +88,9 @@ class StudyMove(APIView):
         except NeedsConfirmation as refusal:
             return Response({"detail": str(refusal), "unfinished": refusal.unfinished},
                             status=status.HTTP_400_BAD_REQUEST)
+        except StartNeedsConfirmation as refusal:
+            return Response({"detail": str(refusal), "confirm": refusal.item.as_dict()},
+                            status=status.HTTP_400_BAD_REQUEST)
         except NotAllowed as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         except ServiceError as exc:  # not a move from the study's state
@@ -88,14 +99,18 @@ class StudyMove(APIView):
 
 
 class StudyStart(StudyMove):
-    """Start the study (setup -> running); refused (400) with the readiness items missing."""
+    """Start the study (setup -> running); refused (400) with the readiness items missing, and
+    (400, with `confirm`: the unassigned captions' item) while captions have no annotator,
+    unless the body confirms."""
 
-    @extend_schema(request=None, responses=REFUSALS)
+    @extend_schema(request=StartBody, responses=REFUSALS)
     def post(self, request, slug):
         return super().post(request, slug)
 
     def run(self, request, study) -> None:
-        study_start(study=study, actor=request.user)
+        body = StartBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        study_start(study=study, actor=request.user, confirm=body.validated_data["confirm"])
 
 
 class StudyClose(StudyMove):

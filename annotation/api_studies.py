@@ -19,6 +19,8 @@ from rest_framework.views import APIView
 from annotation import study_settings
 from annotation.models import AssignmentDesign, AuditEvent, CaptionLanguage, Invitation, Membership, StudyState
 from annotation.permissions import (
+    MEMBERS_REFUSAL,
+    SETTINGS_REFUSAL,
     IsStudyAdmin,
     IsStudyAdminOrSiteReader,
     MayCreateStudies,
@@ -143,7 +145,7 @@ class StudyDetail(APIView):
     def patch(self, request, slug):
         study = readable_study_from_view(self, request.user)
         if Role.ADMIN not in user_roles(request.user, study):
-            raise PermissionDenied("Only the study's admins change its settings.")
+            raise PermissionDenied(SETTINGS_REFUSAL)
         body = SettingsChange(data=request.data)
         body.is_valid(raise_exception=True)
         try:
@@ -247,7 +249,7 @@ class MemberList(APIView):
         user = account(body.validated_data["username"])
         if Role.ADMIN not in user_roles(request.user, study):
             if not (is_site_reader(request.user, study) and user.pk == request.user.pk):
-                raise PermissionDenied("Only the study's admins add members; a site admin may add only themselves.")
+                raise PermissionDenied(MEMBERS_REFUSAL)
         try:
             roles = members.member_add(study=study, actor=request.user, user=user, roles=body.validated_data["roles"])
         except ServiceError as exc:

@@ -24,13 +24,15 @@ from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
     Role,
+    SeesStudyWork,
+    require_study_work,
     sees_model_identity,
     study_from_view,
     user_roles,
 )
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
-from annotation.services.annotation_common import study_not_running_message, undo_seconds_of
+from annotation.services.annotation_common import undo_seconds_of
 from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
@@ -148,9 +150,8 @@ def get_annotation_for(user, annotation_id: int) -> Annotation:
     )
     study = annotation.caption.clip.study
     roles = user_roles(user, study)
-    if study.state == StudyState.SETUP and roles and not roles & {Role.ADMIN, Role.RESEARCHER}:
-        # Annotators and reviewers see nothing of a study being set up (services.lifecycle).
-        raise NotFound(study_not_running_message(study))
+    if roles:
+        require_study_work(user, study)  # nothing of a study being set up, for its annotators
     # A deactivated member (no roles left) no longer opens even their own work.
     if roles and (annotation.annotator_id == user.pk or roles & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}):
         return annotation
@@ -183,7 +184,7 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
 class MyQueue(APIView):
     """A page of the annotator's queue; `after` (the previous page's `next`) and `limit`."""
 
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember]  # one's own queue, empty in setup (queues.annotator_queue)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=bodies.AnnotatorQueue)
     def get(self, request, slug):
@@ -225,7 +226,8 @@ class AnnotationDetail(APIView):
 
 
 class AnnotationOpen(APIView):
-    """The annotator starts work on a new or returned annotation (a no-op once started)."""
+    """The annotator starts work on a new or returned annotation; once started, opening it again
+    (the workspace does on each visit) starts counting this visit's active time from now."""
 
     @extend_schema(request=None, responses={200: bodies.Workspace})
     def post(self, request, annotation_id):
@@ -337,7 +339,7 @@ class ReviewQueue(APIView):
     """A page of the review queue: `order` (risk, oldest), filters `model`, `annotator`,
     `state`; `after` (the previous page's `next`) and `limit`."""
 
-    permission_classes = [IsStudyMember]
+    permission_classes = [IsStudyMember, SeesStudyWork]
 
     @extend_schema(
         parameters=[

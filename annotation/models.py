@@ -460,6 +460,10 @@ class Annotation(models.Model):
     last_saved_at = models.DateTimeField(
         null=True, blank=True, help_text="when the annotator's last autosave was stored"
     )
+    # Up to when the annotator's active time is counted: set to the moment they open the item
+    # (each visit of the workspace), moved on by each save's credit. A save credits at most the
+    # wall time since then plus a few seconds, so a burst of saves cannot add more.
+    active_until = models.DateTimeField(null=True, blank=True)
     # Watch telemetry: share of the clip played, seeks, playback speeds.
     telemetry = models.JSONField(default=dict, blank=True)
     # Where the annotator was (pass, window), so a reload restores the page exactly.

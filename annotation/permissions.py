@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
@@ -10,6 +12,12 @@ from annotation.models import Membership, Study, StudyState
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
 SEES_MODEL_IDENTITY = {Role.ADMIN, Role.RESEARCHER}
+# The refusals a site admin without a role meets wherever they try (API, pages, Django admin).
+SETTINGS_REFUSAL = "Only the study's admins change its settings."
+MEMBERS_REFUSAL = "Only the study's admins add members; a site admin may add only themselves."
+# Roles that work blind: whoever holds one of them in a study never learns which model wrote a
+# caption there, whatever other roles they hold (names seen on one page would unblind their work).
+WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER}
 
 
 def _roles_cache(user) -> dict[int, set[str]]:
@@ -41,10 +49,44 @@ def is_member(user, study: Study) -> bool:
 
 
 def sees_model_identity(user, study: Study) -> bool:
-    """Whether the person sees which model wrote a caption. Never an annotator of the study,
-    whatever other roles they hold there: names seen on one page would unblind the workspace."""
+    """Whether the person sees which model wrote a caption: study admins and researchers, but
+    never an annotator or QC reviewer of the study, whatever other roles they hold there. Every
+    page, API answer, export and release that could name a model asks this."""
     roles = user_roles(user, study)
-    return bool(roles & SEES_MODEL_IDENTITY) and Role.ANNOTATOR not in roles
+    return bool(roles & SEES_MODEL_IDENTITY) and not roles & WORKS_BLIND
+
+
+def blind_message(study: Study) -> str:
+    return (f"You annotate or review in study {study.name}, so you work blind there: nothing shows you which "
+            "model wrote a caption (scores, profiles and releases by model name included).")
+
+
+def require_model_identity(user, study: Study) -> None:
+    """Refuse (403, saying why) what would name the models to a member who may not see them."""
+    if not sees_model_identity(user, study):
+        raise PermissionDenied(blind_message(study))
+
+
+def sees_study_work(user, study: Study) -> bool:
+    """Whether the person sees the study's work: its clips and their media, candidate models,
+    captions, annotations and queues. While the study is being set up, someone who is only an
+    annotator or QC reviewer there sees none of it (the work opens when an admin starts the
+    study); its admins and researchers, and site admins reading it, do."""
+    if study.state != StudyState.SETUP:
+        return True
+    roles = user_roles(user, study)
+    return bool(roles & SEES_MODEL_IDENTITY) or not roles & WORKS_BLIND
+
+
+def setup_hidden_message(study: Study) -> str:
+    return (f"Study {study.name} is being set up: its clips and captions are shown to annotators and "
+            "reviewers once its admin starts it.")
+
+
+def require_study_work(user, study: Study) -> None:
+    """Refuse (404, saying why) what `sees_study_work` hides; pages and the API both call this."""
+    if not sees_study_work(user, study):
+        raise Http404(setup_hidden_message(study))
 
 
 def sees_every_caption(user, study: Study) -> bool:
@@ -127,6 +169,15 @@ class IsStudyMember(BasePermission):
 
     def has_permission(self, request, view):
         return is_member(request.user, member_study_from_view(view, request.user))
+
+
+class SeesStudyWork(BasePermission):
+    """After IsStudyMember: the study's work, refused (404, saying why) while it is hidden from
+    this person (`sees_study_work`)."""
+
+    def has_permission(self, request, view):
+        require_study_work(request.user, study_from_view(view))
+        return True
 
 
 class IsStudyAdmin(BasePermission):

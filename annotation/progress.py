@@ -155,7 +155,7 @@ class _Tally:
 ALL = "\0all"  # the totals' key: no username or model name starts with a NUL character
 
 
-def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgress:
+def study_progress(*, study: Study, with_agreement: bool = True, names: bool = True) -> StudyProgress:
     """The study's progress, counted in the database: a few grouped queries whose answers
     are as long as the number of people, models and days, not of annotations.
 
@@ -245,7 +245,7 @@ def study_progress(*, study: Study, with_agreement: bool = True) -> StudyProgres
         annotators=[annotators.row(name, name) for name in sorted(annotator_names)],
         reviewers=[reviewers.row(name, name) for name in sorted(reviewer_names)],
         models=[
-            models.row(model.name, model.alias, model.name)
+            models.row(model.name, model.alias, model.name if names else "")
             for model in study.candidate_models.order_by("alias")
         ],
         agreement=rows,

@@ -10,13 +10,22 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MIN, SLUG_MAX = 2, 60
 # Paths under /studies/ that are pages, not studies.
 RESERVED_SLUGS = frozenset({"new"})
+# Where the words that are routes of their own under /studies/ and /api/studies/ come from:
+# annotation.apps sets it to annotation.routes.study_route_words (the URL configuration) when
+# Django starts; this module stays free of Django.
+route_words: Callable[[], Iterable[str]] = frozenset
+
+
+def reserved_slugs() -> frozenset[str]:
+    """Slugs no study may take: the words the URL configuration routes under `studies/`."""
+    return RESERVED_SLUGS | frozenset(route_words())
 NAME_MAX = 200
 DESCRIPTION_MAX = 5000
 THRESHOLDS_MAX_COUNT = 8
@@ -61,7 +70,7 @@ def slug_problem(slug: Any) -> str | None:
     if not SLUG_PATTERN.match(slug):
         return ("A slug holds lowercase letters, digits and single hyphens between them "
                 f"(such as walk-study); {slug!r:.70} does not.")
-    if slug in RESERVED_SLUGS:
+    if slug in reserved_slugs():
         return f"{slug!r} is the name of a page; choose another slug."
     return None
 

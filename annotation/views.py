@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_safe
 
 from annotation.models import Clip
-from annotation.permissions import is_member
+from annotation.permissions import is_member, require_study_work
 from annotation.streaming import ranged_file_response
 
 
@@ -21,6 +21,7 @@ def _member_clip(request, clip_id: int) -> Clip:
     if not is_member(request.user, clip.study):
         # 404 rather than 403: outsiders learn nothing about other studies' clips.
         raise Http404("No such clip.")
+    require_study_work(request.user, clip.study)
     return clip
 
 

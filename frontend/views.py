@@ -14,8 +14,11 @@ from annotation.permissions import (
     is_member,
     is_site_reader,
     may_create_studies,
+    require_study_work,
     sees_every_caption,
     sees_model_identity,
+    sees_study_work,
+    setup_hidden_message,
     studies_of,
     user_roles,
 )
@@ -55,8 +58,10 @@ def study_detail(request, slug: str):
     read_only = is_site_reader(request.user, study)  # a site admin without a role: looks only
     if not read_only and not is_member(request.user, study):
         raise Http404("No such study.")
-    clips = study.clips.annotate(caption_count=Count("captions"))
     roles = user_roles(request.user, study)
+    shows_work = sees_study_work(request.user, study)
+    clips = study.clips.annotate(caption_count=Count("captions")) if shows_work else Clip.objects.none()
+    models = study.candidate_models.annotate(caption_count=Count("captions"))
     is_admin = Role.ADMIN in roles
     # The caption imports still running (a reload resumes their progress bars) and the last one.
     import_jobs = caption_import_jobs_shown(study=study) if is_admin else []
@@ -66,7 +71,8 @@ def study_detail(request, slug: str):
         {
             "study": study,
             "clips": clips,
-            "models": study.candidate_models.annotate(caption_count=Count("captions")),
+            "models": models if shows_work else models.none(),
+            "work_hidden": "" if shows_work else setup_hidden_message(study),
             "modes": study.taxonomy.modes.all(),
             "roles": sorted(user_roles(request.user, study)),
             "is_admin": is_admin,
@@ -87,6 +93,7 @@ def study_detail(request, slug: str):
 @require_safe
 def clip_detail(request, slug: str, name: str):
     study = _member_study(request, slug)
+    require_study_work(request.user, study)
     clip = get_object_or_404(Clip, study=study, name=name)
     captions = (
         Caption.objects.filter(clip=clip).select_related("clip", "model").prefetch_related("windows")

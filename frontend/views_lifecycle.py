@@ -23,6 +23,7 @@ FIX_LINKS = {
     "members_reviewer": "#members",
     "members_researcher": "#members",
     "assignment": "#assign-form",
+    "unassigned": "#assign-form",
 }
 
 

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import workflow
 from annotation.models import CandidateModel, Study
 from annotation.parsers import MAX_INTEGER_DIGITS, json_object_from_body
-from annotation.permissions import Role, user_roles
+from annotation.permissions import Role, require_model_identity, user_roles
 from annotation.services.errors import ServiceError
 from scoring.freshness import scores_freshness
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
@@ -46,6 +46,7 @@ def _research_study(request, slug: str) -> Study:
     study = get_object_or_404(Study, slug=slug)
     if not user_roles(request.user, study) & ALLOWED:
         raise Http404("No such study.")
+    require_model_identity(request.user, study)  # the profile names the models
     return study
 
 

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from annotation.models import Study
-from annotation.permissions import Role, user_roles
+from annotation.permissions import Role, sees_model_identity, user_roles
 from annotation.progress import agreement_on_double_annotations, study_progress
 from frontend.templatetags.progress_format import decimal
 
@@ -37,7 +37,9 @@ def progress(request, slug: str):
     return render(
         request,
         "frontend/progress.html",
-        {"study": study, "progress": study_progress(study=study, with_agreement=False)},
+        # An admin who also annotates or reviews sees the models by alias only.
+        {"study": study, "progress": study_progress(study=study, with_agreement=False,
+                                                    names=sees_model_identity(request.user, study))},
     )
 
 

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.views.decorators.http import require_safe
 
-from annotation.permissions import Role, user_roles
+from annotation.permissions import Role, require_model_identity, user_roles
 from frontend.views import _member_study
 from scoring.release import ReleaseError, release_zip
 
@@ -19,9 +19,11 @@ def study_release(request, slug: str):
     study = _member_study(request, slug)
     if not user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER}:
         raise PermissionDenied("Only study admins and researchers download the data release.")
+    models = request.GET.get("models", "alias")
+    if models != "alias":
+        require_model_identity(request.user, study)  # a release by model name, for who may see names
     try:
-        data = release_zip(study=study, license=request.GET.get("license", "CC-BY-4.0"),
-                           models=request.GET.get("models", "alias"))
+        data = release_zip(study=study, license=request.GET.get("license", "CC-BY-4.0"), models=models)
     except ReleaseError as refusal:
         return HttpResponse(str(refusal), status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(data, content_type="application/zip")

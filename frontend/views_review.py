@@ -16,7 +16,7 @@ from django.views.decorators.http import require_safe
 
 from annotation.api_workflow import workspace_payload
 from annotation.models import Annotation, Membership
-from annotation.permissions import Role, user_roles
+from annotation.permissions import Role, require_study_work, user_roles
 from annotation.queues import REVIEW_ORDERS
 from frontend.views import _member_study
 
@@ -31,6 +31,7 @@ def review_queue(request, slug: str):
     roles = user_roles(request.user, study)
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins see the review queue.")
+    require_study_work(request.user, study)
     annotators = (
         Membership.objects.filter(study=study, role=Role.ANNOTATOR)
         .order_by("user__username")
@@ -62,6 +63,7 @@ def review(request, annotation_id: int):
         raise Http404("No such annotation.")
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins review annotations.")
+    require_study_work(request.user, study)
     payload = workspace_payload(annotation, request.user)
     alias = annotation.caption.model.alias
     payload["caption"]["model"] = alias

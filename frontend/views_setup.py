@@ -52,7 +52,7 @@ def _form_data(study: Study | None, *, read_only: bool) -> dict:
                    "spread_gap_max": study_settings.SPREAD_GAP_MAX,
                    "undo_seconds_max": study_settings.UNDO_SECONDS_MAX,
                    "name_max": study_settings.NAME_MAX, "description_max": study_settings.DESCRIPTION_MAX,
-                   "reserved_slugs": sorted(study_settings.RESERVED_SLUGS)},
+                   "reserved_slugs": sorted(study_settings.reserved_slugs())},
     }
 
 

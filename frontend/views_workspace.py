@@ -14,11 +14,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
-from annotation.models import Annotation, Study, StudyState
-from annotation.permissions import Role, is_member, user_roles
+from annotation.models import Annotation, Study
+from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
-from annotation.services.annotation_common import study_not_running_message
 from annotation.services.errors import StudyStateRefused
 from annotation.services.workflow import annotation_open
 
@@ -76,8 +75,7 @@ def workspace(request, annotation_id: int):
         raise Http404("No such annotation.")
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
-    if study.state == StudyState.SETUP and not user_roles(request.user, study) & {Role.ADMIN}:
-        raise Http404(study_not_running_message(study))
+    require_study_work(request.user, study)
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)

@@ -13,6 +13,7 @@ from annotation.permissions import (
     IsStudyAdmin,
     Role,
     member_study_from_view,
+    require_model_identity,
     study_from_view,
     user_roles,
 )
@@ -28,7 +29,10 @@ class SeesScores(BasePermission):
 
     def has_permission(self, request, view):
         study = member_study_from_view(view, request.user)
-        return bool(user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER})
+        if not user_roles(request.user, study) & {Role.ADMIN, Role.RESEARCHER}:
+            return False
+        require_model_identity(request.user, study)  # scores are by model
+        return True
 
 
 class StartsScoring(SeesScores):

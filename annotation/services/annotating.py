@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -18,6 +18,7 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Study,
+    StudyState,
     Window,
     WindowCorrection,
 )
@@ -59,6 +60,11 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     if annotation.annotator_id != actor.pk:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
+        if annotation.state == workflow.IN_PROGRESS and annotation.caption.clip.study.state == StudyState.RUNNING:
+            # Opening the workspace again starts a new session: its active time counts from now.
+            now = timezone.now()
+            Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
+            annotation.active_until = now
         return annotation
     _require_running(annotation.caption.clip.study)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
@@ -72,9 +78,10 @@ def _open(annotation_id: int, actor, *, study_id: int) -> bool:
 
     Three statements: the UPDATE, the pass's INSERT (a returned annotation keeps the pass it
     has) and the audit event's INSERT."""
+    now = timezone.now()
     moved = Annotation.objects.filter(
         pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
-    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=timezone.now())
+    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=now, active_until=now)
     if not moved:
         return False
     CorrectionPass.objects.bulk_create(
@@ -309,7 +316,9 @@ def annotation_save(
     def also(current: Annotation) -> dict[str, Any]:
         more = dict(fields)
         if sent is not None:
-            more["active_seconds"] = Added("active_seconds", active_credit(current, sent, now))
+            credit = active_credit(current, sent, now)
+            more["active_seconds"] = Added("active_seconds", credit)
+            more["active_until"] = active_until_after(current, credit, now)
         if telemetry is not None:
             more["telemetry"] = {**current.telemetry, **telemetry}
         return more
@@ -324,13 +333,25 @@ def annotation_save(
     return annotation
 
 
+def _counted_since(annotation: Annotation, now: datetime) -> datetime:
+    """Up to when the annotation's active time is already counted: when it was last opened or
+    saved (`active_until`), or for rows from before that was kept, its last save or its start."""
+    return annotation.active_until or annotation.last_saved_at or annotation.started_at or now
+
+
 def active_credit(annotation: Annotation, sent: float, now: datetime) -> float:
-    """The active seconds a save adds: what the client sent, but never more than the wall
-    time since the previous save (or since the annotation was opened) plus a little slack
-    for clocks and the network, nor more than MAX_ACTIVE_SECONDS_PER_SAVE."""
-    since = annotation.last_saved_at or annotation.started_at
-    wall = (now - since).total_seconds() + ACTIVE_SLACK_SECONDS if since else MAX_ACTIVE_SECONDS_PER_SAVE
+    """The active seconds a save adds: what the client sent, but never more than the wall time
+    since the item was opened or the time already counted (`active_until`), plus
+    ACTIVE_SLACK_SECONDS for clocks and the network, nor more than MAX_ACTIVE_SECONDS_PER_SAVE.
+    The slack is lent once: a credit beyond the wall time moves `active_until` past now, so the
+    saves that follow at once add only the time that really passed."""
+    wall = (now - _counted_since(annotation, now)).total_seconds() + ACTIVE_SLACK_SECONDS
     return min(max(sent, 0.0), max(wall, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+
+
+def active_until_after(annotation: Annotation, credit: float, now: datetime) -> datetime:
+    """`active_until` once `credit` seconds are added: now, or later by the slack it used."""
+    return max(now, _counted_since(annotation, now) + timedelta(seconds=credit))
 
 
 def _checked_telemetry(telemetry: Any) -> dict[str, Any]:
@@ -494,9 +515,10 @@ def annotation_submit(
 
 
 def passes_with_overlapping_windows(*, study: Study) -> list[dict[str, Any]]:
-    """The study's correction passes whose windows overlap at their effective times (stored
-    before overlaps were refused), each with its annotation, state, annotator and the first
-    overlap in words. Reads corrections and windows in caption order, one caption at a time."""
+    """The study's correction passes whose windows overlap (stored before overlaps were
+    refused), each with its annotation, state, annotator and the first overlap in words: window
+    corrections at their effective times (read in caption order, one caption at a time), then
+    corrected segmentations (their own window lists)."""
     rows = (
         WindowCorrection.objects.filter(correction_pass__annotation__caption__clip__study=study)
         .order_by("correction_pass__annotation__caption_id", "correction_pass_id")
@@ -530,4 +552,29 @@ def passes_with_overlapping_windows(*, study: Study) -> list[dict[str, Any]]:
         })
         item["times"][window_id] = (start, end)
     check()
+    return found + _segmentations_overlapping(study)
+
+
+def _segmentations_overlapping(study: Study) -> list[dict[str, Any]]:
+    """The study's passes whose corrected segmentation (a rejected segmentation's own window
+    list) has a window that ends after the next one starts: one read of the passes that have one."""
+    rows = (
+        CorrectionPass.objects.filter(annotation__caption__clip__study=study)
+        .exclude(corrected_windows=[])
+        .order_by("annotation_id", "pk")
+        .values_list("kind", "annotation_id", "annotation__state", "annotation__annotator__username",
+                     "corrected_windows")
+    )
+    found = []
+    for kind, annotation_id, state, username, windows in rows.iterator():
+        timeline = [(number, float(w["start"]), float(w["end"])) for number, w in enumerate(windows)
+                    if isinstance(w, dict) and _is_number(w.get("start")) and _is_number(w.get("end"))]
+        overlap = window_times.first_overlap(timeline)
+        if overlap is not None:
+            found.append({"annotation": annotation_id, "kind": kind, "state": state, "annotator": username,
+                          "problem": "Corrected segmentation: " + overlap.message()})
     return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

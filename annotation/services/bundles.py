@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
 from django.db.models.functions import Cast
 
-from annotation import bundles
+from annotation import bundles, study_settings
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -585,6 +585,9 @@ def bundle_import(
     if slug and bundles.slug_problem(slug):
         raise ImportRefused([f"--slug: {bundles.slug_problem(slug)}"])
     slug = slug or record["slug"]
+    if slug in study_settings.reserved_slugs():
+        where = "--slug" if slug != record["slug"] else "study.slug"
+        raise ImportRefused([f"{where}: {slug!r} is the name of a page; import it with another --slug."])
     taxonomy_records = {t["content_hash"]: t for t in bundle["taxonomies"]}
     existing_study = Study.objects.select_related("taxonomy").filter(slug=slug).first()
     if existing_study is not None:

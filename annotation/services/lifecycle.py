@@ -24,10 +24,19 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
 from annotation import workflow
-from annotation.models import Annotation, AuditEvent, Caption, Clip, Membership, Study, StudyState
+from annotation.models import (
+    Annotation,
+    AssignmentDesign,
+    AuditEvent,
+    Caption,
+    Clip,
+    Membership,
+    Study,
+    StudyState,
+)
 from annotation.services.annotation_common import NotAllowed, _roles
 from annotation.services.errors import ServiceError, StudyStateRefused
 from annotation.services.study_state import Write, study_require
@@ -65,6 +74,7 @@ UNFINISHED_COUNTERS: list[Callable[[Study], dict[str, int]]] = []
 
 # What `unfinished` counts, in the words the pages and the close confirmation use.
 UNFINISHED_LABELS = {
+    "unassigned": "captions with no annotator",
     "assigned": "not started",
     "in_progress": "in progress",
     "returned": "returned, waiting for the annotator",
@@ -99,14 +109,24 @@ class NeedsConfirmation(ServiceError):
         )
 
 
+class StartNeedsConfirmation(ServiceError):
+    """Some captions have no annotator: the caller confirms starting without them."""
+
+    def __init__(self, item: ReadinessItem):
+        self.item = item
+        super().__init__(f"{item.detail}. Confirm to start anyway: they stay unannotated until they are assigned.")
+
+
 @dataclass(frozen=True)
 class ReadinessItem:
-    """One thing a study needs before it starts. `key` names the place that fixes it."""
+    """One thing a study needs before it starts. `key` names the place that fixes it. An item
+    that does not block (`blocking` false) asks the admin to confirm the start instead."""
 
     key: str
     label: str
     done: bool
     detail: str
+    blocking: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,7 +143,7 @@ ROLE_ITEMS = [
 def readiness(study: Study) -> list[ReadinessItem]:
     """What the study needs before it starts, each item done or not, with a sentence saying
     where it stands. Four queries whatever the study's size: clips, captions, members by role,
-    assigned captions."""
+    assigned captions (a fifth, captions per clip, says why when some have no annotator)."""
     clips = Clip.objects.filter(study=study).count()
     captions = Caption.objects.filter(clip__study=study).count()
     roles = dict(
@@ -149,7 +169,26 @@ def readiness(study: Study) -> list[ReadinessItem]:
         "assignment", "Assignment", assigned > 0,
         f"{assigned} of {captions} captions assigned" if assigned else "no caption is assigned to an annotator",
     ))
+    if assigned:
+        items.append(_unassigned_item(study, captions - assigned, captions, roles.get(Membership.Role.ANNOTATOR, 0)))
     return items
+
+
+def _unassigned_item(study: Study, unassigned: int, captions: int, annotators: int) -> ReadinessItem:
+    """How many captions have no annotator, and why; one more query only when some have none."""
+    label = "Every caption assigned"
+    if not unassigned:
+        return ReadinessItem("unassigned", label, True, "every caption has an annotator", blocking=False)
+    detail = f"{unassigned} of {captions} captions have no annotator"
+    per_clip = (Caption.objects.filter(clip__study=study).order_by().values("clip_id").annotate(n=Count("pk"))
+                .order_by("-n").values_list("n", flat=True).first() or 0)
+    if study.assignment_design == AssignmentDesign.ONE_MODEL_PER_CLIP and per_clip > annotators:
+        detail += (f": too few annotators for the one-model-per-clip design, which gives an annotator at most one "
+                   f"caption of a clip; a clip has up to {per_clip} captions, the study has {annotators} "
+                   f"annotator{'s' if annotators != 1 else ''}. Add annotators and assign again")
+    else:
+        detail += ": they were imported after the last assignment, or left out of it; assign them"
+    return ReadinessItem("unassigned", label, False, detail, blocking=False)
 
 
 def unfinished(study: Study) -> dict[str, int]:
@@ -160,10 +199,17 @@ def unfinished(study: Study) -> dict[str, int]:
         .exclude(state=workflow.APPROVED)
         .order_by().values("state").annotate(n=Count("pk")).values_list("state", "n")
     )
-    counts = {key: by_state.get(key, 0) for key in UNFINISHED_LABELS if key != "unscored"}
+    counts = {key: by_state.get(key, 0) for key in UNFINISHED_LABELS if key not in ("unscored", "unassigned")}
+    counts = {"unassigned": unassigned_captions(study), **counts}
     for counter in UNFINISHED_COUNTERS:
         counts.update(counter(study))
     return counts
+
+
+def unassigned_captions(study: Study) -> int:
+    """The study's captions that no annotator has (none of their annotations exists)."""
+    return (Caption.objects.filter(clip__study=study)
+            .exclude(Exists(Annotation.objects.filter(caption_id=OuterRef("pk")))).count())
 
 
 def describe_unfinished(counts: dict[str, int]) -> str:
@@ -200,13 +246,18 @@ def _move(study: Study, move: str, actor, after: dict[str, Any] | None = None) -
 
 
 @transaction.atomic
-def study_start(*, study: Study, actor) -> Study:
-    """Open the study for work; refused (NotReady) while a readiness item is missing."""
+def study_start(*, study: Study, actor, confirm: bool = False) -> Study:
+    """Open the study for work; refused (NotReady) while a readiness item is missing, and
+    (StartNeedsConfirmation) while captions have no annotator unless `confirm`."""
     _require_admin(study, actor)
     if study.state == StudyState.SETUP:
-        missing = [item for item in readiness(study) if not item.done]
+        items = readiness(study)
+        missing = [item for item in items if not item.done and item.blocking]
         if missing:
             raise NotReady(missing)
+        unassigned = next((item for item in items if not item.done), None)
+        if unassigned is not None and not confirm:
+            raise StartNeedsConfirmation(unassigned)
     return _move(study, "start", actor)
 
 

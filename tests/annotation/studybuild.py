@@ -69,11 +69,10 @@ def captions_add(study: Study, records: list[dict]) -> list[Caption]:
 
 def worked(annotation: Annotation, seconds: float) -> None:
     """As if the annotator had worked `seconds` since their last save: a save credits at
-    most the wall time since the previous one as active time."""
+    most the wall time since the previous one (or the item's opening) as active time."""
     if seconds:
-        Annotation.objects.filter(pk=annotation.pk).update(
-            last_saved_at=timezone.now() - timedelta(seconds=seconds + 1)
-        )
+        before = timezone.now() - timedelta(seconds=seconds + 1)
+        Annotation.objects.filter(pk=annotation.pk).update(last_saved_at=before, active_until=before)
 
 
 def save(annotation: Annotation, actor, **changes) -> Annotation:

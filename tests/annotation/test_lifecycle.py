@@ -14,6 +14,7 @@ from annotation.services.lifecycle import (
     FROZEN_FIELDS,
     NeedsConfirmation,
     NotReady,
+    StartNeedsConfirmation,
     readiness,
     study_archive,
     study_close,
@@ -333,3 +334,56 @@ def test_the_admin_site_shows_a_running_studys_frozen_settings_without_offering_
     page = admin_client.get(f"/admin/annotation/study/{running.pk}/change/").content.decode()
     assert 'name="near_total_cut"' not in page and 'name="state"' not in page
     assert 'name="name"' in page
+
+
+# --------------------------------------------------------------------------- unassigned captions
+
+
+def half_assigned(study, crew):
+    """Issue 27's case: one annotator, two models of two clips, one model per clip: 2 of 4."""
+    for role in ("annotator", "reviewer", "researcher"):
+        membership_grant(study=study, user=crew[role], role=role)
+    for name in ("c1", "c2"):
+        fake_clip(study, name)
+    captions_add(study, [caption_record(name, model) for name in ("c1", "c2") for model in ("m1", "m2")])
+    annotations_assign(study=study, annotators=[crew["annotator"]], design="one_model_per_clip", actor=crew["admin"])
+
+
+def test_the_checklist_counts_captions_with_no_annotator_and_says_why(setup_study, crew):
+    half_assigned(setup_study, crew)
+    item = {entry.key: entry for entry in readiness(setup_study)}["unassigned"]
+    assert not item.done and not item.blocking
+    assert item.detail.startswith("2 of 4 captions have no annotator: too few annotators for the "
+                                  "one-model-per-clip design")
+    assert "a clip has up to 2 captions, the study has 1 annotator." in item.detail
+
+
+def test_starting_with_unassigned_captions_asks_for_confirmation(setup_study, crew):
+    half_assigned(setup_study, crew)
+    with pytest.raises(StartNeedsConfirmation, match="2 of 4 captions have no annotator"):
+        study_start(study=setup_study, actor=crew["admin"])
+    assert Study.objects.get(pk=setup_study.pk).state == "setup"
+    api = client_for(crew["admin"])
+    asked = api.post(f"/api/studies/{setup_study.slug}/start/", {}, format="json")
+    assert asked.status_code == 400
+    assert asked.json()["confirm"]["key"] == "unassigned" and "Confirm to start anyway" in asked.json()["detail"]
+    assert Study.objects.get(pk=setup_study.pk).state == "setup"
+    started = api.post(f"/api/studies/{setup_study.slug}/start/", {"confirm": True}, format="json")
+    assert started.status_code == 200 and started.json()["state"] == "running"
+
+
+def test_a_fully_assigned_study_starts_without_asking(setup_study, crew):
+    make_ready(setup_study, crew)
+    item = {entry.key: entry for entry in readiness(setup_study)}["unassigned"]
+    assert item.done and item.detail == "every caption has an annotator"
+    assert study_start(study=setup_study, actor=crew["admin"]).state == "running"
+
+
+def test_closing_counts_the_captions_with_no_annotator(setup_study, crew):
+    half_assigned(setup_study, crew)
+    study_start(study=setup_study, actor=crew["admin"], confirm=True)
+    with pytest.raises(NeedsConfirmation, match="2 captions with no annotator") as refusal:
+        study_close(study=setup_study, actor=crew["admin"])
+    assert refusal.value.unfinished["unassigned"] == 2 and refusal.value.unfinished["assigned"] == 2
+    answer = client_for(crew["admin"]).post(f"/api/studies/{setup_study.slug}/close/", {}, format="json")
+    assert answer.status_code == 400 and answer.json()["unfinished"]["unassigned"] == 2

@@ -5,11 +5,14 @@ These run on SQLite and, with DATABASE_URL, on PostgreSQL (`make test`)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from annotation.models import AuditEvent, Membership, Study, StudyState
+from annotation.routes import study_route_words
 from annotation.services.errors import FieldErrors
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_create_version, taxonomy_default
@@ -118,6 +121,23 @@ def test_a_slug_in_use_is_refused_and_the_slug_check_says_so(creator):
                      "problem": "A study with slug 'walk-study' already exists; choose another."}
     suggested = api(creator).get("/api/studies/slug-check/", {"name": "Café Walk 2"}).json()
     assert suggested == {"slug": "cafe-walk-2", "available": True, "problem": None}
+
+
+def test_every_word_routed_under_studies_is_refused_as_a_slug_at_the_field(creator, client):
+    """Issue 27: a study called slug-check answered the slug-check view instead of its own."""
+    words = study_route_words()
+    assert {"new", "slug-check"} <= words  # read from the URL configuration, not a hand list
+    for word in sorted(words):
+        response = create(creator, slug=word)
+        assert response.status_code == 400, (word, response.json())
+        assert "is the name of a page" in response.json()["slug"][0] and "slug" in response.json()["detail"]
+        check = api(creator).get("/api/studies/slug-check/", {"slug": word}).json()
+        assert check["available"] is False and "name of a page" in check["problem"]
+    assert not Study.objects.filter(slug__in=words).exists()
+    client.force_login(creator)
+    page = client.get("/studies/new/").content.decode()
+    limits = json.loads(page.split('id="study-form-data" type="application/json">')[1].split("</script>")[0])
+    assert set(limits["limits"]["reserved_slugs"]) == words
 
 
 def test_slugs_are_suggested_from_names():

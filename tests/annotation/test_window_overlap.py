@@ -159,3 +159,94 @@ class _without_overlap_triggers:
                 cursor.execute("SET session_replication_role = DEFAULT")
             else:
                 cursor.execute(WINDOW_CORRECTION_SQLITE[1])
+
+
+# --------------------------------------------------------------------------- segmentation rows
+# A rejected segmentation's corrected windows: a JSON list on the pass (migration 0022).
+
+OVERLAPPING = '[{"start": 0, "end": 6, "scene": "", "shot": ""}, {"start": 4, "end": 10, "scene": "", "shot": ""}]'
+TOUCHING = '[{"start": 0, "end": 4, "scene": "", "shot": ""}, {"start": 4, "end": 6, "scene": "", "shot": ""}]'
+
+
+def _pass_sql(annotation, author, kind: str, windows: str) -> None:
+    """INSERT a correction pass with `windows` as its corrected segmentation, in plain SQL."""
+    from django.db import connection
+
+    json_value = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO annotation_correctionpass (annotation_id, kind, author_id, overview_verdict, "
+            "overview_text, overview_modes, segmentation_verdict, segmentation_modes, corrected_windows, "
+            f"updated_at) VALUES (%s, %s, %s, '', '', '[]', 'reject', '[\"temporal\"]', {json_value}, "
+            "CURRENT_TIMESTAMP)",
+            [annotation.pk, kind, author.pk, windows],
+        )
+
+
+def _update_sql(pass_id: int, windows: str) -> None:
+    from django.db import connection
+
+    json_value = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE annotation_correctionpass SET corrected_windows = {json_value} WHERE id = %s",
+                       [windows, pass_id])
+
+
+def test_the_database_refuses_overlapping_segmentation_rows_written_in_sql(locked, personas):
+    with pytest.raises(IntegrityError, match="overlaps"), transaction.atomic():
+        _pass_sql(locked, personas["reviewer"], "qc", OVERLAPPING)
+    assert not CorrectionPass.objects.filter(annotation=locked, kind="qc").exists()
+    _pass_sql(locked, personas["reviewer"], "qc", TOUCHING)  # one ends where the next starts
+    stored = CorrectionPass.objects.get(annotation=locked, kind="qc")
+    assert [(w["start"], w["end"]) for w in stored.corrected_windows] == [(0, 4), (4, 6)]
+    with pytest.raises(IntegrityError, match="overlaps"), transaction.atomic():
+        _update_sql(stored.pk, OVERLAPPING)
+    stored.refresh_from_db()
+    assert [(w["start"], w["end"]) for w in stored.corrected_windows] == [(0, 4), (4, 6)]
+
+
+def test_the_database_refuses_overlapping_segmentation_rows_through_the_orm(locked):
+    correction = CorrectionPass.objects.get(annotation=locked, kind="annotator")
+    with pytest.raises(IntegrityError, match="overlaps"), transaction.atomic():
+        CorrectionPass.objects.filter(pk=correction.pk).update(
+            segmentation_verdict="reject", segmentation_modes=["temporal"],
+            corrected_windows=[{"start": 0, "end": 6}, {"start": 4, "end": 10}])
+
+
+def test_the_command_lists_passes_with_overlapping_segmentation_rows(locked, personas, study):
+    correction = CorrectionPass.objects.get(annotation=locked, kind="annotator")
+    with _without_segmentation_triggers():
+        _update_sql(correction.pk, OVERLAPPING)
+    out = StringIO()
+    call_command("list_overlapping_windows", "--study", study.slug, stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == (
+        f"annotation {locked.pk} (in_progress, annotator annotator, annotator pass): Corrected segmentation: "
+        "Window 1 (0.00–6.00 s) overlaps window 2 (4.00–10.00 s): a window must end at or before the next "
+        f"one starts. Review: /review/{locked.pk}/"
+    )
+    assert lines[1].startswith("1 passes of study 's1' have overlapping windows")
+
+
+class _without_segmentation_triggers:
+    """Set migration 0022's segmentation trigger aside inside the test's transaction."""
+
+    def __enter__(self):
+        from django.db import connection
+
+        self.connection = connection
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SET session_replication_role = replica")
+            else:
+                cursor.execute("DROP TRIGGER annotation_correctionpass_segmentation_update")
+
+    def __exit__(self, *exc):
+        import importlib
+
+        migration = importlib.import_module("annotation.migrations.0024_active_time_and_segmentation_overlap")
+        with self.connection.cursor() as cursor:
+            if self.connection.vendor == "postgresql":
+                cursor.execute("SET session_replication_role = DEFAULT")
+            else:
+                cursor.execute(migration.SQLITE[1])

@@ -1,6 +1,7 @@
 """The annotation workflow: drafts with versions, the overview lock, submit, and QC."""
 
 import importlib
+import time
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -330,6 +331,28 @@ def test_active_time_accumulates_and_is_capped_per_save(annotation, personas):
     annotation = save(annotation, personas["annotator"], active_seconds=99999)
     assert annotation.active_seconds == pytest.approx(612.5)
     assert Annotation.objects.get(pk=annotation.pk).active_seconds == pytest.approx(612.5)
+
+
+def test_the_first_saves_of_a_new_visit_add_only_the_time_since_it_opened(annotation, personas):
+    """Issue 27: an item last saved an hour ago, opened again, then three saves claiming ten
+    minutes each within half a second: a few seconds are credited, not 610."""
+    annotator = personas["annotator"]
+    worked(annotation, 3600)
+    annotation = annotation_open(annotation=annotation, actor=annotator)
+    before = Annotation.objects.get(pk=annotation.pk).active_seconds
+    started = time.monotonic()
+    for _ in range(3):
+        annotation = save(annotation, annotator, active_seconds=600)
+    elapsed = time.monotonic() - started
+    added = Annotation.objects.get(pk=annotation.pk).active_seconds - before
+    assert added <= elapsed + ACTIVE_SLACK_SECONDS + 0.5
+    assert added < 7
+
+
+def test_three_saves_at_once_add_the_slack_only_once(annotation, personas):
+    for _ in range(3):
+        annotation = save(annotation, personas["annotator"], active_seconds=600)
+    assert Annotation.objects.get(pk=annotation.pk).active_seconds < ACTIVE_SLACK_SECONDS + 2
 
 
 def test_active_time_is_capped_at_the_wall_time_since_the_previous_save(annotation, personas):

@@ -89,3 +89,37 @@ def test_start_from_the_checklist_release_and_close_with_confirmation(
     expect(page.get_by_role("heading", name="Study closed")).to_be_visible()
     assert Study.objects.get(pk=lab.pk).state == "closed"
     assert AuditEvent.objects.filter(study=lab, action="study_close", actor=personas["admin"]).count() == 1
+
+
+def test_starting_with_unassigned_captions_asks_first_and_closing_counts_them(
+        sign_in, live_server, personas, lab, monkeypatch, settings):
+    settings.SCORING_ON_FINAL_VERDICT = False
+    monkeypatch.setattr(lifecycle, "STUDY_CLOSED_HOOKS", [])
+    for role in ("annotator", "reviewer", "researcher"):
+        membership_grant(study=lab, user=personas[role], role=role)
+    for name in ("c1", "c2"):
+        fake_clip(lab, name)
+    captions_add(lab, [caption_record(name, model) for name in ("c1", "c2") for model in ("m1", "m2")])
+    annotations_assign(study=lab, annotators=[personas["annotator"]], design="one_model_per_clip")
+    page = sign_in("admin", "pw-admin")
+    page.goto(f"{live_server.url}/studies/lab/")
+    warning = page.locator("#setup-checklist li.warn[data-item=unassigned]")
+    expect(warning).to_contain_text("2 of 4 captions have no annotator: too few annotators")
+
+    page.get_by_role("button", name="Start the study").click()
+    dialog = page.locator("#start-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#start-unassigned")).to_contain_text("2 of 4 captions have no annotator")
+    dialog.get_by_role("button", name="Not yet").click()
+    expect(dialog).to_be_hidden()
+    assert Study.objects.get(pk=lab.pk).state == "setup"
+
+    page.get_by_role("button", name="Start the study").click()
+    dialog.get_by_role("button", name="Start anyway").click()
+    expect(page.locator("#dashboard")).to_be_visible()
+    assert Study.objects.get(pk=lab.pk).state == "running"
+
+    page.get_by_role("button", name="Close the study…").click()
+    closing = page.locator("#close-dialog")
+    expect(closing.locator("#unfinished-list [data-kind=unassigned]")).to_have_text("2 captions with no annotator")
+    expect(closing.locator("#unfinished-list [data-kind=assigned]")).to_have_text("2 not started")

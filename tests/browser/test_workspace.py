@@ -171,6 +171,21 @@ def test_reload_mid_edit_restores_the_draft(sign_in, live_server, annotation):
              message="the draft saved")
 
 
+def test_a_visit_of_the_workspace_counts_active_time_from_the_visit(sign_in, live_server, annotation):
+    """Issue 27: the first save of a new visit credits the time since the page opened the item,
+    not since the previous visit's last save."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    hour_ago = timezone.now() - timedelta(hours=1)
+    Annotation.objects.filter(pk=annotation.pk).update(last_saved_at=hour_ago, active_until=hour_ago)
+    open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
+    wait_for(lambda: Annotation.objects.get(pk=annotation.pk).active_until > timezone.now() - timedelta(minutes=1),
+             message="the visit opened the item again")
+    assert Annotation.objects.get(pk=annotation.pk).version == annotation.version  # looking bumps nothing
+
+
 def test_two_tabs_on_one_annotation_show_the_conflict_and_let_the_person_choose(sign_in, live_server, annotation):
     first = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
     second = open_workspace(first.context.new_page(), live_server, annotation)

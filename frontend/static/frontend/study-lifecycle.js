@@ -55,8 +55,21 @@ $("study-start")?.addEventListener("click", async () => {
   say("Starting…");
   const { ok, answer } = await move("start");
   if (ok) return moved();
+  if (answer.confirm) {
+    // Some captions have no annotator: the admin decides, having read how many and why.
+    say("");
+    $("start-unassigned").textContent = `${answer.confirm.detail}.`;
+    return $("start-dialog").showModal();
+  }
   const missing = (answer.missing || []).map((item) => item.detail).join("; ");
   say(missing ? `Cannot start yet: ${missing}.` : answer.detail, true);
+});
+$("start-cancel")?.addEventListener("click", () => $("start-dialog").close());
+$("start-confirm")?.addEventListener("click", async () => {
+  const { ok, answer } = await move("start", { confirm: true });
+  $("start-dialog").close();
+  if (ok) return moved();
+  say(answer.detail, true);
 });
 
 $("study-close")?.addEventListener("click", async () => {

@@ -16,7 +16,7 @@ import {
 import { refreshChecks, showStatus } from "./workspace-fields.js";
 import { fitPanel, refreshTimeline, render, zoom } from "./workspace-render.js";
 import {
-  accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, reject, resetBoundaries, selectRow, setFromPlayhead, setMode, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
+  accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, post, reject, resetBoundaries, selectRow, setFromPlayhead, setMode, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
 } from "./workspace-actions.js";
 import { conflict } from "./workspace-conflict.js";
 
@@ -33,6 +33,10 @@ S.activity = new Activity({
     if (a.extras().pending && S.server.state === EDITABLE) S.sync.touch();
   },
 });
+
+// Visiting the workspace opens the item again: the server counts this visit's active time from
+// now, not from the previous visit's last save.
+if (S.server.state === EDITABLE) post(`/api/annotations/${data.id}/open/`).catch(() => {});
 
 let sentUi = JSON.stringify(S.server.ui_state || {});
 

@@ -22,7 +22,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0023_amended_windows_reach_timeline"),
+        ("annotation", "0024_active_time_and_segmentation_overlap"),
     ]
 
     operations = [migrations.RunPython(create, drop)]
