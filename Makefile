@@ -1,4 +1,4 @@
-# Redline: `make demo` to try it, `make test` to check it. See README.md.
+# Redline: `make demo` to try it, `make test` to check it. See README.md and docs/.
 PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 HOST ?= 127.0.0.1
@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo venv venv-dev system lint test test-fast bench soak serve serve-with-worker banner llm-server
+.PHONY: demo venv venv-dev system lint test test-fast bench soak serve serve-with-worker banner llm-server docs
 
 # What runs the product (requirements.txt); venv-dev adds the tests and linters (requirements-dev.txt).
 venv:
@@ -24,7 +24,7 @@ system:
 # The demo runs one Celery worker beside the web server, through a folder in var/
 # (no Redis needed); Ctrl-C stops both. `make serve` does the same without building the demo.
 # LLM=1 also starts a local LLM server (SmolLM2-135M, llama-cpp-python; the first run compiles
-# it, see README) and scores LLMFactsF1 of every final verdict with it.
+# it, see docs/getting-started.md) and scores LLMFactsF1 of every final verdict with it.
 DEMO_ENV := CELERY_BROKER_URL=filesystem://
 LLM ?= 0
 LLM_PORT ?= 8089
@@ -73,7 +73,8 @@ banner:
 
 # Static checks: ruff over the Python, strict mypy over the pure scoring modules, the layers'
 # import contracts (import-linter; both configured in pyproject.toml), ESLint over the browser
-# code (and its tests), and the pure JavaScript modules under Node's test runner (tests/js).
+# code (and its tests), the pure JavaScript modules under Node's test runner (tests/js), and the
+# documentation site built strictly.
 # Tools: requirements-dev.txt, package-lock.json.
 lint: venv-dev
 	@scripts/js-tools.sh
@@ -82,6 +83,12 @@ lint: venv-dev
 	.venv/bin/lint-imports
 	node_modules/.bin/eslint frontend/static tests eslint.config.js
 	node --test tests/js/
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir var/docs-check
+
+# The documentation site (mkdocs.yml, docs/): built into site/, open site/index.html. `make lint`
+# builds it strictly (into var/docs-check), so a broken link or a page missing from the navigation fails.
+docs: venv-dev
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The whole suite: the checks above, then PostgreSQL, Redis, a real Celery worker, headless Chromium.
 # Tasks run eagerly except in the worker tests, which send them through Redis.

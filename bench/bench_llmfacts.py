@@ -11,7 +11,7 @@ that got a score; the target is >= 95 % with constrained output), pairs per minu
 made, and the time the paper's 1,144 overviews would take at that rate. A 135M model's scores
 mean nothing: this only exercises the pipeline at real speed. llama-cpp-python's server answers
 one request at a time, so on a CPU higher concurrency mostly shows that nothing breaks; a GPU
-server (vLLM, see README) batches concurrent requests, which is where concurrency pays.
+server (vLLM, see docs/production.md) batches concurrent requests, which is where concurrency pays.
 
 Environment: REDLINE_BENCH_LLMFACTS_PAIRS (default 12, at most 12), REDLINE_BENCH_LLMFACTS_LEVELS
 (default "1,4,8"), REDLINE_BENCH_LLMFACTS_THREADS (server threads, default 1: llama.cpp's

@@ -2,7 +2,7 @@
 
 Nothing set means local development: SQLite in ./var, Celery tasks run eagerly
 in-process (no broker), DEBUG on. Set DATABASE_URL for PostgreSQL and
-CELERY_BROKER_URL for Redis in production. See README.md, "Configuration".
+CELERY_BROKER_URL for Redis in production. See docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ if DEBUG and not set(ALLOWED_HOSTS) <= {*LOCAL_HOSTS, "testserver"}:
     raise ImproperlyConfigured(
         f"DEBUG is on (the default when it is unset) but ALLOWED_HOSTS names hosts that are not "
         f"local ({', '.join(sorted(set(ALLOWED_HOSTS) - set(LOCAL_HOSTS)))}): set DEBUG=0 for "
-        "a server others reach (see README, 'Running it for real')."
+        "a server others reach (see docs/production.md)."
     )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -146,7 +146,7 @@ STORAGES = {
 MEDIA_URL = "media/"
 
 # Clip playback. With X-Accel-Redirect on, Django checks permissions and nginx
-# streams the file from the internal location MEDIA_ACCEL_PREFIX (see README).
+# streams the file from the internal location MEDIA_ACCEL_PREFIX (see docs/production.md).
 MEDIA_X_ACCEL_REDIRECT = env_bool("MEDIA_X_ACCEL_REDIRECT", False)
 MEDIA_ACCEL_PREFIX = os.environ.get("MEDIA_ACCEL_PREFIX", "/protected-media/")
 
@@ -222,7 +222,7 @@ SCORING_STUDY_CHUNK_ITEMS = {
     **{name: int(count) for name, _, count in (
         entry.partition("=") for entry in env_list("SCORING_STUDY_CHUNK_ITEMS", []))},
 }
-# Queues by need (README, "Scaling out"): each family's chunks go to its queue; empty means the
+# Queues by need (docs/production.md, "Scaling out scoring"): each family's chunks go to its queue; empty means the
 # default queue, so one worker does everything. Edit size and the reference metrics (CPU,
 # METEOR's JVMs) go to SCORING_QUEUE_CPU, embedding judges to SCORING_QUEUE_EMBED, LLMFactsF1 to
 # SCORING_QUEUE_LLM; a study job's planning runs on the default queue.
@@ -244,7 +244,7 @@ SCORING_SHARED_CACHE = env_bool("SCORING_SHARED_CACHE", True)
 # which change its speed, never its values. Each JVM may use about 3.3 GB with the default.
 METEOR_JAVA_OPTIONS = env_list("METEOR_JAVA_OPTIONS", ["-Xmx3G", "-Xmn2G", "-XX:+UseSerialGC"])
 # How many METEOR JVMs one worker runs at once; empty: one per CPU, at most 4. With several
-# workers on one machine, give each its share of the cores (README, "Scaling out scoring").
+# workers on one machine, give each its share of the cores (docs/production.md, "Scaling out scoring").
 METEOR_JVMS = int(os.environ["METEOR_JVMS"]) if os.environ.get("METEOR_JVMS") else None
 # A chunk whose family raised is tried this many more times (with backoff) before it is recorded
 # failed with its reason; the other chunks go on.
@@ -332,7 +332,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
-    # The proxy in front (nginx, see README) says whether the browser used HTTPS.
+    # The proxy in front (nginx, see docs/production.md) says whether the browser used HTTPS.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
@@ -371,7 +371,7 @@ if LOGIN_FAILURES_PER_ACCOUNT <= LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
         f"LOGIN_FAILURES_PER_ACCOUNT ({LOGIN_FAILURES_PER_ACCOUNT}) must be well above "
         f"LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS ({LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS}).")
 # Behind a proxy every connection comes from the proxy: name the header carrying the browser's
-# address (HTTP_X_REAL_IP with the README's nginx lines, or HTTP_X_FORWARDED_FOR) and how many
+# address (HTTP_X_REAL_IP with the nginx lines of docs/production.md, or HTTP_X_FORWARDED_FOR) and how many
 # proxies in front append to it; the address is the one the right-most trusted proxy wrote
 # (entries further left are whatever the client sent). Unset: the connection's address.
 CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")

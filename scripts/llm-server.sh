@@ -19,7 +19,7 @@ wheels=${LLM_WHEEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/redline/wheels}
 mkdir -p "$wheels"
 wheel=$(ls "$wheels"/llama_cpp_python-"$version"-*.whl 2>/dev/null | head -n 1 || true)
 if [ -z "$wheel" ]; then
-  echo "Building llama-cpp-python $version (compiles llama.cpp: minutes; see README)"
+  echo "Building llama-cpp-python $version (compiles llama.cpp: minutes; see docs/getting-started.md)"
   started=$(date +%s)
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
     CMAKE_BUILD_PARALLEL_LEVEL=${LLM_BUILD_JOBS:-2} \

@@ -16,7 +16,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--study", required=True)
-        parser.add_argument("--properties", type=Path, help="CSV of clip properties (see README)")
+        parser.add_argument("--properties", type=Path, help="CSV of clip properties (see docs/formats.md)")
 
     def handle(self, *args, paths, study, properties, **options):
         study = get_study(study)
