@@ -10,6 +10,7 @@ captions here either (annotation.permissions.sees_model_identity).
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 
+from annotation.errors import ServiceError
 from annotation.models import (
     CandidateModel,
     Caption,
@@ -24,7 +25,6 @@ from annotation.models import (
 )
 from annotation.permissions import MEMBERS_REFUSAL, SETTINGS_REFUSAL, WORKS_BLIND, Role, user_roles
 from annotation.services import members
-from annotation.services.errors import ServiceError
 from annotation.services.studies import study_update
 from annotation.services.taxonomy import taxonomy_mode_update
 

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import media
+from annotation.errors import ImportRefused, ServiceError
 from annotation.import_limits import too_large
 from annotation.models import Caption, CaptionImportJob, Clip
 from annotation.permissions import (
@@ -37,7 +38,6 @@ from annotation.services.captions import (
     references_import,
 )
 from annotation.services.clips import clip_import_file, clip_properties_import
-from annotation.services.errors import ImportRefused, ServiceError
 
 UploadSerializer = inline_serializer("Upload", {"file": serializers.FileField()})
 

@@ -8,9 +8,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.errors import ServiceError
 from annotation.permissions import IsStudyAdmin, study_from_view
 from annotation.services.annotation_common import NotAllowed
-from annotation.services.errors import ServiceError
 from annotation.services.lifecycle import (
     NeedsConfirmation,
     NotReady,

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import study_settings
+from annotation.errors import FieldErrors, ServiceError
 from annotation.models import AssignmentDesign, AuditEvent, CaptionLanguage, Invitation, Membership, StudyState
 from annotation.permissions import (
     MEMBERS_REFUSAL,
@@ -34,7 +35,6 @@ from annotation.permissions import (
 from annotation.serializers import FailureModeSerializer, StudySerializer
 from annotation.serializers_workflow import Error
 from annotation.services import members
-from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_modes
 

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotation import serializers_workflow as bodies
 from annotation import workflow
+from annotation.errors import ServiceError
 from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState
 from annotation.permissions import (
     IsStudyAdmin,
@@ -33,7 +34,6 @@ from annotation.permissions import (
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
 from annotation.services.annotation_common import undo_seconds_of
-from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
     Conflict,

@@ -60,7 +60,7 @@ def _failure(exception: Exception) -> tuple[int, str, str] | None:
 
     from django.db import DatabaseError, InterfaceError, OperationalError
 
-    from annotation.services.errors import StudyStateRefused
+    from annotation.errors import StudyStateRefused
 
     if isinstance(exception, StudyStateRefused):
         return 409, "The study's state refuses this", str(exception)

@@ -21,9 +21,9 @@ from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, S
 from django.utils import timezone
 
 from annotation import workflow
+from annotation.errors import ServiceError
 from annotation.formats.strict_json import json_loads_strict
 from annotation.models import Annotation, CorrectionPass, Study, StudyState, Window
-from annotation.services.errors import ServiceError
 
 PAGE = 100
 MAX_PAGE = 500

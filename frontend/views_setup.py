@@ -12,10 +12,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import study_settings
 from annotation.api_studies import history_of
+from annotation.errors import FieldErrors, ServiceError
 from annotation.models import AssignmentDesign, CaptionLanguage, Study, TaxonomyVersion
 from annotation.permissions import Role, is_site_reader, may_create_studies, user_roles
 from annotation.services import members
-from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 
 

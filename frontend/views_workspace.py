@@ -14,11 +14,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
+from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
-from annotation.services.errors import StudyStateRefused
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)

@@ -8,6 +8,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.errors import ServiceError
 from annotation.parsers import StrictJSONParser
 from annotation.permissions import (
     IsStudyAdmin,
@@ -17,7 +18,6 @@ from annotation.permissions import (
     study_from_view,
     user_roles,
 )
-from annotation.services.errors import ServiceError
 from scoring.models import ScoreJob, ScoreResult
 from scoring.services import score_job_create, score_jobs_recover, score_summary
 
@@ -262,8 +262,8 @@ class ScoresImport(APIView):
                        "detail": serializers.CharField()})})
     def post(self, request, slug):
         from annotation.api import uploaded_file
+        from annotation.errors import ImportRefused
         from annotation.formats.scores import Defaults
-        from annotation.services.errors import ImportRefused
         from scoring.external_scores import external_scores_import
 
         upload = uploaded_file(request)  # 413 naming the limit, before a large body is read

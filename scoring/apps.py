@@ -13,10 +13,16 @@ class ScoringConfig(AppConfig):
 
         from annotation.services.lifecycle import STUDY_CLOSED_HOOKS, STUDY_CLOSING_HOOKS, UNFINISHED_COUNTERS
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
+        from scoring.chunks import study_job_run
         from scoring.families import register_llmfacts_family
         from scoring.lifecycle import final_profile_start, unscored_counter
         from scoring.metrics import embeddings, reference
-        from scoring.services import score_final_verdict, score_jobs_end, score_verdict_withdrawn
+        from scoring.services import (
+            STUDY_JOB_RUNNERS,
+            score_final_verdict,
+            score_jobs_end,
+            score_verdict_withdrawn,
+        )
         from scoring.shared_cache import shared_cache
 
         register_llmfacts_family()
@@ -26,6 +32,8 @@ class ScoringConfig(AppConfig):
             batch_size=settings.SCORING_EMBED_BATCH,
             shared_cache=shared_cache,
         )
+        if study_job_run not in STUDY_JOB_RUNNERS:
+            STUDY_JOB_RUNNERS.append(study_job_run)
         if score_final_verdict not in FINAL_VERDICT_HOOKS:
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
         if score_verdict_withdrawn not in VERDICT_WITHDRAWN_HOOKS:

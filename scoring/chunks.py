@@ -28,8 +28,6 @@ ends ``partial`` ("partly failed"), or ``failed`` when nothing was stored. Cance
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import socket
@@ -49,6 +47,7 @@ from annotation.jobs import job_send_or_keep
 from annotation.services.study_state import Write, study_require
 from scoring import families
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
+from scoring.services import content_hash, dependency_hash
 
 logger = logging.getLogger(__name__)
 
@@ -76,23 +75,9 @@ def item_from(data: dict[str, Any]) -> Any:
     return Item(**fields)
 
 
-def _digest(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def documents_hash(documents: Sequence[Sequence[str]]) -> str:
     """What CIDEr-D's idf depends on: the study's idf documents."""
-    return _digest([list(document) for document in documents])
-
-
-def dependency_hash(item: Any, label: str, version: str, extra: str = "") -> str:
-    """What an item's stored value depends on (see the module docstring), as one hash."""
-    return _digest([
-        item.candidate, list(item.references), list(item.reference_ids),
-        list(item.reference_captions), item.subject, item.caption_id, item.annotation_id,
-        item.window_id, label, version, extra,
-    ])
+    return content_hash([list(document) for document in documents])
 
 
 def queue_for(family: str) -> str:

@@ -15,9 +15,9 @@ import pandas as pd
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.errors import ImportRefused
 from annotation.formats.scores import NO_DEFAULTS, Defaults, ExternalLine, parse_scores
 from annotation.models import Caption, Study
-from annotation.services.errors import ImportRefused
 from annotation.services.study_state import Write, study_require
 from scoring.models import ExternalScore
 

@@ -70,10 +70,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation import workflow
+from annotation.errors import ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.annotation_common import pass_snapshot
-from annotation.services.errors import ServiceError
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from django.contrib.auth import get_user_model
 
+from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
-from annotation.services.errors import ServiceError
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 

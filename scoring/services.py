@@ -60,6 +60,8 @@ task retries the job with backoff.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -76,9 +78,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import workflow
+from annotation.errors import ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, Reference, Study
-from annotation.services.errors import ServiceError
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families
@@ -616,6 +618,28 @@ class _Withdrawn(Exception):
     """The verdict a verdict job scores is no longer final: the job stops, storing nothing more."""
 
 
+# A study job plans, then fans out into chunks that any worker runs: scoring.chunks.study_job_run.
+# scoring.chunks builds on this module, so scoring/apps.py hands its runner over here instead of
+# this module importing it (no import circle, see pyproject.toml).
+STUDY_JOB_RUNNERS: list[Callable[..., str]] = []
+
+
+def content_hash(value: Any) -> str:
+    """The sha256 of a JSON value, keys sorted: the same value, the same hash."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def dependency_hash(item: Any, label: str, version: str, extra: str = "") -> str:
+    """What an item's stored value depends on (see scoring.chunks), as one hash: a study job's
+    chunks and a verdict's job store the same hash for the same inputs."""
+    return content_hash([
+        item.candidate, list(item.references), list(item.reference_ids),
+        list(item.reference_captions), item.subject, item.caption_id, item.annotation_id,
+        item.window_id, label, version, extra,
+    ])
+
+
 def score_job_run(
     *,
     job_id: int,
@@ -629,8 +653,7 @@ def score_job_run(
     A study job only plans here: it fans out into chunks that any worker runs
     (:func:`scoring.chunks.study_job_run`)."""
     if ScoreJob.objects.filter(pk=job_id, kind=ScoreJob.Kind.STUDY).exists():
-        from scoring.chunks import study_job_run
-
+        (study_job_run,) = STUDY_JOB_RUNNERS
         return study_job_run(job_id=job_id, task_id=task_id, on_progress=on_progress)
     token = uuid.uuid4().hex
     now = timezone.now()
@@ -794,8 +817,6 @@ class _Run:
                 failed.update(chunk_failed)
                 if not unit.corpus:
                     # The hash a study job plans: a verdict scored here is up to date there.
-                    from scoring.chunks import dependency_hash
-
                     hashes = {item.key: dependency_hash(item, label, version) for item in chunk}
                     for row in rows:
                         row.dep_hash = hashes[row.item_key]

@@ -12,6 +12,7 @@ from django.db.models import Case, F, When
 from django.utils import timezone
 
 from annotation import audit_diff, returns, window_times, workflow
+from annotation.errors import ServiceError
 from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
@@ -43,7 +44,6 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
-from annotation.services.errors import ServiceError
 from annotation.services.risks import (
     annotation_risk_refresh,
 )

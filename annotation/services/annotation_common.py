@@ -14,6 +14,7 @@ from django.db.models import Exists, F, OuterRef, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
+from annotation.errors import ServiceError, StudyStateRefused
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -23,7 +24,6 @@ from annotation.models import (
     WindowCorrection,
 )
 from annotation.permissions import known_roles
-from annotation.services.errors import ServiceError, StudyStateRefused
 from annotation.services.study_state import Write, refusal_message, study_require
 from annotation.services.taxonomy import taxonomy_modes
 

@@ -12,6 +12,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation import assignment
+from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -20,7 +21,6 @@ from annotation.models import (
     Study,
 )
 from annotation.services import bulk
-from annotation.services.errors import ServiceError
 from annotation.services.lifecycle import study_require_setup
 from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_freeze

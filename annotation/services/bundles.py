@@ -23,6 +23,7 @@ from django.db import DatabaseError, models, transaction
 from django.db.models.functions import Cast
 
 from annotation import bundles, study_settings
+from annotation.errors import ImportRefused, ServiceError
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -41,7 +42,6 @@ from annotation.models import (
 )
 from annotation.services import lifecycle
 from annotation.services.annotating import check_window_times, window_rows_write
-from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.taxonomy import taxonomy_compute_hash
 from annotation.services.workflow import annotations_risk_refresh
 from scoring.metrics.final import final_kind

@@ -49,6 +49,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from annotation.errors import ImportRefused, ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import CaptionImportJob, Study
 from annotation.services.captions import (
@@ -56,7 +57,6 @@ from annotation.services.captions import (
     captions_import_clip_cc,
     captions_import_jsonl,
 )
-from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.study_state import Write, study_require
 from annotation.storage import media_save
 
@@ -364,6 +364,13 @@ def caption_import_job_fail(*, job_id: int, error: str) -> None:
     ).update(state=State.FAILED, errors=[error[:MAX_ERROR_CHARS]], finished_at=timezone.now())
     if failed:
         _job_end(CaptionImportJob.objects.get(pk=job_id))
+
+
+def caption_import_jobs_at_closing(study: Study) -> None:
+    """A study closing ends its imports still queued or running (annotation/apps.py hands this to
+    annotation.services.lifecycle, which cannot import this module: it imports the studies
+    service, which imports lifecycle)."""
+    caption_import_jobs_end(study=study, why="the study closed before it finished")
 
 
 def caption_import_jobs_end(*, study: Study, why: str) -> list[int]:

@@ -11,9 +11,9 @@ from typing import Any
 from django.db import transaction
 
 from annotation import formats
+from annotation.errors import ImportRefused
 from annotation.models import Caption, Clip, Reference, Study, Window
 from annotation.services import bulk
-from annotation.services.errors import ImportRefused
 from annotation.services.studies import candidate_model_get_or_create
 from annotation.services.study_state import Write, study_require
 

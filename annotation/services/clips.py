@@ -17,9 +17,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation import formats, media
+from annotation.errors import DuplicateClip, ImportRefused, ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import Clip, Study
-from annotation.services.errors import DuplicateClip, ImportRefused, ServiceError
 from annotation.services.study_state import Write, study_require
 from annotation.storage import media_save
 

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 
 from annotation import workflow
+from annotation.errors import ServiceError, StudyStateRefused
 from annotation.models import (
     Annotation,
     AssignmentDesign,
@@ -38,7 +39,6 @@ from annotation.models import (
     StudyState,
 )
 from annotation.services.annotation_common import NotAllowed, _roles
-from annotation.services.errors import ServiceError, StudyStateRefused
 from annotation.services.study_state import Write, study_require
 
 # The settings that shape every verdict and its scores: editable in setup only. Migration 0016
@@ -270,9 +270,6 @@ def study_close(*, study: Study, actor, confirm: bool = False) -> Study:
     if study.state == StudyState.RUNNING and not confirm:
         raise NeedsConfirmation(left)
     if study.state == StudyState.RUNNING:
-        from annotation.services.caption_jobs import caption_import_jobs_end  # it imports studies, which imports this
-
-        caption_import_jobs_end(study=study, why="the study closed before it finished")
         for hook in STUDY_CLOSING_HOOKS:
             hook(study)
     study = _move(study, "close", actor, {"unfinished": left})

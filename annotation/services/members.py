@@ -21,8 +21,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation import workflow
+from annotation.errors import FieldErrors, ServiceError
 from annotation.models import Annotation, AuditEvent, Invitation, Membership, Study
-from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.studies import membership_grant, study_audit
 from annotation.services.study_state import Write, study_require
 

@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation import returns, workflow
+from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
     CorrectionPass,
@@ -47,7 +48,6 @@ from annotation.services.annotation_common import (
     pass_window_rows,
     undo_seconds_of,
 )
-from annotation.services.errors import ServiceError
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.final import carry_window_amendments
 

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from annotation import study_settings
+from annotation.errors import FieldErrors, ServiceError
 from annotation.models import (
     AssignmentDesign,
     AuditEvent,
@@ -19,7 +20,6 @@ from annotation.models import (
     TaxonomyVersion,
 )
 from annotation.services import lifecycle
-from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_default
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
+from annotation.errors import StudyStateRefused
 from annotation.models import Study, StudyState
-from annotation.services.errors import StudyStateRefused
 
 
 class Write(StrEnum):

@@ -9,8 +9,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.errors import ServiceError, TaxonomyFrozen
 from annotation.models import FailureMode, TaxonomyVersion
-from annotation.services.errors import ServiceError, TaxonomyFrozen
 from annotation.taxonomy import (
     DEFAULT_MODES,
     DEFAULT_PRECEDENCE_RULES,

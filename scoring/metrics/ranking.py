@@ -228,7 +228,7 @@ def bootstrap_ranks(
     n_boot: int = 1000,
     seed: int = 0,
     chunk: int = 256,
-    min_items: int | None = None,
+    min_items: int,
 ) -> RankStability:
     """Resample items with replacement ``n_boot`` times and re-rank the models by Borda.
 
@@ -239,15 +239,10 @@ def bootstrap_ranks(
     same result); per-judge means, Borda points and the mean-score tie-break are recomputed
     for all resamples at once, ``chunk`` at a time.
 
-    A model with fewer than ``min_items`` items under some judge (by default the profile's
-    minimum for a clip bootstrap, :data:`scoring.metrics.analysis.samples.MIN_CLIPS`) gets no
-    stability: see :class:`RankStability`.
+    A model with fewer than ``min_items`` items under some judge gets no stability (see
+    :class:`RankStability`); the profile's leaderboard passes its minimum for a clip bootstrap,
+    :data:`scoring.metrics.analysis.samples.MIN_CLIPS`.
     """
-    if min_items is None:
-        # Imported here: the analysis package imports this module (leaderboard).
-        from scoring.metrics.analysis.samples import MIN_CLIPS
-
-        min_items = MIN_CLIPS
     data = np.asarray(scores, dtype=np.float64)
     if data.ndim != 3 or data.shape[1] != len(models):
         raise ValueError("scores must be shaped [judge, model, item] with one row per model")

@@ -17,9 +17,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation import bundles
+from annotation.errors import ImportRefused, ServiceError
 from annotation.models import Annotation, AuditEvent, Caption, Study
 from annotation.services.bundles import bundle_export, bundle_import
-from annotation.services.errors import ImportRefused, ServiceError
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
     annotation_open,

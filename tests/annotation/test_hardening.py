@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from annotation.errors import ServiceError
 from annotation.models import Annotation, Membership
-from annotation.services.errors import ServiceError
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
     NotAllowed,

@@ -7,9 +7,9 @@ import pytest
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
+from annotation.errors import ServiceError, StudyStateRefused
 from annotation.models import AuditEvent, Study
 from annotation.services.annotation_common import StudyNotRunning
-from annotation.services.errors import ServiceError, StudyStateRefused
 from annotation.services.lifecycle import (
     FROZEN_FIELDS,
     NeedsConfirmation,

@@ -16,9 +16,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation import workflow
+from annotation.errors import FieldErrors, ServiceError
 from annotation.models import Annotation, AuditEvent, Invitation, Membership
 from annotation.services import members
-from annotation.services.errors import FieldErrors, ServiceError
 from annotation.services.studies import study_create
 from annotation.services.workflow import annotation_save, annotations_assign, review_claim
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip

@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
+from annotation.errors import FieldErrors
 from annotation.models import AuditEvent, Membership, Study, StudyState
 from annotation.routes import study_route_words
-from annotation.services.errors import FieldErrors
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_create_version, taxonomy_default
 from annotation.study_settings import slug_suggest

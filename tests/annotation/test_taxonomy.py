@@ -1,7 +1,7 @@
 import pytest
 
+from annotation.errors import ServiceError, TaxonomyFrozen
 from annotation.models import FailureMode, TaxonomyVersion
-from annotation.services.errors import ServiceError, TaxonomyFrozen
 from annotation.services.taxonomy import (
     taxonomy_create_version,
     taxonomy_default,

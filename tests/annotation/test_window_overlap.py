@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
+from annotation.errors import ServiceError
 from annotation.models import Annotation, CorrectionPass, WindowCorrection
-from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     annotation_save,
     annotation_submit,

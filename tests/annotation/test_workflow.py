@@ -7,9 +7,9 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotation import workflow
+from annotation.errors import ServiceError
 from annotation.models import Annotation, AuditEvent, CorrectionPass
 from annotation.services.annotating import ACTIVE_SLACK_SECONDS
-from annotation.services.errors import ServiceError
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,

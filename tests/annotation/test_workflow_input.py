@@ -61,7 +61,7 @@ def test_a_refused_save_writes_nothing_to_the_audit_trail(annotation, personas):
 
 
 def test_the_save_service_refuses_a_non_numeric_watched_share(annotation, personas):
-    from annotation.services.errors import ServiceError
+    from annotation.errors import ServiceError
 
     with pytest.raises(ServiceError, match="watched_share"):
         annotation_save(annotation_id=annotation.pk, actor=personas["annotator"],

@@ -182,32 +182,32 @@ MODELS = ["best", "close-a", "close-b", "worst"]
 
 
 def test_bootstrap_ranks_are_reproducible_with_the_same_seed() -> None:
-    first = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=200, seed=7)
-    second = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=200, seed=7)
+    first = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=200, seed=7)
+    second = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=200, seed=7)
     assert np.array_equal(first.ranks, second.ranks)
 
 
 def test_bootstrap_ranks_change_with_the_seed() -> None:
-    first = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=200, seed=7)
-    second = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=200, seed=8)
+    first = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=200, seed=7)
+    second = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=200, seed=8)
     assert not np.array_equal(first.ranks, second.ranks)
 
 
 def test_every_bootstrap_resample_ranks_each_model_exactly_once() -> None:
-    stability = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=300, chunk=64)
+    stability = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=300, chunk=64)
     assert stability.ranks.shape == (300, 4)
     assert (np.sort(stability.ranks, axis=1) == np.arange(1, 5)).all()
 
 
 def test_bootstrap_keeps_a_clear_leader_and_loser_in_place() -> None:
-    stability = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=500)
+    stability = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=500)
     share = stability.share_at_observed_rank()
     assert share["best"] == 1.0 and share["worst"] == 1.0
     assert stability.interval()["best"] == (1, 1)
 
 
 def test_bootstrap_shows_two_close_models_swapping_places() -> None:
-    stability = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=500)
+    stability = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=500)
     distribution = stability.distribution()
     close_a = MODELS.index("close-a")
     assert 0.05 < distribution[close_a, 1] < 0.95
@@ -215,7 +215,7 @@ def test_bootstrap_shows_two_close_models_swapping_places() -> None:
 
 
 def test_rank_distributions_sum_to_one_per_model() -> None:
-    stability = bootstrap_ranks(synthetic_scores(), MODELS, n_boot=100)
+    stability = bootstrap_ranks(synthetic_scores(), MODELS, min_items=2, n_boot=100)
     assert stability.distribution().sum(axis=1) == pytest.approx(np.ones(4))
 
 
@@ -223,7 +223,7 @@ def test_the_observed_bootstrap_ranks_equal_the_borda_ranks() -> None:
     data = synthetic_scores()
     means = {f"j{j}": {m: float(data[j, i].mean()) for i, m in enumerate(MODELS)}
              for j in range(3)}
-    stability = bootstrap_ranks(data, MODELS, n_boot=10)
+    stability = bootstrap_ranks(data, MODELS, min_items=2, n_boot=10)
     by_model = {row.model: row.rank for row in borda(means)}
     assert list(stability.observed) == [by_model[m] for m in MODELS]
 

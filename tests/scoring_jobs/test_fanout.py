@@ -284,7 +284,7 @@ def test_a_new_final_verdict_queues_one_debounced_rescoring_of_its_clip(
     settings.SCORING_VERDICT_METRICS = EDIT[:1]
     settings.SCORING_LIVE_DELAY_SECONDS = 7
     sent = []
-    monkeypatch.setattr("scoring.services.job_send", lambda task, **kw: sent.append(kw))
+    monkeypatch.setattr("annotation.jobs.job_send", lambda task, **kw: sent.append(kw))
     with django_capture_on_commit_callbacks(execute=True):
         make_final(Annotation.objects.get(caption__model__name="D"), personas)
     live = ScoreJob.objects.get(clip__name="k0")

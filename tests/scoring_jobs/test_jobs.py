@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from annotation.services.errors import ServiceError
+from annotation.errors import ServiceError
 from scoring import families
 from scoring.models import ScoreJob, ScoreResult
 from scoring.services import score_job_create, score_job_run

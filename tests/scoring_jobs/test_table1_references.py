@@ -134,7 +134,7 @@ def test_a_study_job_stores_every_table1_set_and_the_profile_reads_them(four_mod
 
 
 def test_a_job_records_its_splitter_and_refuses_an_unknown_one(four_models):
-    from annotation.services.errors import ServiceError
+    from annotation.errors import ServiceError
 
     job = score_job_create(study=four_models, metrics=["hm_cf"], judges=["minilm"],
                            splitter="redline", enqueue=False)

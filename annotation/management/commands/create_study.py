@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import ServiceError
+from annotation.errors import ServiceError
 from annotation.services.studies import study_create
 
 

@@ -2,13 +2,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRefused
 from annotation.management.commands._study import get_study
 from annotation.services.captions import (
     captions_import_clip_cc,
     captions_import_clip_cc_files,
     captions_import_jsonl,
 )
-from annotation.services.errors import ImportRefused
 
 
 class Command(BaseCommand):

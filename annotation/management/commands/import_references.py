@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRefused
 from annotation.management.commands._study import get_study
 from annotation.services.captions import REFERENCE_FORMATS, references_import
-from annotation.services.errors import ImportRefused
 
 
 class Command(BaseCommand):

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ServiceError
 from annotation.services.bundles import bundle_import
-from annotation.services.errors import ServiceError
 
 
 class Command(BaseCommand):

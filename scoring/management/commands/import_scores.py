@@ -2,10 +2,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRefused
 from annotation.formats.scores import Defaults
 from annotation.import_limits import file_too_large
 from annotation.models import Study
-from annotation.services.errors import ImportRefused
 from scoring.external_scores import external_scores_import
 
 

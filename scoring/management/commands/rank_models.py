@@ -3,8 +3,8 @@ import json
 import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRefused
 from annotation.models import Study
-from annotation.services.errors import ImportRefused
 from scoring.external_scores import external_judges
 from scoring.metrics.analysis.leaderboard import leaderboard
 from scoring.metrics.report import table_records

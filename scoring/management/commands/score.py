@@ -2,8 +2,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ServiceError
 from annotation.management.commands._study import get_study
-from annotation.services.errors import ServiceError
 from scoring.models import ScoreJob
 from scoring.services import Progress, score_job_create, score_job_run
 

@@ -2,9 +2,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import ImportRefused
 from annotation.formats.scores import Defaults
 from annotation.models import Caption, Study
-from annotation.services.errors import ImportRefused
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.external_scores import external_scores_import
 from scoring.metrics.video_judge import JudgeSettings, VideoJudgeError, judge_caption

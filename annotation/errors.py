@@ -1,4 +1,6 @@
-"""Errors that services raise; each message is meant to be shown to a person as it is."""
+"""Errors that Redline's rules and services raise; each message is meant to be shown to a person as
+it is. At the bottom of the annotation app: it imports nothing of it, so anything may import it
+(the services that write, the queues that read, the API that answers)."""
 
 from __future__ import annotations
 
