@@ -43,10 +43,11 @@ DATABASE_DOWN = ("The database is not answering (it may be restarting). Nothing 
                  "you saw saved; try again in a minute.")
 DISK_FULL = ("The server's disk is full, so this could not be stored. Nothing else changed; "
              "ask the site admin to free space, then try again.")
+BODY_CUT = "The request's body could not be read to its end (the connection was cut); nothing was stored."
 RETRY_AFTER_SECONDS = 30
 
 
-# The database's own refusal of a closed or archived study's rows (migration 0022), for a path
+# The database's own refusal of a closed or archived study's rows (migration 0026), for a path
 # whose service did not ask the study's state first.
 CLOSED_ROWS_MARK = "its rows do not change"
 CLOSED_ROWS = "This study is closed or archived: it can be read and exported; nothing in it changes."
@@ -55,10 +56,12 @@ CLOSED_ROWS = "This study is closed or archived: it can be read and exported; no
 def _failure(exception: Exception) -> tuple[int, str, str] | None:
     """``(status, title, message)`` when the exception is a refusal that every path answers
     alike: the study's state refusing a write (409, annotation.services.study_state), the
-    database unreachable (503), the disk full (507); None for anything else."""
+    database unreachable or the disk full (503, to be tried again later), the request's body cut
+    short by the client (400); None for anything else."""
     import errno
 
     from django.db import DatabaseError, InterfaceError, OperationalError
+    from django.http import UnreadablePostError
 
     from annotation.errors import StudyStateRefused
 
@@ -68,17 +71,26 @@ def _failure(exception: Exception) -> tuple[int, str, str] | None:
         return 409, "The study's state refuses this", CLOSED_ROWS
     if isinstance(exception, (OperationalError, InterfaceError)):
         return 503, "Try again in a minute", DATABASE_DOWN
+    if isinstance(exception, UnreadablePostError):
+        return 400, "The request was cut short", BODY_CUT
     if isinstance(exception, OSError) and exception.errno in (errno.ENOSPC, errno.EDQUOT):
-        return 507, "The disk is full", DISK_FULL
+        # 503, not 507: a full disk is the server's passing trouble, and a client may try again
+        # once the admin frees space (every 5xx but a 503 with Retry-After reads as a fault).
+        return 503, "The disk is full", DISK_FULL
     return None
+
+
+def _wants_json(request) -> bool:
+    return request.path.startswith("/api/") or request.content_type == "application/json"
 
 
 class AnswerWhenAServiceFails:
     """Answer a clear refusal, not a server error, when the study's state refuses a write (409,
     the same sentence on every path), the database cannot be reached (PostgreSQL restarting, the
-    network to it cut: 503 with Retry-After) or a write finds the disk full (507): JSON under
-    /api/ (and to a JSON request), a short page elsewhere. Nothing here touches the database,
-    which may be down."""
+    network to it cut) or a write finds the disk full (503 with Retry-After naming the problem):
+    JSON under /api/ and to a JSON request, a short page elsewhere. A body the client cut short
+    is a 400 (nobody reads it; the log stays quiet). Nothing here touches the database, which
+    may be down."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -91,9 +103,9 @@ class AnswerWhenAServiceFails:
         if failure is None:
             return None
         status, title, message = failure
-        if status >= 500:
-            logger.error("%s for %s %s: %s", title, request.method, request.path, exception)
-        if request.path.startswith("/api/") or request.content_type == "application/json":
+        log = logger.warning if status < 500 else logger.error
+        log("%s for %s %s: %s", title, request.method, request.path, exception)
+        if _wants_json(request):
             # A state refusal names the state too, so that clients tell it from an edit conflict
             # (a 409 that carries `current`).
             state = {"state": exception.state} if hasattr(exception, "state") else {}

@@ -662,6 +662,9 @@ class CaptionImportJob(models.Model):
     keep_invalid = models.BooleanField(default=False)
     # The uploaded bytes, in the media storage that every worker shares; removed when the job ends.
     upload = models.FileField(upload_to="imports/captions/", blank=True, max_length=400)
+    # The uploaded bytes' SHA-256, kept after the file is removed: the same file posted again
+    # (a repeated click, a retried request) finds its job by it.
+    sha256 = models.CharField(max_length=64, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     stored = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)

@@ -50,6 +50,7 @@ A study nobody has scored has only ``score_length``.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import logging
@@ -71,7 +72,7 @@ from django.db import transaction
 
 from annotation import workflow
 from annotation.errors import ServiceError
-from annotation.jobs import job_send_or_keep
+from annotation.jobs import TRANSIENT_ERRORS, job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
@@ -878,25 +879,70 @@ def _claim(folder: Path, status: Mapping[str, Any]) -> str | None:
             return None
         _write_json(path, {"token": token})
         return token
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump({"token": token}, handle)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump({"token": token}, handle)
+    except BaseException:
+        path.unlink(missing_ok=True)  # an empty claim (a full disk) would hold the job for a lease
+        raise
     return token
+
+
+class ProfileJobPostponed(Exception):
+    """The export stopped for a reason outside its data (the database did not answer, the disk
+    is full): the job is queued again as it was, for its task to try again later."""
+
+
+def _outside_trouble(error: BaseException) -> str | None:
+    """Why ``error`` is the server's passing trouble rather than the job's own, or None."""
+    if isinstance(error, TRANSIENT_ERRORS):
+        return "the database did not answer"
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    return None
+
+
+def _postpone(folder: Path, status: dict[str, Any], token: str, attempts: int, why: str) -> None:
+    """Put a job this run claimed back in the queue, its attempt not counted, and release the
+    claim so that the next run takes it. On a full disk its status may not be writable: the
+    claim is released all the same (the status still says queued or running)."""
+    claim = _read_json(folder / "claim") or {}
+    if claim.get("token") != token:
+        return  # taken over meanwhile: the other run owns the job
+    try:
+        status.update(state=QUEUED, step=f"waiting to run again: {why}", attempts=attempts,
+                      updated_at=_now())
+        _write_json(folder / "status.json", status)
+    except OSError:
+        logger.warning("profile job %s: could not write its status (%s)", folder.name, why)
+    finally:
+        (folder / "claim").unlink(missing_ok=True)
 
 
 def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
     """Run the export of a queued job; safe to call twice (a finished job is left as it is).
 
     Files are written into a fresh work folder and moved into ``files/`` only when complete, so
-    a run that dies halfway leaves nothing half-written where downloads look.
+    a run that dies halfway leaves nothing half-written where downloads look. A job fails for
+    good only for a reason in its own data: when the database does not answer or the disk is
+    full, it is queued again as it was and :class:`ProfileJobPostponed` is raised (its task
+    tries again later).
     """
     study = Study.objects.get(pk=study_id)
     folder = job_dir(study, job_id)
     status = _read_json(folder / "status.json")
     if status is None or status["state"] in (DONE, FAILED):
         return status
-    token = _claim(folder, status)
+    try:
+        token = _claim(folder, status)
+    except OSError as error:
+        why = _outside_trouble(error)
+        if why is None:
+            raise
+        raise ProfileJobPostponed(f"profile job {job_id}: {why} ({error})") from error
     if token is None:
         return status
+    attempts = status.get("attempts", 0)
 
     def update(**changes: Any) -> None:
         claim = _read_json(folder / "claim") or {}
@@ -905,11 +951,10 @@ def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
         status.update(changes, updated_at=_now())
         _write_json(folder / "status.json", status)
 
-    update(state=RUNNING, started_at=_now(), step="starting", error="",
-           attempts=status.get("attempts", 0) + 1)
     work = folder / f"work-{token}"
     options = status["options"]
     try:
+        update(state=RUNNING, started_at=_now(), step="starting", error="", attempts=attempts + 1)
         manifest = profile_export(
             study=study, out_dir=work, resamples=options["resamples"],
             adjusted_resamples=options["adjusted_resamples"], seed=options["seed"],
@@ -929,9 +974,15 @@ def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
         shutil.rmtree(work, ignore_errors=True)
         return _read_json(folder / "status.json")
     except Exception as error:
+        shutil.rmtree(work, ignore_errors=True)
+        why = _outside_trouble(error)
+        if why is not None:
+            logger.warning("profile job %s of study %s put back in the queue: %s (%s)", job_id,
+                           study.slug, why, error)
+            _postpone(folder, status, token, attempts, why)
+            raise ProfileJobPostponed(f"profile job {job_id}: {why} ({error})") from error
         # Why catch everything: the page must say the job failed instead of waiting forever.
         logger.exception("profile job %s of study %s failed", job_id, study.slug)
-        shutil.rmtree(work, ignore_errors=True)
         message = str(error) if isinstance(error, ServiceError) else (
             f"{type(error).__name__}: {error}")
         try:

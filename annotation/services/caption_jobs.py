@@ -123,8 +123,9 @@ def caption_import_job_create(
     ``format`` is ``jsonl`` or ``clip-cc``; a clip-cc file's model defaults to the file's name
     without its extension, as in the synchronous import. Raises ServiceError for an unknown
     format or an empty file. The same file posted again by the same person with the same options
-    within ``JOB_REPEAT_SECONDS``, while the first job is unfinished (a repeated click), returns
-    that job.
+    returns the first job while it is unfinished and younger than ``JOB_REPEAT_SECONDS`` (a
+    repeated click), or once it is done (a retry of a request whose answer was lost, however
+    late: a second job could only be refused as "already imported").
     """
     study_require(study, Write.CONTENT)
     if format not in Format.values:
@@ -160,31 +161,31 @@ def _file_digest(handle) -> str:
 
 def _repeated_job(*, study: Study, upload: File, format: str, model: str, keep_invalid: bool,
                   requested_by) -> CaptionImportJob | None:
-    """The same person's unfinished job of the same bytes and options, started within
-    ``JOB_REPEAT_SECONDS``: a repeated click."""
+    """The same person's job of the same bytes and options that this request repeats: one
+    unfinished and started within ``JOB_REPEAT_SECONDS`` (a repeated click), or one done (the
+    retry of a request whose answer was lost, the web process killed mid-request after the job
+    was stored). A refused or failed job is not one: the person may be trying again after
+    fixing what stopped it."""
     recent = timezone.now() - timedelta(seconds=settings.JOB_REPEAT_SECONDS)
-    candidates = CaptionImportJob.objects.filter(
+    return CaptionImportJob.objects.filter(
+        Q(state__in=[State.QUEUED, State.RUNNING], created_at__gte=recent) | Q(state=State.DONE),
         study=study, requested_by=requested_by, format=format,
         model=model if format == Format.CLIP_CC else "", keep_invalid=keep_invalid,
-        state__in=[State.QUEUED, State.RUNNING], created_at__gte=recent,
-    ).exclude(upload="")
-    if not candidates:
-        return None
+        sha256=_upload_digest(upload),
+    ).first()
+
+
+def _upload_digest(upload: File) -> str:
     upload.seek(0)
-    posted = _file_digest(upload)
-    upload.seek(0)
-    for job in candidates:
-        try:
-            with default_storage.open(job.upload.name, "rb") as handle:
-                if _file_digest(handle) == posted:
-                    return job
-        except OSError:
-            continue
-    return None
+    try:
+        return _file_digest(upload)
+    finally:
+        upload.seek(0)
 
 
 def _job_create(*, study: Study, upload: File, file_name: str, format: str, model: str,
                 keep_invalid: bool, requested_by, enqueue: bool, suffix: str) -> CaptionImportJob:
+    digest = _upload_digest(upload)
     stored_name = media_save(
         f"imports/captions/{study.slug}/{uuid.uuid4().hex}{suffix}", upload
     )
@@ -198,6 +199,7 @@ def _job_create(*, study: Study, upload: File, file_name: str, format: str, mode
                 model=model if format == Format.CLIP_CC else "",
                 keep_invalid=keep_invalid,
                 upload=stored_name,
+                sha256=digest,
                 task_id=uuid.uuid4().hex,
             )
             if enqueue:

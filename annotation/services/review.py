@@ -388,6 +388,13 @@ def _delete_qc_pass(annotation: Annotation) -> None:
                        "the amendment stands.", annotation_snapshot(annotation)) from None
 
 
+def _undo_window_passed(annotation: Annotation) -> Conflict:
+    return Conflict(
+        f"The {undo_seconds_of(annotation.caption.clip.study)} seconds to undo this have passed; it stands.",
+        annotation_snapshot(annotation),
+    )
+
+
 @transaction.atomic
 def decision_undo(*, annotation_id: int, actor) -> Annotation:
     """Take back the annotation's last decisive action (locking the overview, submitting,
@@ -409,10 +416,7 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
         raise NotAllowed("Only the person who took this decision may undo it.")
     now = timezone.now()
     if annotation.undo_until < now:
-        raise Conflict(
-            f"The {undo_seconds_of(annotation.caption.clip.study)} seconds to undo this have passed; it stands.",
-            annotation_snapshot(annotation),
-        )
+        raise _undo_window_passed(annotation)
     source, target = workflow.UNDOABLE[action]
     before = record.get("before") or {}
     fields: dict[str, Any] = {"state": target}
@@ -428,9 +432,16 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
         fields.update(reviewed_at=None, claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
     if action == "amend":
         _delete_qc_pass(annotation)
-    moved = Annotation.objects.filter(
-        pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
-    ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)
+    try:
+        with transaction.atomic():
+            moved = Annotation.objects.filter(
+                pk=annotation_id, state=source, undo_until=annotation.undo_until, undo_until__gte=now
+            ).update(undo_until=None, undo={}, version=F("version") + 1, **fields)
+    except IntegrityError:
+        # The window passed between this check and the database's (the trigger reads the
+        # database's clock, a little later): the decision stands, as just after the window.
+        _reread(annotation)
+        raise _undo_window_passed(annotation) from None
     _reread(annotation)
     if not moved:
         raise Conflict("This annotation changed meanwhile; there is nothing to undo now.",

@@ -17,7 +17,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0025_closed_studies_and_modes_in_use_refused"),
+        ("annotation", "0026_closed_studies_and_modes_in_use_refused"),
         ("scoring", "0008_external_score_value_finite"),
     ]
 

@@ -293,3 +293,33 @@ def test_a_running_job_is_not_claimed_by_a_second_run_without_its_task_id(person
     CaptionImportJob.objects.filter(pk=job.pk).update(state="running")
     assert caption_import_job_run(job_id=job.pk) == "busy"
     assert caption_import_job_run(job_id=job.pk + 1000) == "missing"
+
+
+def test_a_done_import_posted_again_is_that_import_not_a_second_job_refused(personas, clips, committed, settings):
+    """The soak's finding: the web process was killed after storing the job and before answering;
+    the client's retry (late: the server took a while to come back) made a second job, refused
+    as "already imported". The same bytes from the same person are the import already done."""
+    settings.JOB_REPEAT_SECONDS = 0  # the retry comes after a repeated click's window
+    client = client_for(personas["admin"])
+    with committed():
+        first = post(client, three_captions())
+    assert client.get(first.json()["url"]).json()["state"] == "done"
+    with committed():
+        again = post(client, three_captions(), name="renamed.jsonl")
+    assert again.status_code == 202
+    assert again.json()["url"] == first.json()["url"] and again.json()["state"] == "done"
+    assert CaptionImportJob.objects.count() == 1 and Caption.objects.count() == 3
+
+
+def test_a_refused_import_posted_again_is_a_new_job(personas, clips, committed):
+    """What stopped a refused import may have been fixed since (a clip added): the same file
+    posted again is tried again."""
+    client = client_for(personas["admin"])
+    unknown = lines(caption_record("a"), caption_record("zz"))
+    with committed():
+        first = post(client, unknown)
+    assert client.get(first.json()["url"]).json()["state"] == "refused"
+    with committed():
+        again = post(client, unknown)
+    assert again.json()["url"] != first.json()["url"]
+    assert CaptionImportJob.objects.count() == 2

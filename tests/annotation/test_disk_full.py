@@ -1,5 +1,6 @@
-"""A full disk is a clear 507 that names the problem, not a server error (the soak's finding):
-the media folder is a real tmpfs filled to its last byte."""
+"""A full disk is a clear 503 with Retry-After that names the problem, not a server error (the
+soak's finding; a 507 read as a fault, since every 5xx but a 503 with Retry-After does): the
+media folder is a real tmpfs filled to its last byte."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def full_media(settings, tmp_path):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-def test_an_upload_onto_a_full_disk_is_refused_with_507_and_stores_no_clip(
+def test_an_upload_onto_a_full_disk_is_refused_with_503_and_stores_no_clip(
     personas, study, clip_files, full_media
 ):
     client = APIClient()
@@ -49,7 +50,8 @@ def test_an_upload_onto_a_full_disk_is_refused_with_507_and_stores_no_clip(
     response = client.post(
         "/api/studies/s1/clips/upload/",
         {"file": SimpleUploadedFile("a.mp4", clip_files["a"].read_bytes())}, format="multipart")
-    assert response.status_code == 507
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
     assert "disk is full" in response.json()["detail"]
     assert Clip.objects.count() == 0
 
@@ -68,7 +70,7 @@ def test_a_refused_upload_leaves_no_file_and_the_retry_is_stored_under_its_own_n
     data = clip_files["a"].read_bytes()
     refused = client.post("/api/studies/s1/clips/upload/", {"file": SimpleUploadedFile("a.mp4", data)},
                           format="multipart")
-    assert refused.status_code == 507
+    assert refused.status_code == 503
     assert [name for name in files_under(full_media) if not (full_media / name).is_dir()] == []
 
     (full_media / "filler").unlink()  # the operator frees some room
@@ -85,8 +87,18 @@ def test_a_refused_export_leaves_no_job_folder(personas, study, client, full_med
     """The soak's finding: a refused export left a job folder with a 0-byte temporary status."""
     client.force_login(personas["researcher"])
     response = client.post("/studies/s1/profiles/jobs/", {"resamples": 30}, content_type="application/json")
-    assert response.status_code == 507
-    assert b"disk is full" in response.content
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
+    assert "disk is full" in response.json()["detail"]  # the page's script reads JSON
     profiles = full_media / "profiles"
     assert not profiles.exists() or [path for path in profiles.rglob("*") if path.is_file()] == []
     assert not profiles.exists() or all(not any(folder.iterdir()) for folder in profiles.iterdir())
+
+
+def test_the_export_form_posted_onto_a_full_disk_gets_a_short_503_page(personas, study, client, full_media):
+    client.force_login(personas["researcher"])
+    response = client.post("/studies/s1/profiles/jobs/", {"resamples": "30"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
+    assert response["Content-Type"].startswith("text/html")
+    assert b"<h1>The disk is full</h1>" in response.content

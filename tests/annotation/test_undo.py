@@ -260,3 +260,40 @@ def test_the_api_undoes_an_amendment_for_the_reviewer_who_made_it(annotation, pe
     assert not body["qc_pass"] and body["undo"] is None
     again = reviewer.post(f"{url}undo/")
     assert again.status_code == 409 and "nothing to undo" in again.json()["detail"]
+
+
+@pytest.mark.parametrize("action", ["submit", "approve", "amend"])
+def test_an_undo_at_the_edge_of_its_window_is_refused_as_passed_when_the_database_says_so(
+    annotation, personas, action, monkeypatch
+):
+    """The soak's finding: the service checks the window with this process's clock, the trigger
+    with the database's, a little later; the trigger's refusal was an HTML 500. Here the window
+    has passed in the database's clock and not yet in the service's."""
+    from types import SimpleNamespace
+
+    from rest_framework.test import APIClient
+
+    import annotation.services.review as review
+
+    annotation = complete(annotation, personas["annotator"])
+    actor = personas["annotator"]
+    if action in ("approve", "amend"):
+        close_window(annotation)
+        review_claim(annotation_id=annotation.pk, actor=personas["reviewer"])
+        if action == "approve":
+            review_approve(annotation_id=annotation.pk, actor=personas["reviewer"])
+        else:
+            review_amend(annotation_id=annotation.pk, actor=personas["reviewer"], changes=AMENDMENT)
+        actor = personas["reviewer"]
+    close_window(annotation)  # a second ago, in either clock
+    before = Annotation.objects.get(pk=annotation.pk)
+    lagging = SimpleNamespace(now=lambda: timezone.now() - timedelta(seconds=5))
+    monkeypatch.setattr(review, "timezone", lagging)
+    client = APIClient()
+    client.force_authenticate(actor)
+    answer = client.post(f"/api/annotations/{annotation.pk}/undo/")
+    assert answer.status_code == 409, answer.content
+    assert "seconds to undo" in answer.json()["detail"] and "passed" in answer.json()["detail"]
+    after = Annotation.objects.get(pk=annotation.pk)
+    assert (after.state, after.version, after.undo_until) == (before.state, before.version, before.undo_until)
+    assert undo_events(annotation) == []

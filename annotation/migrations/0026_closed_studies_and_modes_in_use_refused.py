@@ -22,7 +22,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0024_active_time_and_segmentation_overlap"),
+        ("annotation", "0025_caption_import_job_sha256"),
     ]
 
     operations = [migrations.RunPython(create, drop)]
