@@ -38,7 +38,7 @@ def restore_study_triggers(apps, schema_editor):
     lifecycle = importlib.import_module("annotation.migrations.0018_life_study_lifecycle")
     lifecycle.drop(apps, schema_editor)
     lifecycle.create(apps, schema_editor)
-    # And migration 0022's: a closed or archived study's row takes no change but archiving.
+    # And migration 0026's: a closed or archived study's row takes no change but archiving.
     from annotation.migrations import _study_state_triggers
 
     schema_editor.execute("DROP TRIGGER IF EXISTS study_closed_no_change")

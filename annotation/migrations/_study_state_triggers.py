@@ -1,6 +1,6 @@
 """The database's half of the study's state rule (annotation.services.study_state): nothing of a
 closed or archived study changes, and the failure modes of a taxonomy version in use do not
-change. Shared by annotation's migration 0022 and scoring's migration 0008 (its tables).
+change. Shared by annotation's migration 0026 and scoring's migration 0009 (its tables).
 
 - The rows that belong to a study (its members, invitations, clips, models, captions and their
   windows, references, jobs and scores, and its work: annotations, their passes and window

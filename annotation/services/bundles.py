@@ -659,7 +659,7 @@ def _store(
             undo_seconds=record["undo_seconds"],
             caption_language=record["caption_language"],
             # Inserted in setup, moved to its state once its rows are in: the database refuses
-            # rows of a closed study (migration 0022); the moves are the lifecycle's, in order.
+            # rows of a closed study (migration 0026); the moves are the lifecycle's, in order.
             state=StudyState.SETUP,
             created_at=parse(record["created_at"]),
         ),

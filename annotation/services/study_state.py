@@ -13,7 +13,7 @@ Each service names the kind of write it makes (:class:`Write`) and calls :func:`
 before writing. A refusal is a :class:`StudyStateRefused` whose sentence names the study and its
 state; the API and the pages translate it to 409 in one place (annotation.middleware), so the
 answer is the same on every path. The database refuses the rows of a closed or archived study
-as well (migration 0022), for a path that forgets to ask.
+as well (migration 0026), for a path that forgets to ask.
 
 Moving the study itself (start, close, archive) is lifecycle's, with its own order of moves.
 """

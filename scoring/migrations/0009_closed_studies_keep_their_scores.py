@@ -1,5 +1,5 @@
 """A closed or archived study's score jobs, scores and external scores take no insert, update or
-delete (annotation's migration 0022 and annotation/migrations/_study_state_triggers.py)."""
+delete (annotation's migration 0026 and annotation/migrations/_study_state_triggers.py)."""
 
 from django.db import migrations
 

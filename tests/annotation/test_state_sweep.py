@@ -8,7 +8,7 @@ independently of annotation.services.study_state. Each write is sent as the role
 while the study runs; a digest of every table that holds the study's data (row counts and a
 hash of their content) must not change where the state refuses.
 
-The database's own refusals (migration 0022) are tested with SQL in
+The database's own refusals (migration 0026) are tested with SQL in
 tests/annotation/test_state_triggers.py.
 """
 

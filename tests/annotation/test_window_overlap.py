@@ -162,7 +162,7 @@ class _without_overlap_triggers:
 
 
 # --------------------------------------------------------------------------- segmentation rows
-# A rejected segmentation's corrected windows: a JSON list on the pass (migration 0022).
+# A rejected segmentation's corrected windows: a JSON list on the pass (migration 0024).
 
 OVERLAPPING = '[{"start": 0, "end": 6, "scene": "", "shot": ""}, {"start": 4, "end": 10, "scene": "", "shot": ""}]'
 TOUCHING = '[{"start": 0, "end": 4, "scene": "", "shot": ""}, {"start": 4, "end": 6, "scene": "", "shot": ""}]'
@@ -229,7 +229,7 @@ def test_the_command_lists_passes_with_overlapping_segmentation_rows(locked, per
 
 
 class _without_segmentation_triggers:
-    """Set migration 0022's segmentation trigger aside inside the test's transaction."""
+    """Set migration 0024's segmentation trigger aside inside the test's transaction."""
 
     def __enter__(self):
         from django.db import connection
