@@ -2,7 +2,7 @@
 of a closed or archived study (members, invitations, clips, models, captions, references, caption
 import jobs) and the study row itself take no insert, update or delete; the failure modes of a
 taxonomy version in use do not change. See annotation/migrations/_study_state_triggers.py;
-scoring's migration 0008 guards its tables (jobs, scores) the same way."""
+scoring's migration 0009 guards its tables (jobs, scores) the same way."""
 
 from django.db import migrations
 
