@@ -44,7 +44,8 @@ class StudyStateRefused(Exception):
     message names the study and its state.
 
     Not a ServiceError on purpose: views that answer a ServiceError with 400 let it pass, and one
-    place answers it on every path, 409 (annotation.middleware.AnswerStudyStateRefusals)."""
+    place answers it on every path, 409 (annotation.middleware.AnswerWhenAServiceFails); on the
+    command line manage.py prints it."""
 
     def __init__(self, message: str, *, state: str):
         super().__init__(message)
