@@ -105,11 +105,13 @@ def test_starting_with_unassigned_captions_asks_first_and_closing_counts_them(
     page.goto(f"{live_server.url}/studies/lab/")
     warning = page.locator("#setup-checklist li.warn[data-item=unassigned]")
     expect(warning).to_contain_text("2 of 4 captions have no annotator: too few annotators")
+    screenshot(page, "study-setup-unassigned")
 
     page.get_by_role("button", name="Start the study").click()
     dialog = page.locator("#start-dialog")
     expect(dialog).to_be_visible()
     expect(dialog.locator("#start-unassigned")).to_contain_text("2 of 4 captions have no annotator")
+    screenshot(page, "study-start-unassigned-confirmation")
     dialog.get_by_role("button", name="Not yet").click()
     expect(dialog).to_be_hidden()
     assert Study.objects.get(pk=lab.pk).state == "setup"
