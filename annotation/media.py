@@ -19,7 +19,7 @@ import re
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,6 +152,21 @@ def _temp_output(dst: Path) -> Path:
     """
     dst.parent.mkdir(parents=True, exist_ok=True)
     return dst.parent / f".{dst.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.part"
+
+
+def _ffmpeg_write(dst: Path, args_for: Callable[[Path], list[str]], *, path: Path, what: str,
+                  timeout: float | None) -> None:
+    """Run ffmpeg with ``args_for(tmp)``, which writes to a temporary name beside ``dst``; rename
+    it to ``dst`` once whole, so that ``dst`` appears only when complete. ``path`` and ``what``
+    name the work in a MediaError."""
+    tmp = _temp_output(dst)
+    try:
+        _run_ffmpeg(args_for(tmp), path=path, what=what, timeout=timeout)
+        if not tmp.exists() or tmp.stat().st_size == 0:
+            raise MediaError(path, f"{what} failed (ffmpeg wrote nothing)")
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -423,36 +438,32 @@ def make_proxy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> N
     """
     src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
-    tmp = _temp_output(dst)
-    stream = (
-        ffmpeg.input(os.fspath(src))
-        .video.filter("scale", "trunc(iw/2)*2", "trunc(ih/2)*2")
-        .filter("format", "yuv420p")
-        .output(
-            os.fspath(tmp),
-            format="mp4",
-            vcodec="libx264",
-            preset=PROXY_PRESET,
-            crf=PROXY_CRF,
-            pix_fmt="yuv420p",
-            force_key_frames=PROXY_KEYFRAME_EXPR,
-            movflags="+faststart",
-            map_metadata=-1,
-            an=None,
-            sn=None,
-            dn=None,
+
+    def args_for(tmp: Path) -> list[str]:
+        stream = (
+            ffmpeg.input(os.fspath(src))
+            .video.filter("scale", "trunc(iw/2)*2", "trunc(ih/2)*2")
+            .filter("format", "yuv420p")
+            .output(
+                os.fspath(tmp),
+                format="mp4",
+                vcodec="libx264",
+                preset=PROXY_PRESET,
+                crf=PROXY_CRF,
+                pix_fmt="yuv420p",
+                force_key_frames=PROXY_KEYFRAME_EXPR,
+                movflags="+faststart",
+                map_metadata=-1,
+                an=None,
+                sn=None,
+                dn=None,
+            )
+            .overwrite_output()
         )
-        .overwrite_output()
-    )
-    # compile() gives ["ffmpeg", ...]; _run_ffmpeg adds its own binary name and log options.
-    args = ffmpeg.compile(stream)[1:]
-    try:
-        _run_ffmpeg(args, path=src, what="making the browser proxy", timeout=timeout)
-        if not tmp.exists() or tmp.stat().st_size == 0:
-            raise MediaError(src, "making the browser proxy failed (ffmpeg wrote nothing)")
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+        # compile() gives ["ffmpeg", ...]; _run_ffmpeg adds its own binary name and log options.
+        return ffmpeg.compile(stream)[1:]
+
+    _ffmpeg_write(dst, args_for, path=src, what="making the browser proxy", timeout=timeout)
 
 
 def make_faststart_copy(src: StrPath, dst: StrPath, *, timeout: float | None = None) -> None:
@@ -465,16 +476,10 @@ def make_faststart_copy(src: StrPath, dst: StrPath, *, timeout: float | None = N
     """
     src, dst = Path(src).absolute(), Path(dst).absolute()
     _check_readable(src)
-    tmp = _temp_output(dst)
-    args = ["-i", os.fspath(src), "-map", "0:v:0", "-c", "copy", "-map_metadata", "-1",
-            "-movflags", "+faststart", "-f", "mp4", "-y", os.fspath(tmp)]
-    try:
-        _run_ffmpeg(args, path=src, what="moving the video's index to the front", timeout=timeout)
-        if not tmp.exists() or tmp.stat().st_size == 0:
-            raise MediaError(src, "moving the video's index to the front failed (ffmpeg wrote nothing)")
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _ffmpeg_write(dst, lambda tmp: [
+        "-i", os.fspath(src), "-map", "0:v:0", "-c", "copy", "-map_metadata", "-1",
+        "-movflags", "+faststart", "-f", "mp4", "-y", os.fspath(tmp),
+    ], path=src, what="moving the video's index to the front", timeout=timeout)
 
 
 def make_poster(
