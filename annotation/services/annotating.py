@@ -19,7 +19,6 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Study,
-    StudyState,
     Window,
     WindowCorrection,
 )
@@ -47,6 +46,7 @@ from annotation.services.annotation_common import (
 from annotation.services.risks import (
     annotation_risk_refresh,
 )
+from annotation.services.study_state import Write, study_allows
 
 # Seconds of active time a save may credit beyond the wall time since the previous save.
 ACTIVE_SLACK_SECONDS = 5.0
@@ -60,7 +60,7 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     if annotation.annotator_id != actor.pk:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
-        if annotation.state == workflow.IN_PROGRESS and annotation.caption.clip.study.state == StudyState.RUNNING:
+        if annotation.state == workflow.IN_PROGRESS and study_allows(annotation.caption.clip.study, Write.WORK):
             # Opening the workspace again starts a new session: its active time counts from now.
             now = timezone.now()
             Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
