@@ -7,12 +7,12 @@ immutable caching, so a returning page view fetches no script or style again. Wi
 (``make demo``) the plain names are linked and served from the apps' folders, as before.
 
 The ES modules import each other by their plain names (``from "./workspace-dom.js"``), and the
-files are not rewritten: the workspace's modules import each other in a cycle, which no content
-hash can be written into (each name would depend on itself). Every page instead carries an import
-map from each module's plain URL to its hashed one; the browser resolves ``./workspace-dom.js``
-against the importing module's URL, then follows the map. A changed module gets a new name, and
-the map in the (never cached) page points to it. The map is an inline script, allowed by its
-hash in the Content-Security-Policy (config/middleware.py).
+files are not rewritten: Django's rewriting of module imports misreads comments that mention an
+export, and a rewritten import changes the importer's hash, so one edit renames every module above
+it. Every page instead carries an import map from each module's plain URL to its hashed one; the
+browser resolves ``./workspace-dom.js`` against the importing module's URL, then follows the map.
+A changed module gets a new name, and the map in the (never cached) page points to it. The map is
+an inline script, allowed by its hash in the Content-Security-Policy (config/middleware.py).
 """
 
 from __future__ import annotations
