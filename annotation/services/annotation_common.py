@@ -14,7 +14,7 @@ from django.db.models import Exists, F, OuterRef, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
-from annotation.errors import ServiceError, StudyStateRefused
+from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -66,10 +66,6 @@ class Conflict(ServiceError):
 class NotAllowed(ServiceError):
     """The person may not do this to this annotation."""
 
-
-# The study's state refuses work outside running (annotation.services.study_state); the old name
-# stays for the callers that catch it.
-StudyNotRunning = StudyStateRefused
 
 
 def study_not_running_message(study: Study) -> str:

@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 
 from annotation import workflow
-from annotation.errors import ServiceError, StudyStateRefused
+from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
     AssignmentDesign,
@@ -83,9 +83,6 @@ UNFINISHED_LABELS = {
     "unscored": "final verdicts not yet scored",
 }
 
-
-# A running study's frozen settings are refused by the study's state rule; the old name stays.
-StudyFrozen = StudyStateRefused
 
 
 class NotReady(ServiceError):

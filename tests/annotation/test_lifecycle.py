@@ -9,7 +9,6 @@ from rest_framework.test import APIClient
 
 from annotation.errors import ServiceError, StudyStateRefused
 from annotation.models import AuditEvent, Study
-from annotation.services.annotation_common import StudyNotRunning
 from annotation.services.lifecycle import (
     FROZEN_FIELDS,
     NeedsConfirmation,
@@ -132,9 +131,9 @@ def test_annotators_and_reviewers_see_nothing_of_a_study_in_setup(setup_study, c
     make_ready(setup_study, crew)
     annotator = crew["annotator"]
     item = setup_study.clips.get().captions.get().annotations.get()
-    with pytest.raises(StudyNotRunning, match="being set up"):
+    with pytest.raises(StudyStateRefused, match="being set up"):
         annotation_start_next(study=setup_study, annotator=annotator)
-    with pytest.raises(StudyNotRunning, match="being set up"):
+    with pytest.raises(StudyStateRefused, match="being set up"):
         annotation_open(annotation=item, actor=annotator)
     api = client_for(annotator)
     queue = api.get(f"/api/studies/{setup_study.slug}/my-queue/").json()
@@ -245,10 +244,10 @@ def test_closing_asks_for_confirmation_showing_what_is_unfinished(running, crew)
 def test_a_closed_study_refuses_every_annotation_service(closed_with_work, crew):
     study, item = closed_with_work
     annotator = crew["annotator"]
-    with pytest.raises(StudyNotRunning, match="is closed: it can be read, exported, released and archived"):
+    with pytest.raises(StudyStateRefused, match="is closed: it can be read, exported, released and archived"):
         annotation_save(annotation_id=item.pk, actor=annotator, base_version=item.version,
                         changes={"ui_state": {"unit": 1}})
-    with pytest.raises(StudyNotRunning):
+    with pytest.raises(StudyStateRefused):
         annotation_start_next(study=study, annotator=annotator)
     answer = client_for(annotator).patch(f"/api/annotations/{item.pk}/draft/", {
         "base_version": item.version, "changes": {"ui_state": {}}}, format="json")
@@ -258,9 +257,9 @@ def test_a_closed_study_refuses_every_annotation_service(closed_with_work, crew)
 def test_a_closed_study_refuses_every_review_service(closed_with_work, crew, make_user):
     study, item = closed_with_work
     reviewer = crew["reviewer"]
-    with pytest.raises(StudyNotRunning):
+    with pytest.raises(StudyStateRefused):
         review_approve(annotation_id=item.pk, actor=reviewer)
-    with pytest.raises(StudyNotRunning):
+    with pytest.raises(StudyStateRefused):
         review_claim_next(study=study, actor=reviewer)
     api = client_for(reviewer)
     for action in ("approve", "release", "claim"):
