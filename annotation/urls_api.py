@@ -81,3 +81,10 @@ urlpatterns += [
     path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
 ]
+
+from annotation import api_quality as quality  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/annotator-quality/", quality.AnnotatorQuality.as_view(), name="api-annotator-quality"),
+    path("studies/<slug:slug>/work-log/", quality.WorkLog.as_view(), name="api-work-log"),
+]

@@ -20,8 +20,6 @@ characters; the card quotes no caption text).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
 import zipfile
@@ -36,6 +34,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
+from annotation.pseudonyms import pseudonym
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -121,12 +120,6 @@ def _size_fields() -> list[tuple[str, pa.DataType]]:
 
 class ReleaseError(ServiceError):
     """The release cannot be built as asked (an unknown license, nothing approved yet...)."""
-
-
-def pseudonym(secret: str, user_id: int) -> str:
-    """A person's stable pseudonym in one study's releases (keyed hash; see the module)."""
-    digest = hmac.new(secret.encode("ascii"), f"user:{user_id}".encode("ascii"), hashlib.sha256)
-    return f"person-{digest.hexdigest()[:12]}"
 
 
 def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], list[dict]]:

@@ -55,6 +55,7 @@ READERS = frozenset({"annotator", "reviewer", "admin", "researcher"})
 QC = frozenset({"reviewer"})
 QC_AND_ADMINS = frozenset({"reviewer", "admin"})
 SEE_SCORES = frozenset({"admin", "researcher"})
+PEOPLE_READERS = frozenset({"admin", "researcher"})
 # The sweep's admin and outsider also hold the "may create studies" permission (annotation.add_study).
 CREATORS = frozenset({"admin", "outsider"})
 NOBODY: frozenset[str] = frozenset()
@@ -185,6 +186,13 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-study-archive": {"POST": api_post(ADMINS)},
     # The data release: admins and researchers (people appear as pseudonyms only).
     "study-release": {"GET": Expect(SEE_SCORES)},
+    # How the people worked (the annotator quality page, its CSV, the work log): admins by name,
+    # researchers by pseudonym.
+    "annotator-quality": {"GET": Expect(PEOPLE_READERS)},
+    "annotator-quality-csv": {"GET": Expect(PEOPLE_READERS)},
+    "work-log": {"GET": Expect(PEOPLE_READERS)},
+    "api-annotator-quality": {"GET": Expect(PEOPLE_READERS)},
+    "api-work-log": {"GET": Expect(PEOPLE_READERS)},
 }
 # The Django admin site is for site staff; no study role opens it. Its routes are generated per
 # registered model, so they share one entry: every route (named or not) is closed to all
