@@ -15,7 +15,8 @@ the final verdicts):
 - **mode F1**: failure modes, micro-averaged over every unit of every item (the overview, each of
   the model's windows, the segmentation): per unit the annotator's set of modes A and the gold's
   set G add |A & G| true positives, |A - G| false positives, |G - A| false negatives;
-  F1 = 2 TP / (2 TP + FP + FN). Undefined when neither side tagged any mode.
+  F1 = 2 TP / (2 TP + FP + FN); 1 when neither side tagged any mode (as the practice set's pass
+  rule reads it, annotation.gold_rules).
 - **window agreement**: the share of the model's windows (over all items) whose verdicts are
   equal.
 - **words from gold**: the mean number of words between the annotator's corrected overview and
@@ -41,6 +42,9 @@ from scoring.metrics.exports import REJECT, CorrectedCaption
 
 #: Fewest items a gold agreement is computed over (the profile's minimum group).
 MIN_ITEMS = MIN_GROUP
+#: How many of an annotator's latest gold checks make their *recent* gold accuracy (the drift
+#: warning of the dashboard reads it against the study's gold_drift_threshold).
+RECENT_CHECKS = 20
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,11 @@ class ModeCounts:
                           self.false_negative + other.false_negative)
 
     @property
-    def f1(self) -> float | None:
+    def f1(self) -> float:
+        """2 TP / (2 TP + FP + FN); 1 when neither side named a mode (they agree nothing failed),
+        as the practice set's pass rule reads it (annotation.gold_rules.mode_f1)."""
         denominator = 2 * self.true_positive + self.false_positive + self.false_negative
-        return 2 * self.true_positive / denominator if denominator else None
+        return 2 * self.true_positive / denominator if denominator else 1.0
 
 
 def unit_modes(mine: Iterable[str], gold: Iterable[str]) -> ModeCounts:

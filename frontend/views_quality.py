@@ -29,8 +29,21 @@ from annotation.permissions import (
 from annotation.queues import page_size
 from annotation.work_log import ACTION_LABELS, WORK_ACTIONS, people_of, work_log
 
-# Columns whose values are shares (shown as percentages) and decimals.
-SHARES = {"approved_rate", "amended_rate", "return_rate", "peer_agreement"}
+# Columns whose values are shares (shown as percentages); other fractions are decimals.
+SHARES = {"approved_rate", "amended_rate", "return_rate", "peer_agreement", "practice_overview_agreement",
+          "gold_overview_agreement", "gold_window_agreement", "recent_gold_accuracy"}
+
+
+def _shown(key: str, value) -> str:
+    if key in SHARES:
+        return percent(value)
+    if key == "active_seconds":
+        return seconds(value)
+    if value is None:
+        return DASH
+    if isinstance(value, float):
+        return decimal(value, 3 if key.endswith(("kappa", "f1")) else 1)
+    return str(value)
 
 
 def _study_for_people_readers(request, slug: str) -> tuple[Study, bool]:
@@ -71,7 +84,7 @@ def annotator_quality_page(request, slug: str):
     ]
     table = [
         {"person": row["person"], "notes": row["notes"],
-         "cells": [{"key": c["key"], "value": row[c["key"]], "share": c["share"]} for c in columns[1:]]}
+         "cells": [{"key": c["key"], "shown": _shown(c["key"], row[c["key"]])} for c in columns[1:]]}
         for row in rows
     ]
     return render(request, "frontend/annotator_quality.html", {

@@ -14,7 +14,8 @@ import statistics
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, AuditEvent
+from annotation.annotator_quality import gold_drift
+from annotation.models import Annotation, AuditEvent, GoldItem, Membership, Qualification
 from annotation.pseudonyms import pseudonym
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
@@ -25,6 +26,7 @@ from annotation.services.workflow import (
     review_claim,
     review_return,
 )
+from annotation.work_log import people_of
 from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
 from tests.conftest import in_setup
 
@@ -109,7 +111,7 @@ def test_the_quality_table_counts_qc_outcomes_time_and_agreement_by_hand(world):
     # Nobody reviewed second's work: no rates, and the note says what they need.
     assert second["approved_rate"] is None and second["amendment_words"] is None
     assert "QC rates need 5 decisions (0 so far)" in second["notes"]
-    assert mine["notes"] == ""
+    assert mine["notes"] == "gold agreement not computed: 0 items, needs at least 5"
 
 
 def test_researchers_see_pseudonyms_admins_names(world):
@@ -227,3 +229,79 @@ def test_the_quality_table_costs_the_same_queries_for_more_annotators(world, mak
         membership_grant(study=world["study"], user=make_user(f"extra{i}"), role="annotator")
     with django_assert_max_num_queries(len(few.captured_queries)):
         admin.get("/api/studies/s1/annotator-quality/")
+
+
+# --------------------------------------------------------------------------- gold
+
+GOLD_REJECT = REJECT  # "A test card with a counter." against the model's "... counter that counts up."
+GOLD = {"g0": GOLD_REJECT, "g1": GOLD_REJECT, "g2": GOLD_REJECT, "g3": ACCEPT, "g4": ACCEPT}
+MINE = {"g0": GOLD_REJECT, "g1": GOLD_REJECT, "g2": ACCEPT, "g3": ACCEPT,
+        "g4": {"verdict": "reject", "text": "A test card.", "modes": ["factual"]}}
+
+
+@pytest.fixture
+def gold_world(world, make_user):
+    """Five gold items made by an expert, each met by annotator as a hidden gold check (both
+    sides with complete()'s windows: window 1 rejected with mode temporal, the others accepted)."""
+    study = world["study"]
+    expert = make_user("expert")
+    membership_grant(study=study, user=expert, role="expert")
+    # Until the gold services let an expert work, the workflow's services need an annotator.
+    membership_grant(study=study, user=expert, role="annotator")
+    for name in GOLD:
+        fake_clip(study, name)
+    captions_add(study, [caption_record(name) for name in GOLD])
+    for name in GOLD:
+        caption = study.clips.get(name=name).captions.get()
+        gold = Annotation.objects.create(caption=caption, annotator=expert, taxonomy=study.taxonomy, purpose="gold")
+        gold = complete(gold, expert, overview=GOLD[name])
+        GoldItem.objects.create(study=study, caption=caption, gold=gold, made_by=expert)
+        check = Annotation.objects.create(caption=caption, annotator=world["personas"]["annotator"],
+                                          taxonomy=study.taxonomy, purpose="gold_check")
+        complete(check, world["personas"]["annotator"], overview=MINE[name])
+    Membership.objects.filter(study=study, user=expert, role="annotator").delete()
+    Qualification.objects.create(study=study, user=world["personas"]["annotator"], state="passed", attempts=2,
+                                 attempts_allowed=2, result={"overview_agreement": 0.8})
+    return {**world, "expert": expert}
+
+
+def test_gold_agreement_of_the_gold_checks_by_hand(gold_world):
+    rows = rows_by_person(client_of(gold_world["personas"]["admin"]).get("/api/studies/s1/annotator-quality/").json())
+    # The expert's gold verdicts are no one's work: no row of their own.
+    assert set(rows) == {"annotator", "second"}
+    mine = rows["annotator"]
+    assert (mine["items_done"], mine["gold_checks"]) == (6, 5)
+    assert (mine["practice"], mine["practice_attempts"], mine["practice_overview_agreement"]) == ("passed", 2, 0.8)
+    # Overview (gold, annotator): g0 R R, g1 R R, g2 R A, g3 A A, g4 A R: p_o = 3/5.
+    # Marginals 3 R / 2 A on both sides: p_e = (3*3 + 2*2) / 25 = 13/25; kappa = (2/25) / (12/25) = 1/6.
+    assert mine["gold_overview_agreement"] == pytest.approx(3 / 5)
+    assert mine["gold_overview_kappa"] == pytest.approx(1 / 6)
+    # Modes: overview "factual" on g0, g1 both (TP 2), g2 gold only (FN 1), g4 annotator only (FP 1);
+    # window 1 "temporal" on all five both sides (TP 5). F1 = 2*7 / (2*7 + 1 + 1) = 14/16.
+    assert mine["gold_mode_f1"] == pytest.approx(14 / 16)
+    assert mine["gold_window_agreement"] == pytest.approx(1.0)
+    # Words between the corrected overviews. Model: "A test card with a counter that counts up." (9
+    # words); gold reject: "A test card with a counter." (6; 4 changed from the model's); annotator's
+    # g4: "A test card." (3; 7 changed). g0, g1: 0; g2: model vs gold reject 4; g3: 0; g4: annotator's
+    # vs the model's (gold accepted) 7: 11/5.
+    assert mine["gold_words_from_gold"] == pytest.approx(11 / 5)
+    # Edit sizes against the model: annotator 4 + 4 + 0 + 0 + 7 = 15, gold 4 + 4 + 4 + 0 + 0 = 12: 3/5.
+    assert mine["gold_size_difference"] == pytest.approx(3 / 5)
+    # All five checks are recent: 3 of 5 overview verdicts right.
+    assert mine["recent_gold_accuracy"] == pytest.approx(3 / 5)
+    assert "gold agreement" not in mine["notes"]
+    assert rows["second"]["gold_overview_kappa"] is None and rows["second"]["practice"] == ""
+
+
+def test_the_dashboard_warns_of_drift_below_the_studys_threshold(gold_world):
+    study = gold_world["study"]
+    assert study.gold_drift_threshold == 0.7
+    drifting = gold_drift(study=study, people=people_of(study, by_name=True))
+    assert drifting == [{"person": "annotator", "recent": pytest.approx(0.6), "checks": 5}]
+    page = client_of(gold_world["personas"]["admin"]).get("/studies/s1/").content.decode()
+    assert 'id="gold-drift"' in page and "annotator" in page and "60%" in page
+    type(study).objects.filter(pk=study.pk).update(gold_drift_threshold=0.6)
+    study.refresh_from_db()
+    assert gold_drift(study=study, people=people_of(study, by_name=True)) == []
+    page = client_of(gold_world["personas"]["admin"]).get("/studies/s1/").content.decode()
+    assert 'id="gold-drift"' not in page
