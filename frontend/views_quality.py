@@ -28,6 +28,7 @@ from annotation.permissions import (
 )
 from annotation.queues import page_size
 from annotation.work_log import ACTION_LABELS, WORK_ACTIONS, people_of, work_log
+from frontend.templatetags.progress_format import DASH, decimal, percent, seconds
 
 # Columns whose values are shares (shown as percentages); other fractions are decimals.
 SHARES = {"approved_rate", "amended_rate", "return_rate", "peer_agreement", "practice_overview_agreement",
