@@ -70,6 +70,8 @@ class WorkLogEntry(serializers.Serializer):
     summary = serializers.CharField()
     annotation = serializers.IntegerField(allow_null=True)
     annotator = serializers.CharField(help_text="whose annotation it is (empty for an assignment)")
+    purpose = serializers.CharField(help_text="what the annotation is for: work, gold, practice, gold_check "
+                                    "(empty for an assignment)")
     clip = serializers.CharField()
     model = serializers.CharField(help_text="the model's name, or its alias to whom works blind")
 

@@ -9,7 +9,9 @@ Study settings, members and invitations are the history page's (annotation.api_s
 Who reads it (annotation.permissions.ReadsPeopleWork): the study's admins see people by name,
 its researchers by pseudonym (the release's, annotation.pseudonyms); a model is named only to
 whom `sees_model_identity` allows (an admin who also annotates sees aliases).
-Pages are keyset pages on the event id: `before` is the previous page's `next`.
+Pages are keyset pages on the event id: `before` is the previous page's `next`. Each entry says
+what its annotation is for (`purpose`: work, gold, practice, gold_check): the log's readers may
+know which items are gold; annotators and reviewers never read it.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def work_log(
     rows = list(
         events.order_by("-pk").values(
             "pk", "at", "action", "actor_id", "annotation_id", "before", "after",
-            "annotation__annotator_id", "annotation__caption__clip__name",
+            "annotation__annotator_id", "annotation__purpose", "annotation__caption__clip__name",
             "annotation__caption__model__name", "annotation__caption__model__alias",
         )[: limit + 1]
     )
@@ -120,6 +122,7 @@ def _entry(row: Mapping[str, Any], people: People, *, names: bool) -> dict[str, 
         "summary": summary(row, people),
         "annotation": row["annotation_id"],
         "annotator": people.of(row["annotation__annotator_id"]),
+        "purpose": row["annotation__purpose"] or "",
         "clip": row["annotation__caption__clip__name"] or "",
         "model": model or "",
     }
