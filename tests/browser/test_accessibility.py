@@ -140,7 +140,8 @@ def test_the_reviewers_pages_in_each_state_of_the_review(as_role, live_server, w
 
 def test_the_researchers_pages_and_the_progress_page_they_may_not_see(as_role, live_server, worked, axe_source):
     page = as_role("researcher")
-    paths = ["/", "/studies/s1/", "/studies/s1/profiles/", "/studies/s1/clips/a/"]
+    paths = ["/", "/studies/s1/", "/studies/s1/profiles/", "/studies/s1/clips/a/",
+             "/studies/s1/annotator-quality/", "/studies/s1/work-log/"]
     problems = sweep(page, live_server, axe_source, paths)
     response = page.goto(f"{live_server.url}/studies/s1/progress/")
     assert response.status == 403
@@ -154,7 +155,9 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
     paths = ["/", "/studies/s1/", "/studies/s1/progress/", "/studies/s1/profiles/", "/studies/s1/review/",
              f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/",
              # Setting a study up: the New study page, its settings, members and history.
-             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/"]
+             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
+             # How the people worked.
+             "/studies/s1/annotator-quality/", "/studies/s1/work-log/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
