@@ -305,3 +305,42 @@ def test_the_dashboard_warns_of_drift_below_the_studys_threshold(gold_world):
     assert gold_drift(study=study, people=people_of(study, by_name=True)) == []
     page = client_of(gold_world["personas"]["admin"]).get("/studies/s1/").content.decode()
     assert 'id="gold-drift"' not in page
+
+
+# --------------------------------------------------------------------------- the profile's sensitivity
+
+
+def test_the_profile_leaves_out_annotators_below_the_gold_threshold_in_its_sensitivity_table(gold_world, tmp_path):
+    import json
+
+    from scoring.profiles import export_files, profile_export
+
+    study, people = gold_world["study"], gold_world["personas"]
+    # second's c4 and c5 approved: the final verdicts are annotator's c0-c3 and second's c4, c5.
+    second = {a.caption.clip.name: a for a in Annotation.objects.filter(annotator=people["second"])}
+    for name in ("c4", "c5"):
+        review_claim(annotation_id=second[name].pk, actor=people["reviewer"])
+        review_approve(annotation_id=second[name].pk, actor=people["reviewer"])
+    manifest = profile_export(study=study, out_dir=tmp_path, resamples=50, adjusted_resamples=10)
+    # annotator agrees with the gold verdicts on 3 of 5 items (60 %), below the threshold (70 %).
+    below = pseudonym(study.release_secret, people["annotator"].pk)
+    assert manifest["parameters"]["annotators below it (left out of its 'without' columns)"] == below
+    entry = next(t for t in manifest["tables"] if t["name"] == "annotator_sensitivity")
+    table = json.loads((tmp_path / entry["json"]).read_text())
+    rows = {row["row"]: row for row in table["rows"]}
+    length = rows["score_length"]
+    # Six captions with everyone; second's two without annotator's four.
+    assert (length["everyone_n"], length["without_n"]) == (6, 2)
+    # factual on the final overview: annotator rejected c0-c3 with it (the QC amendment of c3
+    # kept it); second accepted c4 and c5: 4/6 with everyone, 0/2 without.
+    factual = rows["factual (overview)"]
+    assert factual["everyone"] == pytest.approx(100 * 4 / 6) and factual["without"] == 0.0
+    assert (tmp_path / entry["csv"]).exists()
+    assert entry["csv"] in export_files(manifest)  # in the zip too
+
+
+def test_no_gold_checks_no_sensitivity_table(world, tmp_path):
+    from scoring.profiles import profile_export
+
+    manifest = profile_export(study=world["study"], out_dir=tmp_path, resamples=50, adjusted_resamples=10)
+    assert "annotator_sensitivity" not in {t["name"] for t in manifest["tables"]}
