@@ -216,14 +216,72 @@ def card_header(study: Study, *, license: str, models: str, counts: Mapping[str,
     }
 
 
+def quality_rows(study: Study) -> list[Any]:
+    """The annotator quality rows of the study, people as their release pseudonyms."""
+    from annotation.annotator_quality import annotator_quality
+    from annotation.work_log import people_of
+
+    return annotator_quality(study=study, people=people_of(study, by_name=False))
+
+
+def quality_header(rows: Sequence[Any]) -> dict[str, Any]:
+    """The dataset card's counts of how the annotators were trained and checked."""
+    from annotation.gold_agreement import MIN_ITEMS
+
+    return {
+        "annotators": sum(1 for row in rows if row.items_done),
+        "qualified": sum(1 for row in rows if row.items_done and row.practice == "passed"),
+        "gold_checks": sum(row.gold_checks for row in rows),
+        "annotators_with_gold_agreement": sum(1 for row in rows if row.gold.overview_agreement is not None),
+        "minimum_items": MIN_ITEMS,
+    }
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f} %"
+
+
+def _decimal(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def quality_section(rows: Sequence[Any]) -> list[str]:
+    """The card's "Annotator quality" section: one line per annotator who released work."""
+    from annotation.gold_agreement import MIN_ITEMS
+
+    worked = [row for row in rows if row.items_done]
+    lines = [
+        "## Annotator quality",
+        "",
+        f"{len(worked)} annotators; {sum(1 for r in worked if r.practice == 'passed')} passed the practice set. "
+        "Gold agreement compares each annotator's own pass on hidden gold checks (items with an "
+        "expert's gold verdict, put into their queues unannounced) with the gold verdict; agreement "
+        "with others compares overview verdicts on captions two annotators corrected. A dash: fewer "
+        f"than {MIN_ITEMS} items. Redline's annotator quality page defines every column.",
+        "",
+        "| annotator | items | practice | gold checks | gold overview agreement | gold overview κ | "
+        "gold mode F1 | gold window agreement | QC returned | overview κ with others |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{row.person}` | {row.items_done} | {row.practice or '–'} | {row.gold_checks} | "
+        f"{_share(row.gold.overview_agreement)} | {_decimal(row.gold.overview_kappa)} | "
+        f"{_decimal(row.gold.mode_f1)} | {_share(row.gold.window_agreement)} | {_share(row.return_rate)} | "
+        f"{_decimal(row.peer_kappa)} |"
+        for row in worked
+    ]
+    return lines
+
+
 def _fields_table(title: str, fields: Sequence[Field]) -> str:
     lines = [f"### {title}", "", "| field | type | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | `{kind}` | {meaning} |" for name, kind, meaning in fields]
     return "\n".join(lines)
 
 
-def card_text(study: Study, header: Mapping[str, Any]) -> str:
-    """The dataset card: the YAML header, then how the data was made, the taxonomy, the fields."""
+def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
+    """The dataset card: the YAML header, then how the data was made, the annotators' quality
+    (`quality`: annotation.annotator_quality rows, by pseudonym), the taxonomy, the fields."""
     modes = taxonomy_modes(study.taxonomy)
     counts = header["redline"]["counts"]
     body = [
@@ -252,6 +310,7 @@ def card_text(study: Study, header: Mapping[str, Any]) -> str:
         "Annotators and reviewers are given as pseudonyms (`person-…`), stable across releases of "
         "this study and unlinkable to accounts. Texts are exactly as written: nothing is escaped.",
         "",
+        *(quality_section(quality) + [""] if quality else []),
         f"## Failure taxonomy: {study.taxonomy} (sha256 `{study.taxonomy.content_hash}`)",
         "",
         *[f"- **{mode['name']}** (`{mode['key']}`, {'caption level' if mode['level'] == 'caption' else 'any unit'}): "
@@ -286,7 +345,9 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     counts = {"captions": len(captions), "windows": len(windows),
               "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions})}
     header = card_header(study, license=license, models=models, counts=counts)
-    (out / "README.md").write_text(card_text(study, header), encoding="utf-8")
+    quality = quality_rows(study)
+    header["redline"]["annotator_quality"] = quality_header(quality)
+    (out / "README.md").write_text(card_text(study, header, quality), encoding="utf-8")
     return {"counts": counts, "files": list(FILES)}
 
 

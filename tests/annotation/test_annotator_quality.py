@@ -344,3 +344,27 @@ def test_no_gold_checks_no_sensitivity_table(world, tmp_path):
 
     manifest = profile_export(study=world["study"], out_dir=tmp_path, resamples=50, adjusted_resamples=10)
     assert "annotator_sensitivity" not in {t["name"] for t in manifest["tables"]}
+
+
+def test_the_release_card_summarises_annotator_quality_by_pseudonym(gold_world, tmp_path):
+    import yaml
+
+    from scoring.release import release_build
+
+    study, people = gold_world["study"], gold_world["personas"]
+    release_build(study=study, out_dir=tmp_path, license="CC-BY-4.0")
+    card = (tmp_path / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    # Two annotators released work (6 items each submitted); annotator passed the practice set,
+    # five gold checks, annotator's gold agreement computed (second has none).
+    assert header["redline"]["annotator_quality"] == {
+        "annotators": 2, "qualified": 1, "gold_checks": 5, "annotators_with_gold_agreement": 1, "minimum_items": 5}
+    assert "## Annotator quality" in card
+    mine = pseudonym(study.release_secret, people["annotator"].pk)
+    line = next(line for line in card.splitlines() if line.startswith(f"| `{mine}`"))
+    # items, practice, gold checks, gold overview agreement 60 %, kappa 1/6, F1 14/16, windows
+    # 100 %, QC returned 1 of 5 decisions, kappa with others 6/11.
+    assert line == f"| `{mine}` | 6 | passed | 5 | 60 % | 0.17 | 0.88 | 100 % | 20 % | 0.55 |"
+    section = card.split("## Annotator quality")[1].split("## Failure taxonomy")[0]
+    for name in ("annotator", "second", "reviewer", "expert"):
+        assert f"`{name}`" not in section
