@@ -339,6 +339,25 @@ def test_the_profile_leaves_out_annotators_below_the_gold_threshold_in_its_sensi
     assert entry["csv"] in export_files(manifest)  # in the zip too
 
 
+def test_the_profile_page_shows_the_sensitivity_table_of_a_finished_export(gold_world):
+    import json
+
+    from scoring import profiles
+
+    study = gold_world["study"]
+    status = profiles.profile_job_create(study=study, requested_by="researcher", resamples=20, adjusted_resamples=10)
+    folder = profiles.job_dir(study, status["job"])
+    manifest = profiles.profile_export(study=study, out_dir=folder / "files", resamples=20, adjusted_resamples=10)
+    (folder / "profile.zip").write_bytes(b"PK")
+    status.update(state=profiles.DONE, manifest=manifest, files=profiles.export_files(manifest), zip="profile.zip",
+                  finished_at="2026-01-01T00:00:00+00:00")
+    (folder / "status.json").write_text(json.dumps(status))
+    data = client_of(gold_world["personas"]["researcher"]).get(f"/studies/s1/profiles/jobs/{status['job']}/").json()
+    table = data["annotator_sensitivity"]
+    assert table["name"] == "annotator_sensitivity" and table["caption"].startswith("Sensitivity to the annotators")
+    assert {"Table 1", "Table 3"} == {row["table"] for row in table["rows"]}
+
+
 def test_no_gold_checks_no_sensitivity_table(world, tmp_path):
     from scoring.profiles import profile_export
 
