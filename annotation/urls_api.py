@@ -81,3 +81,23 @@ urlpatterns += [
     path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
 ]
+
+from annotation import api_gold as gold  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/gold/", gold.GoldList.as_view(), name="api-gold"),
+    path("studies/<slug:slug>/gold/import/", gold.GoldImport.as_view(), name="api-gold-import"),
+    path("studies/<slug:slug>/practice/", gold.Practice.as_view(), name="api-practice"),
+    path("studies/<slug:slug>/practice/mine/", gold.MyQualification.as_view(), name="api-practice-mine"),
+    path("studies/<slug:slug>/practice/qualifications/", gold.Qualifications.as_view(), name="api-qualifications"),
+    path(
+        "studies/<slug:slug>/practice/qualifications/<str:username>/retry/",
+        gold.QualificationRetry.as_view(),
+        name="api-qualification-retry",
+    ),
+    path(
+        "annotations/<int:annotation_id>/practice-feedback/",
+        gold.PracticeFeedback.as_view(),
+        name="api-practice-feedback",
+    ),
+]
