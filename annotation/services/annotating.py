@@ -22,6 +22,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.services import gold
 from annotation.services.annotation_common import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
     MAX_RETURN_COMMENT_CHARS,
@@ -43,7 +44,6 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
-from annotation.services import gold
 from annotation.services.risks import (
     annotation_risk_refresh,
 )
