@@ -19,6 +19,7 @@ from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
+from annotation.services.gold import practice_feedback
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -88,6 +89,12 @@ def workspace(request, annotation_id: int):
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
+    # A practice item says so, and once submitted shows its feedback beside the work. (A hidden
+    # gold check shows nothing of the kind: it is a practice item only that is known as one.)
+    if annotation.purpose == Annotation.Purpose.PRACTICE:
+        context["practice"] = True
+        if annotation.state == workflow.SUBMITTED:
+            context["feedback"] = practice_feedback(annotation)
     if annotation.state in workflow.TRANSITIONS["open"].sources:
         return render(request, "frontend/workspace_start.html", context)
     return render(request, "frontend/workspace.html", context)

@@ -425,3 +425,59 @@ def test_a_closed_study_takes_no_gold_or_practice_change(world):
     assert client.patch("/api/studies/s1/practice/", {"practice_items": [item.pk]}, format="json").status_code == 409
     assert client.get("/api/studies/s1/practice/").status_code == 200
     assert not GoldItem.objects.filter(in_practice_set=True).exists()
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+def page_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_the_gold_page_makes_gold_items_and_sets_the_practice_rule(world):
+    admin = page_client(world["admin"])
+    made = admin.post("/studies/s1/gold/", {"action": "make", "clip": "a", "model": "Model A"})
+    item = GoldItem.objects.get()
+    assert made.status_code == 302 and made["Location"] == f"/annotate/{item.gold_id}/"
+    complete(item.gold, world["admin"])
+    page = admin.get("/studies/s1/gold/")
+    assert page.status_code == 200 and b"Zebrafish" not in page.content
+    assert f'data-gold="{item.pk}"'.encode() in page.content
+    form = {"action": "practice", "practice_item": [str(item.pk)], "requires_qualification": "on",
+            "practice_min_items": "1", "practice_min_overview_agreement": "lots", "practice_min_mode_f1": "0.5",
+            "practice_min_window_agreement": "0.7", "gold_rate": "0", "gold_drift_threshold": "0.7"}
+    bad = admin.post("/studies/s1/gold/", form)
+    assert bad.status_code == 400 and b"practice_min_overview_agreement" in bad.content
+    assert not Study.objects.get(pk=world["study"].pk).requires_qualification
+    good = admin.post("/studies/s1/gold/", {**form, "practice_min_overview_agreement": "0.9"})
+    assert good.status_code == 302
+    study = Study.objects.get(pk=world["study"].pk)
+    assert study.requires_qualification and study.practice_min_overview_agreement == 0.9
+    assert GoldItem.objects.get().in_practice_set
+    assert page_client(world["annotator"]).get("/studies/s1/gold/").status_code == 403
+    expert_page = page_client(world["expert"]).get("/studies/s1/gold/")
+    assert expert_page.status_code == 200 and b"Annotators' practice" not in expert_page.content
+
+
+def test_the_workspace_shows_practice_feedback_once_submitted(world):
+    practice_world(world)
+    annotator = world["annotator"]
+    client = page_client(annotator)
+    first = Annotation.objects.get(pk=client_for(annotator).post("/api/studies/s1/my-queue/next/").json()["id"])
+    before = client.get(f"/annotate/{first.pk}/").content.decode()
+    assert 'data-practice="1"' in before and "Practice item." in before and "practice-redline" not in before
+    complete(first, annotator, overview={"verdict": "reject", "text": "A card <b>with</b> a counter.",
+                                        "modes": ["factual"]})
+    after = client.get(f"/annotate/{first.pk}/").content.decode()
+    assert 'id="practice-redline"' in after and "<del>" in after and "&lt;b&gt;" in after
+    assert "Modes you missed" not in after or "factual" not in after.split("Modes you missed")[1][:80]
+    # A hidden gold check says nothing of the kind.
+    Study.objects.filter(pk=world["study"].pk).update(requires_qualification=False)
+    work = Annotation.objects.filter(annotator=annotator, purpose="work").first()
+    check = Annotation.objects.create(caption=world["captions"]["f"], annotator=annotator,
+                                      taxonomy=world["study"].taxonomy, purpose="gold_check")
+    for row in (work, check):
+        text = page_client(annotator).get(f"/annotate/{row.pk}/").content.decode()
+        assert "data-practice" not in text and "practice" not in text.lower().split("</header>")[0]

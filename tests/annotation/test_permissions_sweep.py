@@ -187,6 +187,7 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # not among the sweep's personas); one's own practice, any member; a practice item's feedback,
     # its annotator and the study's admins.
     "api-gold": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "study-gold": {"GET": Expect(ADMINS), "POST": Expect(ADMINS, body={"action": "nothing"}, json=False)},
     "api-gold-import": {"POST": Expect(ADMINS, **UPLOAD)},
     "api-practice": {"GET": Expect(ADMINS), "PATCH": api_post(ADMINS)},
     "api-practice-mine": {"GET": Expect(MEMBERS)},

@@ -175,6 +175,8 @@ WRITES: dict[tuple[str, str], Write] = {
         stores=True),
     ("api-practice", "PATCH"): Write("gold", "admin", lambda w: {"gold_drift_threshold": 0.6}, kwargs=SLUG,
                                      stores=True),
+    ("study-gold", "POST"): Write("gold", "admin", lambda w: {"action": "practice", **GOLD_FORM}, multipart=True,
+                                  kwargs=SLUG, stores=True),
     ("api-qualification-retry", "POST"): Write("gold", "admin", kwargs={**SLUG, "username": lambda w: "annotator"},
                                                stores=True),
     # The workspace's Start button.
@@ -187,6 +189,9 @@ GOLD_RECORD = {"clip": "a", "model": "Late", "passes": {"annotator": {
     "windows": [{"index": i, "verdict": "accept", "scene": "", "shot": "", "start": 2 * i, "end": 2 * i + 2,
                  "modes": []} for i in range(3)],
     "segmentation": {"verdict": "accept", "modes": [], "windows": []}}}}
+# The gold page's practice form: the defaults, with another drift threshold.
+GOLD_FORM = {"practice_min_items": "5", "practice_min_overview_agreement": "0.8", "practice_min_mode_f1": "0.5",
+             "practice_min_window_agreement": "0.7", "gold_rate": "0", "gold_drift_threshold": "0.55"}
 # The study's own moves: each from one state only (annotation.services.lifecycle), 409 elsewhere.
 MOVES = {
     ("api-study-start", "POST"): "setup",
