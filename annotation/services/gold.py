@@ -380,6 +380,36 @@ def practice_begin(*, study: Study, annotator) -> Qualification | None:
     return qualification
 
 
+def practice_due(study: Study, annotator) -> bool:
+    """Whether Start next would begin a practice attempt now (its rows do not exist yet)."""
+    qualification = qualification_of(study, annotator)
+    if qualification.state in (Qualification.State.PASSED, Qualification.State.PRACTISING):
+        return False
+    return qualification.attempts < qualification.attempts_allowed and bool(practice_set(study))
+
+
+def practice_notice(study: Study, annotator) -> str | None:
+    """A sentence for the annotator's queue about their practice, or None when there is none to say."""
+    size = len(practice_set(study))
+    qualification = qualification_of(study, annotator)
+    State = Qualification.State
+    if qualification.state == State.PASSED:
+        return None
+    if qualification.state == State.FAILED:
+        if qualification.attempts < qualification.attempts_allowed:
+            return "A study admin allowed you another attempt at the practice set: press Start next."
+        waits = " Real work waits for it." if study.requires_qualification else ""
+        return f"You did not pass the practice set; a study admin decides on another attempt.{waits}"
+    if qualification.state == State.PRACTISING:
+        return "You are on the practice set: each item shows its feedback once you submit it."
+    if size:
+        required = " You receive real work once you pass it." if study.requires_qualification else ""
+        return f"Your queue starts with a practice set of {size} item{'s' if size != 1 else ''}.{required}"
+    if study.requires_qualification:
+        return "This study asks its annotators to pass a practice set first; it is not ready yet."
+    return None
+
+
 def practice_next(study: Study, annotator) -> int | None:
     """The annotator's open practice item of their current attempt (not yet submitted), or None."""
     return (

@@ -246,6 +246,9 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
     client = client_for(annotator)
     queue = client.get("/api/studies/s1/my-queue/").json()
     assert queue["total"] == 0  # real work waits for qualification
+    page = page_client(annotator).get("/studies/s1/queue/")
+    assert page.context["practice_due"] is True
+    assert "starts with a practice set of 2 items. You receive real work once you pass it." in page.content.decode()
     first = client.post("/api/studies/s1/my-queue/next/").json()
     annotation = Annotation.objects.get(pk=first["id"])
     assert annotation.purpose == "practice" and annotation.attempt == 1
@@ -271,7 +274,9 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
         "Overview verdicts agreed with the gold ones on 0 %" in r for r in last["qualification"]["result"]["failed"]
     )
     # No real work, no further attempt until an admin allows one.
-    assert client.post("/api/studies/s1/my-queue/next/").status_code == 404
+    nothing = client.post("/api/studies/s1/my-queue/next/")
+    assert nothing.status_code == 404 and "did not pass the practice set" in nothing.json()["detail"]
+    assert page_client(annotator).get("/studies/s1/queue/").context["practice_due"] is False
     mine = client.get("/api/studies/s1/practice/mine/").json()
     assert mine["state"] == "failed" and mine["may_retry"] is False
     work = Annotation.objects.filter(annotator=annotator, purpose="work").first()
