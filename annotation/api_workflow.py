@@ -34,6 +34,7 @@ from annotation.permissions import (
 from annotation.queues import annotator_queue, page_size, review_queue
 from annotation.schema import PerActionSchema
 from annotation.services.annotation_common import undo_seconds_of
+from annotation.services.gold import practice_notice, real_work_allowed
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
     Conflict,
@@ -212,7 +213,9 @@ class StartNext(APIView):
         except NotAllowed as exc:  # the study is not running
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if annotation_id is None:
-            return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
+            study = study_from_view(self)
+            notice = practice_notice(study, request.user) if not real_work_allowed(study, request.user) else None
+            return Response({"detail": notice or "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
         return Response({"id": annotation_id, "url": f"/annotate/{annotation_id}/"})
 
 

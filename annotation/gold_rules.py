@@ -37,9 +37,7 @@ from typing import Any
 REJECT = "reject"
 ACCEPT = "accept"
 
-# The ranges of the pass rule and of the gold settings (the study settings' checks say them).
-PRACTICE_MIN_ITEMS_RANGE = (1, 200)
-SHARE_RANGE = (0.0, 1.0)
+# The gold rate's bound: the study settings' check (annotation.study_settings) refuses more.
 GOLD_RATE_MAX = 0.5
 
 

@@ -17,7 +17,7 @@ SETTINGS_REFUSAL = "Only the study's admins change its settings."
 MEMBERS_REFUSAL = "Only the study's admins add members; a site admin may add only themselves."
 # Roles that work blind: whoever holds one of them in a study never learns which model wrote a
 # caption there, whatever other roles they hold (names seen on one page would unblind their work).
-WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER}
+WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER, Role.EXPERT}
 
 
 def _roles_cache(user) -> dict[int, set[str]]:

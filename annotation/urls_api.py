@@ -88,3 +88,23 @@ urlpatterns += [
     path("studies/<slug:slug>/annotator-quality/", quality.AnnotatorQuality.as_view(), name="api-annotator-quality"),
     path("studies/<slug:slug>/work-log/", quality.WorkLog.as_view(), name="api-work-log"),
 ]
+
+from annotation import api_gold as gold  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/gold/", gold.GoldList.as_view(), name="api-gold"),
+    path("studies/<slug:slug>/gold/import/", gold.GoldImport.as_view(), name="api-gold-import"),
+    path("studies/<slug:slug>/practice/", gold.Practice.as_view(), name="api-practice"),
+    path("studies/<slug:slug>/practice/mine/", gold.MyQualification.as_view(), name="api-practice-mine"),
+    path("studies/<slug:slug>/practice/qualifications/", gold.Qualifications.as_view(), name="api-qualifications"),
+    path(
+        "studies/<slug:slug>/practice/qualifications/<str:username>/retry/",
+        gold.QualificationRetry.as_view(),
+        name="api-qualification-retry",
+    ),
+    path(
+        "annotations/<int:annotation_id>/practice-feedback/",
+        gold.PracticeFeedback.as_view(),
+        name="api-practice-feedback",
+    ),
+]

@@ -15,10 +15,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation import workflow
 from annotation.api_workflow import get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Study, StudyState
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
+from annotation.services.gold import practice_due, practice_feedback, practice_notice
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -41,6 +42,7 @@ def annotator_queue(request, slug: str):
         item["open"] = item["state"] in WAITING
     counts = queue["counts"]
     total = queue["total"]
+    practising = Role.ANNOTATOR in user_roles(request.user, study) and study.state == StudyState.RUNNING
     return render(
         request,
         "frontend/queue.html",
@@ -55,6 +57,8 @@ def annotator_queue(request, slug: str):
             "with_qc": sum(counts.get(state, 0) for state in (workflow.SUBMITTED, workflow.IN_REVIEW)),
             "approved": counts.get(workflow.APPROVED, 0),
             "percent": round(100 * queue["done"] / total) if total else 0,
+            "practice_notice": practice_notice(study, request.user) if practising else None,
+            "practice_due": practising and practice_due(study, request.user),
         },
     )
 
@@ -88,6 +92,12 @@ def workspace(request, annotation_id: int):
     annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
+    # A practice item says so, and once submitted shows its feedback beside the work. (A hidden
+    # gold check shows nothing of the kind: it is a practice item only that is known as one.)
+    if annotation.purpose == Annotation.Purpose.PRACTICE:
+        context["practice"] = True
+        if annotation.state == workflow.SUBMITTED:
+            context["feedback"] = practice_feedback(annotation)
     if annotation.state in workflow.TRANSITIONS["open"].sources:
         return render(request, "frontend/workspace_start.html", context)
     return render(request, "frontend/workspace.html", context)

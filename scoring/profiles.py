@@ -75,6 +75,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.services.annotation_common import pass_snapshot
+from annotation.services.gold import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows
@@ -132,7 +133,9 @@ class ProfileError(ServiceError):
 def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotation]:
     """Return one approved annotation per caption (the earliest approved), by clip and model;
     of one clip when ``clip_id`` is given."""
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    # Only the study's work counts: gold verdicts, practice attempts and hidden gold checks do
+    # not, nor any annotation of a gold item (annotation.services.gold.counted_annotations).
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if clip_id is not None:
         approved = approved.filter(caption__clip_id=clip_id)
     approved = (

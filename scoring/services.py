@@ -81,6 +81,7 @@ from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, Reference, Study
+from annotation.services.gold import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families
@@ -215,6 +216,8 @@ def score_final_verdict(annotation_id: int) -> None:
         return
     try:
         annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+        if not counted_annotations(Annotation.objects.filter(pk=annotation_id)).exists():
+            return  # a hidden gold check, or work on a gold item: not scored, not in the profile
         score_job_create(
             study=annotation.caption.clip.study,
             kind=ScoreJob.Kind.VERDICT,
@@ -512,7 +515,7 @@ def idf_documents(study: Study) -> list[list[str]]:
 
 
 def _approved(study: Study, clip_id: int | None = None):
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if clip_id is not None:
         approved = approved.filter(caption__clip_id=clip_id)
     return (

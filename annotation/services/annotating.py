@@ -22,6 +22,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.services import gold
 from annotation.services.annotation_common import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
     MAX_RETURN_COMMENT_CHARS,
@@ -48,6 +49,11 @@ from annotation.services.risks import (
 )
 from annotation.services.study_state import Write, study_allows
 
+# What counts as real work (the qualification gate): the study's work and hidden gold checks.
+REAL_WORK = (Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK)
+QUALIFY_FIRST = ("This study asks its annotators to pass the practice set before real work: start with "
+                 "your practice items.")
+
 # Seconds of active time a save may credit beyond the wall time since the previous save.
 ACTIVE_SLACK_SECONDS = 5.0
 
@@ -66,7 +72,10 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
             Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
             annotation.active_until = now
         return annotation
-    _require_running(annotation.caption.clip.study)
+    study = annotation.caption.clip.study
+    _require_running(study)
+    if annotation.purpose in REAL_WORK and not gold.real_work_allowed(study, actor):
+        raise NotAllowed(QUALIFY_FIRST)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
     _reread(annotation)
     return annotation
@@ -108,7 +117,17 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     person's few returned and in-progress items, then the first of their new ones.
     """
     _require_running(study)
-    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    # A practice attempt comes first: a new annotator's queue starts with the practice set.
+    gold.practice_begin(study=study, annotator=annotator)
+    practice = gold.practice_next(study, annotator)
+    if practice is not None:
+        if _open(practice, annotator, study_id=study.pk) or Annotation.objects.filter(
+                pk=practice, state=workflow.IN_PROGRESS).exists():
+            return practice
+    if not gold.real_work_allowed(study, annotator):
+        return None
+    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator).exclude(
+        purpose__in=[Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE])
     for _attempt in range(3):
         # Returned and in-progress items are few: one read finds whether there is either.
         started = (
@@ -131,6 +150,11 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
             if state == workflow.ASSIGNED:
                 return None
             continue  # the returned item was just taken by another press; look again
+        if state == workflow.ASSIGNED:
+            # At the study's gold rate, a hidden gold check comes before the next new item.
+            check = gold.gold_check_take(study=study, annotator=annotator)
+            if check is not None and _open(check, annotator, study_id=study.pk):
+                return check
         if _open(chosen, annotator, study_id=study.pk):
             return chosen
     raise Conflict("Other presses took your next items at the same moment; press again.", {})
@@ -496,10 +520,13 @@ def annotation_submit(
     # Undone, the annotation goes back to how it was before: after a return, with its comments.
     before = {"submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
               "return_comment": annotation.return_comment, "returned_units": annotation.returned_units}
+    # A practice item's submission is final at once: its feedback shows the gold verdict.
+    undo = ({} if annotation.purpose == Annotation.Purpose.PRACTICE
+            else _undo_window("submit", actor, before, study=annotation.caption.clip.study))
     Annotation.objects.filter(pk=annotation.pk).update(
         state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
-        **_undo_window("submit", actor, before, study=annotation.caption.clip.study),
+        **undo,
     )
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
@@ -511,6 +538,7 @@ def annotation_submit(
             for item in thread
         ]
     _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
+    gold.practice_after_submit(annotation)
     return annotation
 
 

@@ -61,6 +61,8 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
     _require_running(study)
     if annotation.annotator_id == actor.pk:
         raise NotAllowed("Nobody reviews their own annotation.")
+    if annotation.purpose in (Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE):
+        raise NotAllowed("This annotation is not reviewed: QC reviews the study's work.")
     # Their own verdict on the same caption would weigh in: reviews must be independent.
     if Annotation.objects.filter(caption_id=annotation.caption_id, annotator=actor).exists():
         raise NotAllowed(

@@ -3,7 +3,9 @@
 A study moves setup -> running -> closed -> archived (annotation.services.lifecycle). What may be
 written to it depends on where it stands, and only on that:
 
-- **setup**: everything but work (annotating and reviewing open when the study starts);
+- **setup**: everything but work (annotating and reviewing open when the study starts); gold
+  items may be named and the practice set chosen, but gold verdicts are made in the workspace,
+  which opens when the study runs;
 - **running**: everything but the frozen settings (taxonomy, thresholds, assignment design:
   ``lifecycle.FROZEN_FIELDS``);
 - **closed**: nothing but reading, exporting, the data release and archiving;
@@ -36,6 +38,7 @@ class Write(StrEnum):
     MEMBERS = "members"  # memberships and invitations (made, revoked, accepted)
     ASSIGN = "assign"  # giving captions to annotators
     WORK = "work"  # annotating and reviewing
+    GOLD = "gold"  # gold items, the practice set and its rule, qualification decisions (annotation.services.gold)
     SCORING = "scoring"  # score jobs (started, cancelled) and imported external scores
     EXPORT = "export"  # profile exports and the data release: files, the study's rows unchanged
 

@@ -184,6 +184,17 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-study-start": {"POST": api_post(ADMINS)},
     "api-study-close": {"POST": api_post(ADMINS)},
     "api-study-archive": {"POST": api_post(ADMINS)},
+    # Gold verdicts, the practice set and qualification: study admins (and gold experts, who are
+    # not among the sweep's personas); one's own practice, any member; a practice item's feedback,
+    # its annotator and the study's admins.
+    "api-gold": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "study-gold": {"GET": Expect(ADMINS), "POST": Expect(ADMINS, body={"action": "nothing"}, json=False)},
+    "api-gold-import": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-practice": {"GET": Expect(ADMINS), "PATCH": api_post(ADMINS)},
+    "api-practice-mine": {"GET": Expect(MEMBERS)},
+    "api-qualifications": {"GET": Expect(ADMINS)},
+    "api-qualification-retry": {"POST": api_post(ADMINS)},
+    "api-practice-feedback": {"GET": Expect(OWNER | ADMINS)},
     # The data release: admins and researchers (people appear as pseudonyms only).
     "study-release": {"GET": Expect(SEE_SCORES)},
     # How the people worked (the annotator quality page, its CSV, the work log): admins by name,
@@ -400,6 +411,21 @@ def _invitation_token(world) -> str:
     return invitation_create(study=world["study"], actor=world["personas"]["admin"], roles=["reviewer"])[1]
 
 
+def _practice_annotation_id(world) -> int:
+    """The annotator's submitted practice attempt at a gold item the admin made (clip b's caption
+    by the other model; a second attempt, beside the annotator's work on that caption)."""
+    from annotation.models import Caption
+    from annotation.services.gold import gold_start
+
+    admin, annotator = world["personas"]["admin"], world["personas"]["annotator"]
+    caption = Caption.objects.get(clip=world["clip"], model__name=OTHER_SECRET_MODEL)
+    item = gold_start(study=world["study"], actor=admin, caption_id=caption.pk)
+    complete(item.gold, admin)
+    practice = Annotation.objects.create(caption=caption, annotator=annotator, taxonomy=world["study"].taxonomy,
+                                         purpose="practice", attempt=2)
+    return complete(practice, annotator).pk
+
+
 def _caption_import_job_id(world) -> int:
     """A caption import job of the study, queued (its task never runs in the sweep)."""
     from django.core.files.base import ContentFile
@@ -434,6 +460,7 @@ def url_for(route: Route, world) -> str:
     # Where a route's parameter of the same name means something else.
     values_of_route = {
         "api-caption-import-job": {"job_id": lambda: _caption_import_job_id(world)},
+        "api-practice-feedback": {"annotation_id": lambda: _practice_annotation_id(world)},
         "profile-job-file": {
             "job": lambda: _profile_job(world, finished=True),
             "name": lambda: "table.csv",

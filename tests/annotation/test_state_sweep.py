@@ -26,7 +26,7 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Caption, Study
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
 from annotation.services.studies import membership_grant, study_create
@@ -41,8 +41,8 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 # What each state allows, by kind of write (the README's lifecycle, item by item).
 ALLOWED_IN = {
-    "setup": {"settings", "content", "members", "assign", "scoring", "export"},
-    "running": {"settings", "content", "members", "assign", "work", "scoring", "export"},
+    "setup": {"settings", "content", "members", "assign", "gold", "scoring", "export"},
+    "running": {"settings", "content", "members", "assign", "gold", "work", "scoring", "export"},
     "closed": {"export"},
     "archived": {"export"},
 }
@@ -166,10 +166,32 @@ WRITES: dict[tuple[str, str], Write] = {
                                   kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
     ("api-approve", "POST"): Write("work", "reviewer", kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
     ("api-release", "POST"): Write("work", "reviewer", kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
+    # Gold items, the practice set and qualification (gold verdicts are made as work is: the
+    # import, which makes them through the workspace's services, only while the study runs).
+    ("api-gold", "POST"): Write("gold", "admin", lambda w: {"caption": w["gold_caption"].pk}, kwargs=SLUG,
+                                stores=True),
+    ("api-gold-import", "POST"): Write(
+        "work", "admin", lambda w: {"file": upload("g.jsonl", jsonl(GOLD_RECORD))}, multipart=True, kwargs=SLUG,
+        stores=True),
+    ("api-practice", "PATCH"): Write("gold", "admin", lambda w: {"gold_drift_threshold": 0.6}, kwargs=SLUG,
+                                     stores=True),
+    ("study-gold", "POST"): Write("gold", "admin", lambda w: {"action": "practice", **GOLD_FORM}, multipart=True,
+                                  kwargs=SLUG, stores=True),
+    ("api-qualification-retry", "POST"): Write("gold", "admin", kwargs={**SLUG, "username": lambda w: "annotator"},
+                                               stores=True),
     # The workspace's Start button.
     ("workspace", "POST"): Write("work", "annotator", kwargs=ON_FRESH,
                                  multipart=True, instead=HIDDEN_IN_SETUP),
 }
+# A gold verdict on the caption that no one was assigned, in the bundle's annotation format.
+GOLD_RECORD = {"clip": "a", "model": "Late", "passes": {"annotator": {
+    "overview": {"verdict": "accept", "text": "", "modes": []},
+    "windows": [{"index": i, "verdict": "accept", "scene": "", "shot": "", "start": 2 * i, "end": 2 * i + 2,
+                 "modes": []} for i in range(3)],
+    "segmentation": {"verdict": "accept", "modes": [], "windows": []}}}}
+# The gold page's practice form: the defaults, with another drift threshold.
+GOLD_FORM = {"practice_min_items": "5", "practice_min_overview_agreement": "0.8", "practice_min_mode_f1": "0.5",
+             "practice_min_window_agreement": "0.7", "gold_rate": "0", "gold_drift_threshold": "0.55"}
 # The study's own moves: each from one state only (annotation.services.lifecycle), 409 elsewhere.
 MOVES = {
     ("api-study-start", "POST"): "setup",
@@ -226,7 +248,8 @@ def study_digest() -> dict[str, str]:
     for label in ("annotation.Study", "annotation.Membership", "annotation.Invitation", "annotation.Clip",
                   "annotation.CandidateModel", "annotation.Caption", "annotation.Window", "annotation.Reference",
                   "annotation.CaptionImportJob", "annotation.Annotation", "annotation.CorrectionPass",
-                  "annotation.WindowCorrection", "annotation.AuditEvent", "scoring.ScoreJob", "scoring.ScoreChunk",
+                  "annotation.WindowCorrection", "annotation.AuditEvent", "annotation.GoldItem",
+                  "annotation.Qualification", "scoring.ScoreJob", "scoring.ScoreChunk",
                   "scoring.ScoreResult", "scoring.ExternalScore"):
         rows = list(apps.get_model(label).objects.order_by("pk").values_list())
         digest[label] = f"{len(rows)}:{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
@@ -254,7 +277,11 @@ def world(make_user, clip_files):
     annotations_assign(study=study, annotators=[people["annotator"]], design="clip_blocks")
     captions_add(study, [caption_record("a", "Late")])  # left for the assign route
     mine = Annotation.objects.filter(annotator=people["annotator"]).order_by("pk")
+    # A failed practice attempt, for the admin's retry.
+    apps.get_model("annotation.Qualification").objects.create(
+        study=study, user=people["annotator"], state="failed", attempts=1, attempts_allowed=1)
     return {
+        "gold_caption": Caption.objects.get(clip__name="b", model__name="Other"),
         "study": study,
         "people": people,
         "annotations": {"fresh": mine[0], "started": mine[1], "submitted": mine[2]},

@@ -345,6 +345,11 @@ export async function submitAll() {
   say("");
   render();
   showStatus("readonly", {});
+  // A practice item's feedback (its verdicts against the gold ones) comes with the page.
+  if ($("workspace").dataset.practice) {
+    window.location.reload();
+    return;
+  }
   offerSubmitUndo(answer.undo);
 }
 
