@@ -399,6 +399,10 @@ def test_hidden_gold_checks_look_like_work_and_stop_when_the_pool_runs_out(world
     assert check.pk not in [item["id"] for item in admin_queue["items"]]
     assert gold.gold_check_outcomes(study, annotator) == [True, True]
     assert gold.gold_drift(study) == []
+    # A gold check beside its gold verdict is no double annotation for the agreement statistics.
+    from annotation.progress import double_annotated_captions
+
+    assert double_annotated_captions(study=study) == 0
 
 
 def test_the_gold_maker_never_meets_their_item_as_a_check(world):
