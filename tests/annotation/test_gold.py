@@ -246,6 +246,9 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
     client = client_for(annotator)
     queue = client.get("/api/studies/s1/my-queue/").json()
     assert queue["total"] == 0  # real work waits for qualification
+    # An admin pressing Start next does not practise.
+    assert client_for(admin).post("/api/studies/s1/my-queue/next/").status_code == 404
+    assert not Qualification.objects.filter(user=admin).exists()
     page = page_client(annotator).get("/studies/s1/queue/")
     assert page.context["practice_due"] is True
     assert "starts with a practice set of 2 items. You receive real work once you pass it." in page.content.decode()
