@@ -296,6 +296,8 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
         complete(row, annotator)
     qualification.refresh_from_db()
     assert qualification.state == "passed" and qualification.result["overview_agreement"] == 1.0
+    history = client_for(admin).get("/api/studies/s1/history/").json()
+    assert {"practice_configure", "practice_retry_allow"} <= {event["action"] for event in history}
     listed = client_for(admin).get("/api/studies/s1/practice/qualifications/").json()
     assert [(q["user"], q["state"], q["attempts"]) for q in listed] == [("annotator", "passed", 2)]
     # Now real work.
