@@ -370,6 +370,8 @@ class InvitationRevoke(APIView):
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
     "invitation_create", "invitation_revoke", "invitation_accept",
+    # Gold settings and qualification decisions (annotation.services.gold).
+    "practice_configure", "practice_retry_allow",
 )
 
 

@@ -80,7 +80,12 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 STATES = ("assigned", "in_progress", "submitted", "in_review", "approved", "returned")
-ROLES = ("admin", "annotator", "reviewer", "researcher")
+ROLES = ("admin", "annotator", "reviewer", "researcher", "expert")
+# What an annotation is for (annotation.models.Annotation.Purpose); absent means work. A practice
+# attempt carries its number ("attempt", absent: 1). The study's gold items are listed in the
+# study record's "gold_items" (absent: none): [{clip, model, in_practice_set, source}], each the
+# caption of one annotation of purpose gold (its maker's).
+PURPOSES = ("work", "gold", "practice", "gold_check")
 VERDICTS = ("", "accept", "reject")
 PASS_KINDS = ("annotator", "qc")
 SECTIONS: dict[str, type] = {
@@ -210,8 +215,12 @@ def dumps(bundle: Mapping[str, Any]) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
-    return (record["clip"], record["model"], record["annotator"])
+def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str] | tuple[str, str, str, int]:
+    """An annotation's identity: clip, model, annotator, and the attempt of a practice attempt
+    after the first."""
+    key = (record["clip"], record["model"], record["annotator"])
+    attempt = record.get("attempt", 1)
+    return key if attempt == 1 else (*key, attempt)
 
 
 class _Object(dict):
@@ -621,7 +630,8 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 errors.append(f"{where}.text_sha256: does not match the reference's text (edited "
                               "by hand?)")
 
-    annotations: set[tuple[str, str, str]] = set()
+    annotations: set[tuple] = set()
+    gold_annotations: set[tuple[str, str]] = set()
     for n, annotation in enumerate(bundle["annotations"]):
         where = f"annotations[{n}]"
         if not need(
@@ -663,6 +673,15 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 "reviewed_at")
         if not isinstance(annotation.get("return_comment", ""), str):
             errors.append(f"{where}: 'return_comment' must be text")
+        purpose, attempt = annotation.get("purpose", "work"), annotation.get("attempt", 1)
+        if purpose not in PURPOSES:
+            errors.append(f"{where}: unknown purpose {str(purpose)[:40]!r} (purposes are {', '.join(PURPOSES)})")
+        if isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 1000 or (
+                attempt != 1 and purpose != "practice"):
+            errors.append(f"{where}: 'attempt' must be a whole number from 1, above 1 only for a practice attempt")
+            continue
+        if purpose == "gold":
+            gold_annotations.add((annotation["clip"], annotation["model"]))
         identity = annotation_key(annotation)
         if identity in annotations:
             errors.append(
@@ -726,6 +745,21 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                         errors.append(
                             f"{pass_where}.windows[{w}]: the caption has no window {row['index']}"
                         )
+
+    gold_items = bundle["study"].get("gold_items", [])
+    if not isinstance(gold_items, list):
+        errors.append('study.gold_items: must be a JSON array')
+        gold_items = []
+    seen_gold: set[tuple[str, str]] = set()
+    for n, item in enumerate(gold_items):
+        where = f"study.gold_items[{n}]"
+        if need(item, where, {"clip": str, "model": str, "in_practice_set": bool, "source": str}):
+            caption = (item["clip"], item["model"])
+            if caption not in gold_annotations:
+                errors.append(f"{where}: no gold annotation of model {item['model']!r} for clip {item['clip']!r}")
+            if caption in seen_gold:
+                errors.append(f"{where}: the caption of {item['model']!r} for {item['clip']!r} is listed twice")
+            seen_gold.add(caption)
 
     for n, event in enumerate(bundle["audit"]):
         where = f"audit[{n}]"

@@ -147,6 +147,10 @@ def history_summary(event) -> str:
             f" ({after['note']})." if after.get("note") else ".")
     if event.action == "invitation_revoke":
         return f"Revoked invitation #{after.get('invitation')}."
+    if event.action == "practice_configure":
+        return "Changed the practice set and gold settings: " + ", ".join(after) + "."
+    if event.action == "practice_retry_allow":
+        return f"Allowed {user} another practice attempt."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

@@ -32,6 +32,7 @@ from annotation.models import (
     Clip,
     CorrectionPass,
     FailureMode,
+    GoldItem,
     Membership,
     Reference,
     Study,
@@ -44,6 +45,7 @@ from annotation.services import lifecycle
 from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.taxonomy import taxonomy_compute_hash
 from annotation.services.workflow import annotations_risk_refresh
+from annotation.study_settings import GOLD_FIELDS
 from scoring.metrics.final import final_kind
 
 CLIP_FIELDS = (
@@ -339,6 +341,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "annotator__username",
             "reviewer__username",
             "taxonomy_id",
+            "purpose",
+            "attempt",
             *annotation_plain,
             **annotation_json,
             **{f"{f}_text": _BundleTime(f) for f in ANNOTATION_TIMES},
@@ -350,6 +354,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "model": row["caption__model__name"],
             "annotator": row["annotator__username"],
         }
+        if row["attempt"] != 1:  # a practice attempt after the first (annotation_key)
+            key["attempt"] = row["attempt"]
         keys[row["id"]] = key
         passes = passes_of.get(row["id"], {})
         users.add(row["annotator__username"])
@@ -366,6 +372,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
                 "final": final,
                 "passes": {kind: passes.get(kind) for kind in bundles.PASS_KINDS},
                 "_taxonomy_id": row["taxonomy_id"],
+                # Not work: a gold verdict, a practice attempt or a hidden gold check (absent: work).
+                **({"purpose": row["purpose"]} if row["purpose"] != Annotation.Purpose.WORK else {}),
             }
         )
 
@@ -422,6 +430,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "state": study.state,
             "created_at": ts(study.created_at),
             "taxonomy": hashes[study.taxonomy_id]["content_hash"],
+            **_gold_record(study),
         },
         "taxonomies": sorted(
             unique_taxonomies.values(), key=lambda t: (t["name"], t["version"], t["content_hash"])
@@ -435,6 +444,19 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "annotations": annotations,
         "audit": audit,
     }
+
+
+def _gold_record(study: Study) -> dict[str, Any]:
+    """The study's gold items and gold settings, where it has gold items (bundles.PURPOSES)."""
+    items = [
+        {"clip": clip, "model": model, "in_practice_set": practice, "source": source}
+        for clip, model, practice, source in GoldItem.objects.filter(study=study)
+        .order_by("caption__clip__name", "caption__model__name")
+        .values_list("caption__clip__name", "caption__model__name", "in_practice_set", "source")
+    ]
+    if not items:
+        return {}
+    return {"gold_items": items, "gold_settings": {field: getattr(study, field) for field in GOLD_FIELDS}}
 
 
 def bundle_export_bytes(*, study: Study) -> bytes:
@@ -761,6 +783,8 @@ def _store(
                 reviewer=people[item["reviewer"]] if item.get("reviewer") else None,
                 **{f: item[f] for f in ANNOTATION_FIELDS},
                 **{f: parse(item[f]) for f in ANNOTATION_TIMES},
+                purpose=item.get("purpose", Annotation.Purpose.WORK),
+                attempt=item.get("attempt", 1),
             ),
             f"annotations[{n}]",
         )
@@ -804,6 +828,25 @@ def _store(
                 raise ImportRefused([f"{where}: {error}"]) from error
             # In an order the database's overlap check accepts row by row (SQLite).
             window_rows_write({w.pk: (w.start, w.end) for w in windows[key].values()}, corrections)
+
+    # The gold items, on their gold annotations (checked: each names one), and the gold settings
+    # (checked again as the gold page checks them; the pool is not, as the study had them).
+    for n, entry in enumerate(record.get("gold_items", [])):
+        key = (entry["clip"], entry["model"])
+        verdict = next(a for (clip, model, *_), a in annotations.items()
+                       if (clip, model) == key and a.purpose == Annotation.Purpose.GOLD)
+        _insert(GoldItem(study=study, caption=captions[key], gold=verdict, made_by=verdict.annotator,
+                         in_practice_set=entry["in_practice_set"], source=entry["source"],
+                         created_at=verdict.assigned_at),
+                f"study.gold_items[{n}]")
+    if record.get("gold_settings"):
+        cleaned, problems = study_settings.settings_check(
+            {k: v for k, v in record["gold_settings"].items() if k in GOLD_FIELDS}, designs=(), languages=())
+        if problems:
+            raise ImportRefused([f"study.gold_settings.{field}: {why}" for field, why in problems.items()])
+        Study.objects.filter(pk=study.pk).update(**cleaned)
+        for name, value in cleaned.items():
+            setattr(study, name, value)
 
     # Submitting stores an annotation's review risk; these were stored without being submitted.
     annotations_risk_refresh(study=study)

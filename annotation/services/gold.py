@@ -339,6 +339,8 @@ def practice_begin(*, study: Study, annotator) -> Qualification | None:
     practice = practice_set(study)
     if not practice:
         return None
+    if not Membership.objects.filter(study=study, user=annotator, role=Membership.Role.ANNOTATOR).exists():
+        return None  # an admin or gold expert pressing Start next does not practise
     qualification, _ = Qualification.objects.select_for_update().get_or_create(study=study, user=annotator)
     if qualification.state in (Qualification.State.PASSED, Qualification.State.PRACTISING):
         return qualification

@@ -246,6 +246,9 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
     client = client_for(annotator)
     queue = client.get("/api/studies/s1/my-queue/").json()
     assert queue["total"] == 0  # real work waits for qualification
+    # An admin pressing Start next does not practise.
+    assert client_for(admin).post("/api/studies/s1/my-queue/next/").status_code == 404
+    assert not Qualification.objects.filter(user=admin).exists()
     page = page_client(annotator).get("/studies/s1/queue/")
     assert page.context["practice_due"] is True
     assert "starts with a practice set of 2 items. You receive real work once you pass it." in page.content.decode()
@@ -293,6 +296,8 @@ def test_an_annotator_fails_practice_gets_feedback_and_passes_a_second_attempt(w
         complete(row, annotator)
     qualification.refresh_from_db()
     assert qualification.state == "passed" and qualification.result["overview_agreement"] == 1.0
+    history = client_for(admin).get("/api/studies/s1/history/").json()
+    assert {"practice_configure", "practice_retry_allow"} <= {event["action"] for event in history}
     listed = client_for(admin).get("/api/studies/s1/practice/qualifications/").json()
     assert [(q["user"], q["state"], q["attempts"]) for q in listed] == [("annotator", "passed", 2)]
     # Now real work.
@@ -399,6 +404,10 @@ def test_hidden_gold_checks_look_like_work_and_stop_when_the_pool_runs_out(world
     assert check.pk not in [item["id"] for item in admin_queue["items"]]
     assert gold.gold_check_outcomes(study, annotator) == [True, True]
     assert gold.gold_drift(study) == []
+    # A gold check beside its gold verdict is no double annotation for the agreement statistics.
+    from annotation.progress import double_annotated_captions
+
+    assert double_annotated_captions(study=study) == 0
 
 
 def test_the_gold_maker_never_meets_their_item_as_a_check(world):
@@ -450,9 +459,17 @@ def test_the_gold_page_makes_gold_items_and_sets_the_practice_rule(world):
     page = admin.get("/studies/s1/gold/")
     assert page.status_code == 200 and b"Zebrafish" not in page.content
     assert f'data-gold="{item.pk}"'.encode() in page.content
-    form = {"action": "practice", "practice_item": [str(item.pk)], "requires_qualification": "on",
-            "practice_min_items": "1", "practice_min_overview_agreement": "lots", "practice_min_mode_f1": "0.5",
-            "practice_min_window_agreement": "0.7", "gold_rate": "0", "gold_drift_threshold": "0.7"}
+    form = {
+        "action": "practice",
+        "practice_item": [str(item.pk)],
+        "requires_qualification": "on",
+        "practice_min_items": "1",
+        "practice_min_overview_agreement": "lots",
+        "practice_min_mode_f1": "0.5",
+        "practice_min_window_agreement": "0.7",
+        "gold_rate": "0",
+        "gold_drift_threshold": "0.7",
+    }
     bad = admin.post("/studies/s1/gold/", form)
     assert bad.status_code == 400 and b"practice_min_overview_agreement" in bad.content
     assert not Study.objects.get(pk=world["study"].pk).requires_qualification
@@ -473,16 +490,64 @@ def test_the_workspace_shows_practice_feedback_once_submitted(world):
     first = Annotation.objects.get(pk=client_for(annotator).post("/api/studies/s1/my-queue/next/").json()["id"])
     before = client.get(f"/annotate/{first.pk}/").content.decode()
     assert 'data-practice="1"' in before and "Practice item." in before and "practice-redline" not in before
-    complete(first, annotator, overview={"verdict": "reject", "text": "A card <b>with</b> a counter.",
-                                        "modes": ["factual"]})
+    complete(
+        first, annotator, overview={"verdict": "reject", "text": "A card <b>with</b> a counter.", "modes": ["factual"]}
+    )
     after = client.get(f"/annotate/{first.pk}/").content.decode()
     assert 'id="practice-redline"' in after and "<del>" in after and "&lt;b&gt;" in after
     assert "Modes you missed" not in after or "factual" not in after.split("Modes you missed")[1][:80]
     # A hidden gold check says nothing of the kind.
     Study.objects.filter(pk=world["study"].pk).update(requires_qualification=False)
     work = Annotation.objects.filter(annotator=annotator, purpose="work").first()
-    check = Annotation.objects.create(caption=world["captions"]["f"], annotator=annotator,
-                                      taxonomy=world["study"].taxonomy, purpose="gold_check")
+    check = Annotation.objects.create(
+        caption=world["captions"]["f"], annotator=annotator, taxonomy=world["study"].taxonomy, purpose="gold_check"
+    )
     for row in (work, check):
         text = page_client(annotator).get(f"/annotate/{row.pk}/").content.decode()
         assert "data-practice" not in text and "practice" not in text.lower().split("</header>")[0]
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+def test_a_bundle_keeps_gold_items_practice_attempts_and_gold_checks(world):
+    from annotation import bundles
+    from annotation.services.bundles import bundle_export, bundle_import
+
+    practice_world(world, required=True, min_items=2)
+    client = client_for(world["annotator"])
+    for _ in range(2):
+        complete(
+            Annotation.objects.get(pk=client.post("/api/studies/s1/my-queue/next/").json()["id"]),
+            world["annotator"],
+            overview=WRONG,
+        )
+    client_for(world["admin"]).post("/api/studies/s1/practice/qualifications/annotator/retry/")
+    client.post("/api/studies/s1/my-queue/next/")  # attempt 2 begins
+    original = bundle_export(study=Study.objects.get(pk=world["study"].pk))
+    assert {a.get("purpose", "work") for a in original["annotations"]} == {"work", "gold", "practice"}
+    assert sorted(a.get("attempt", 1) for a in original["annotations"] if a.get("purpose") == "practice") == [
+        1,
+        1,
+        2,
+        2,
+    ]
+    assert [g["clip"] for g in original["study"]["gold_items"]] == ["a", "b"]
+    report = bundle_import(data=bundles.dumps(original), slug="s1-copy", grant_existing=True)
+    copy = report.study
+    assert copy.requires_qualification and copy.practice_min_items == 2
+    assert GoldItem.objects.filter(study=copy, in_practice_set=True).count() == 2
+    again = bundle_export(study=copy)
+    assert again["annotations"] == original["annotations"]
+    assert again["study"]["gold_items"] == original["study"]["gold_items"]
+    # A bundle naming a gold item without its gold annotation is refused.
+    broken = bundles.loads(bundles.dumps(original))
+    broken["study"]["gold_items"].append(
+        {
+            "clip": "f",
+            "model": broken["study"]["gold_items"][0]["model"],
+            "in_practice_set": False,
+            "source": "workspace",
+        }
+    )
+    assert any("no gold annotation" in e for e in bundles.check(broken))
