@@ -43,8 +43,9 @@ from scoring.metrics.exports import REJECT, CorrectedCaption
 #: Fewest items a gold agreement is computed over (the profile's minimum group).
 MIN_ITEMS = MIN_GROUP
 #: How many of an annotator's latest gold checks make their *recent* gold accuracy (the drift
-#: warning of the dashboard reads it against the study's gold_drift_threshold).
-RECENT_CHECKS = 20
+#: warning of the dashboard reads it against the study's gold_drift_threshold); the gold page's
+#: drift warning reads as many (annotation.services.gold.DRIFT_WINDOW).
+RECENT_CHECKS = 10
 
 
 @dataclass(frozen=True)
