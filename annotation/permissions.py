@@ -211,7 +211,7 @@ class IsStudyAdminOrSiteReader(BasePermission):
 
 
 # Who reads how the people of a study worked (the annotator quality page, the work log): its
-# admins, by name; its researchers, by pseudonym (annotation.pseudonyms); site admins read it.
+# admins, by name; its researchers, by pseudonym (annotation.rules.pseudonyms); site admins read it.
 PEOPLE_READERS = {Role.ADMIN, Role.RESEARCHER}
 PEOPLE_REFUSAL = "Only the study's admins and researchers see how its people worked."
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.annotator_quality import gold_drift
-from annotation.dashboard import study_dashboard
 from annotation.models import Study, StudyState
+from annotation.selectors.annotator_quality import gold_drift
+from annotation.selectors.dashboard import study_dashboard
+from annotation.selectors.work_log import people_of
 from annotation.services.lifecycle import UNFINISHED_LABELS, lifecycle_status
-from annotation.work_log import people_of
 from scoring.lifecycle import verdicts_not_scored
 from scoring.release import LICENSES
 

@@ -1,7 +1,7 @@
 """The annotator quality page (sortable, with its CSV) and the work log of a study: its admins
 see people by name, its researchers by pseudonym; other members are told who may see them (403),
-people outside the study learn nothing (404). The numbers come from annotation.annotator_quality
-and annotation.work_log, the same as the API's."""
+people outside the study learn nothing (404). The numbers come from annotation.selectors.annotator_quality
+and annotation.selectors.work_log, the same as the API's."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from annotation.annotator_quality import COLUMNS, annotator_quality, row_values
 from annotation.errors import ServiceError
-from annotation.gold_agreement import MIN_ITEMS
 from annotation.models import Study
 from annotation.permissions import (
     PEOPLE_REFUSAL,
@@ -26,8 +24,10 @@ from annotation.permissions import (
     sees_people,
     user_roles,
 )
-from annotation.queues import page_size
-from annotation.work_log import ACTION_LABELS, WORK_ACTIONS, people_of, work_log
+from annotation.rules.gold_agreement import MIN_ITEMS
+from annotation.selectors.annotator_quality import COLUMNS, annotator_quality, row_values
+from annotation.selectors.queues import page_size
+from annotation.selectors.work_log import ACTION_LABELS, WORK_ACTIONS, people_of, work_log
 from frontend.templatetags.progress_format import DASH, decimal, percent, seconds
 
 # Columns whose values are shares (shown as percentages); other fractions are decimals.

@@ -70,10 +70,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
+from annotation.rules import workflow
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.gold import counted_annotations
 from annotation.services.study_state import Write, study_require
@@ -662,12 +662,12 @@ def gold_sensitivity(
 ) -> tuple[pd.DataFrame | None, list[str]]:
     """The sensitivity table of the profile to its annotators (``annotator_sensitivity``), and
     the pseudonyms of those it leaves out: annotators whose overview agreement with the gold
-    verdicts of their hidden gold checks (:mod:`annotation.gold_agreement`, over at least its
+    verdicts of their hidden gold checks (:mod:`annotation.rules.gold_agreement`, over at least its
     minimum of items) is below the study's ``gold_drift_threshold``. None when no annotator of
     the study met a gold check: there is nothing to compare."""
-    from annotation.annotator_quality import gold_pairs
-    from annotation.gold_agreement import gold_agreement
-    from annotation.pseudonyms import pseudonym
+    from annotation.rules.gold_agreement import gold_agreement
+    from annotation.rules.pseudonyms import pseudonym
+    from annotation.selectors.annotator_quality import gold_pairs
     from scoring.metrics.analysis.sensitivity import annotator_sensitivity
 
     pairs = gold_pairs(study)

@@ -34,7 +34,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
-from annotation.pseudonyms import pseudonym
+from annotation.rules.pseudonyms import pseudonym
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -218,15 +218,15 @@ def card_header(study: Study, *, license: str, models: str, counts: Mapping[str,
 
 def quality_rows(study: Study) -> list[Any]:
     """The annotator quality rows of the study, people as their release pseudonyms."""
-    from annotation.annotator_quality import annotator_quality
-    from annotation.work_log import people_of
+    from annotation.selectors.annotator_quality import annotator_quality
+    from annotation.selectors.work_log import people_of
 
     return annotator_quality(study=study, people=people_of(study, by_name=False))
 
 
 def quality_header(rows: Sequence[Any]) -> dict[str, Any]:
     """The dataset card's counts of how the annotators were trained and checked."""
-    from annotation.gold_agreement import MIN_ITEMS
+    from annotation.rules.gold_agreement import MIN_ITEMS
 
     return {
         "annotators": sum(1 for row in rows if row.items_done),
@@ -247,7 +247,7 @@ def _decimal(value: float | None) -> str:
 
 def quality_section(rows: Sequence[Any]) -> list[str]:
     """The card's "Annotator quality" section: one line per annotator who released work."""
-    from annotation.gold_agreement import MIN_ITEMS
+    from annotation.rules.gold_agreement import MIN_ITEMS
 
     worked = [row for row in rows if row.items_done]
     lines = [
@@ -281,7 +281,7 @@ def _fields_table(title: str, fields: Sequence[Field]) -> str:
 
 def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
     """The dataset card: the YAML header, then how the data was made, the annotators' quality
-    (`quality`: annotation.annotator_quality rows, by pseudonym), the taxonomy, the fields."""
+    (`quality`: annotation.selectors.annotator_quality rows, by pseudonym), the taxonomy, the fields."""
     modes = taxonomy_modes(study.taxonomy)
     counts = header["redline"]["counts"]
     body = [

@@ -14,9 +14,10 @@ import statistics
 import pytest
 from django.test import Client
 
-from annotation.annotator_quality import gold_drift
 from annotation.models import Annotation, AuditEvent, GoldItem, Membership, Qualification
-from annotation.pseudonyms import pseudonym
+from annotation.rules.pseudonyms import pseudonym
+from annotation.selectors.annotator_quality import gold_drift
+from annotation.selectors.work_log import people_of
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
     annotations_assign,
@@ -26,7 +27,6 @@ from annotation.services.workflow import (
     review_claim,
     review_return,
 )
-from annotation.work_log import people_of
 from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
 from tests.conftest import in_setup
 

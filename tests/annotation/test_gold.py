@@ -337,9 +337,9 @@ def test_feedback_is_for_practice_items_of_their_annotator(world):
 
 
 def predicted(seed: int, annotator_id: int, *, work: int, pool: int, rate: float = 1 / 3) -> list[str]:
-    """The purposes of the items Start next opens, by annotation.gold_rules.gold_check_due: a
+    """The purposes of the items Start next opens, by annotation.rules.gold.gold_check_due: a
     gold check where the slot's draw says so and the pool holds one, else the next real item."""
-    from annotation.gold_rules import gold_check_due
+    from annotation.rules.gold import gold_check_due
 
     purposes, slot = [], 0
     while work:
@@ -405,7 +405,7 @@ def test_hidden_gold_checks_look_like_work_and_stop_when_the_pool_runs_out(world
     assert gold.gold_check_outcomes(study, annotator) == [True, True]
     assert gold.gold_drift(study) == []
     # A gold check beside its gold verdict is no double annotation for the agreement statistics.
-    from annotation.progress import double_annotated_captions
+    from annotation.selectors.progress import double_annotated_captions
 
     assert double_annotated_captions(study=study) == 0
 
@@ -511,7 +511,7 @@ def test_the_workspace_shows_practice_feedback_once_submitted(world):
 
 
 def test_a_bundle_keeps_gold_items_practice_attempts_and_gold_checks(world):
-    from annotation import bundles
+    from annotation.interchange import bundles
     from annotation.services.bundles import bundle_export, bundle_import
 
     practice_world(world, required=True, min_items=2)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.gold_agreement import (
+from annotation.rules.gold_agreement import (
     MIN_ITEMS,
     GoldAgreement,
     ModeCounts,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation.pseudonyms import pseudonym
+from annotation.rules.pseudonyms import pseudonym
 from tests.annotation.test_annotator_quality import gold_world, world  # noqa: F401 - fixtures
 from tests.browser.conftest import screenshot
 
