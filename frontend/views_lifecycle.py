@@ -10,6 +10,7 @@ from django.conf import settings
 
 from annotation.dashboard import study_dashboard
 from annotation.models import Study, StudyState
+from annotation.services.gold import gold_drift, gold_pool_status
 from annotation.services.lifecycle import UNFINISHED_LABELS, lifecycle_status
 from scoring.lifecycle import verdicts_not_scored
 from scoring.release import LICENSES
@@ -57,4 +58,6 @@ def lifecycle_context(request, study: Study, *, roles: set[str]) -> dict[str, An
     if study.state == StudyState.RUNNING:
         context["dashboard"] = study_dashboard(study, idle_minutes=idle_minutes_from(request))
         context["dashboard"]["unscored"] = verdicts_not_scored(study)
+        if study.gold_rate > 0:  # hidden gold checks: the pool, and who drifts (named, for the admins)
+            context["dashboard"]["gold"] = {"pool": gold_pool_status(study), "drift": gold_drift(study)}
     return context
