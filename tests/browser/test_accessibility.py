@@ -154,7 +154,9 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
     paths = ["/", "/studies/s1/", "/studies/s1/progress/", "/studies/s1/profiles/", "/studies/s1/review/",
              f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/",
              # Setting a study up: the New study page, its settings, members and history.
-             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/"]
+             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
+             # Gold items, the practice set and qualification.
+             "/studies/s1/gold/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
@@ -178,3 +180,25 @@ def test_the_profile_page_with_its_wide_tables(as_role, live_server, axe_source)
     region = page.locator(".scroll:has(#profile-main-table)")
     assert region.evaluate("node => node.scrollWidth > node.clientWidth"), "the table does not overflow here"
     assert serious_violations(page, axe_source) == []
+
+
+def test_a_practice_items_feedback_and_the_practice_queue(as_role, live_server, study, personas, axe_source):
+    """The annotator's queue with its practice notice, and a submitted practice item's feedback."""
+    from annotation.models import Caption
+    from annotation.services import gold
+    from annotation.services.workflow import annotation_start_next
+
+    fake_clip(study, "c")
+    captions_add(study, [caption_record("c", SECRET_MODEL)])
+    admin, annotator = personas["admin"], personas["annotator"]
+    item = gold.gold_start(study=study, actor=admin, caption_id=Caption.objects.get(clip__name="c").pk)
+    complete(item.gold, admin)
+    gold.practice_configure(study=study, actor=admin, practice_items=[item.pk],
+                            settings={"practice_min_items": 1, "requires_qualification": True})
+    page = as_role("annotator")
+    problems = sweep(page, live_server, axe_source, ["/studies/s1/queue/"])
+    practice = Annotation.objects.get(pk=annotation_start_next(study=study, annotator=annotator))
+    complete(practice, annotator, overview={"verdict": "accept"})
+    problems.update(sweep(page, live_server, axe_source, [f"/annotate/{practice.pk}/"],
+                          {"/annotate/": "#practice-redline"}))
+    assert problems == {}
