@@ -1,7 +1,7 @@
 """The gold page of a study (study admins and gold experts): make gold items, choose the
 practice set and its pass rule, set the gold rate, see the pool, the annotators' practice
 results and the drift warnings. A plain form page; its writes are annotation.services.gold's,
-as the API's are (annotation.api_gold)."""
+as the API's are (annotation.api.gold)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation import study_settings
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import Caption, Study
 from annotation.permissions import Role, user_roles
+from annotation.rules import study_settings
 from annotation.services import gold
 
 NUMBERS = {"practice_min_items": int, "practice_min_overview_agreement": float, "practice_min_mode_f1": float,

@@ -11,7 +11,7 @@ How the rows read (annotation.models: Annotation.purpose, GoldItem, Qualificatio
   study's settings (:func:`practice_configure`). A new annotator's next item is a practice item
   until their attempt is done (:func:`practice_begin`, called by ``annotation_start_next``);
   when every item of the attempt is submitted the attempt is evaluated against the gold
-  verdicts (:func:`practice_after_submit`, the pure rule in annotation.gold_rules) and the
+  verdicts (:func:`practice_after_submit`, the pure rule in annotation.rules.gold) and the
   qualification says passed or failed, and why. A study admin may allow another attempt
   (:func:`qualification_retry_allow`). When the study requires qualification, only those who
   passed receive real work (:func:`real_work_allowed`).
@@ -35,7 +35,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
-from annotation import gold_rules, queues, study_settings, workflow
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import (
     Annotation,
@@ -47,6 +46,9 @@ from annotation.models import (
     Qualification,
     Study,
 )
+from annotation.rules import gold as gold_rules
+from annotation.rules import study_settings, workflow
+from annotation.selectors import queues
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_freeze
@@ -447,7 +449,7 @@ def _comparison(annotation: Annotation, item: GoldItem) -> gold_rules.ItemCompar
 
 def practice_after_submit(annotation: Annotation) -> Qualification | None:
     """After a practice item is submitted: when it was the attempt's last, evaluate the attempt
-    (annotation.gold_rules.practice_evaluate) and record passed or failed with the reasons."""
+    (annotation.rules.gold.practice_evaluate) and record passed or failed with the reasons."""
     if annotation.purpose != Purpose.PRACTICE:
         return None
     study = annotation.caption.clip.study
@@ -590,7 +592,7 @@ def practice_feedback(annotation: Annotation) -> dict[str, Any]:
 
 def gold_check_take(*, study: Study, annotator) -> int | None:
     """Open-able gold check for the annotator's next item when the draw says one is due
-    (annotation.gold_rules.gold_check_due at the study's gold rate): a new gold_check
+    (annotation.rules.gold.gold_check_due at the study's gold rate): a new gold_check
     annotation on a ready gold item outside the practice set that they neither made nor met;
     None when none is due or the pool ran out for them. Inside the caller's transaction."""
     if study.gold_rate <= 0:

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.errors import ImportRefused, ServiceError
-from annotation.formats.strict_json import json_loads_strict
+from annotation.interchange.formats.strict_json import json_loads_strict
 from annotation.models import Caption, GoldItem, Study
 from annotation.services import gold
 from annotation.services.annotating import annotation_open, annotation_save, annotation_submit, overview_lock

@@ -338,9 +338,9 @@ def test_feedback_is_for_practice_items_of_their_annotator(world):
 
 
 def predicted(seed: int, annotator_id: int, *, work: int, pool: int, rate: float = 1 / 3) -> list[str]:
-    """The purposes of the items Start next opens, by annotation.gold_rules.gold_check_due: a
+    """The purposes of the items Start next opens, by annotation.rules.gold.gold_check_due: a
     gold check where the slot's draw says so and the pool holds one, else the next real item."""
-    from annotation.gold_rules import gold_check_due
+    from annotation.rules.gold import gold_check_due
 
     purposes, slot = [], 0
     while work:
@@ -420,7 +420,7 @@ def test_hidden_gold_checks_look_like_work_and_stop_when_the_pool_runs_out(world
     dashboard = page_client(world["admin"]).get("/studies/s1/").content.decode()
     assert f"{annotator.username}: agreed with gold on 0.67 of their last 3 gold checks" in dashboard
     # A gold check beside its gold verdict is no double annotation for the agreement statistics.
-    from annotation.progress import double_annotated_captions
+    from annotation.selectors.progress import double_annotated_captions
 
     assert double_annotated_captions(study=study) == 0
 
@@ -526,7 +526,7 @@ def test_the_workspace_shows_practice_feedback_once_submitted(world):
 
 
 def test_a_bundle_keeps_gold_items_practice_attempts_and_gold_checks(world):
-    from annotation import bundles
+    from annotation.interchange import bundles
     from annotation.services.bundles import bundle_export, bundle_import
 
     practice_world(world, required=True, min_items=2)

@@ -1,10 +1,10 @@
-"""The pure gold rules (annotation.gold_rules) against values computed by hand."""
+"""The pure gold rules (annotation.rules.gold) against values computed by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from annotation.gold_rules import (
+from annotation.rules.gold import (
     PassRule,
     binomial_interval,
     gold_check_due,

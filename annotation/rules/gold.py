@@ -37,7 +37,7 @@ from typing import Any
 REJECT = "reject"
 ACCEPT = "accept"
 
-# The gold rate's bound: the study settings' check (annotation.study_settings) refuses more.
+# The gold rate's bound: the study settings' check (annotation.rules.study_settings) refuses more.
 GOLD_RATE_MAX = 0.5
 
 

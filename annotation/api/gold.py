@@ -27,8 +27,8 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import study_settings
-from annotation.api_studies import refused
+from annotation.api.studies import refused
+from annotation.api.workflow_bodies import Error
 from annotation.errors import ServiceError
 from annotation.models import Annotation
 from annotation.permissions import (
@@ -40,7 +40,7 @@ from annotation.permissions import (
     study_from_view,
     user_roles,
 )
-from annotation.serializers_workflow import Error
+from annotation.rules import study_settings
 from annotation.services import gold
 from annotation.services.gold_import import gold_import
 

@@ -59,7 +59,7 @@ MEANINGS = {
     "undo_seconds": "How long locking, submitting and approving can be undone; empty: the site's UNDO_SECONDS.",
     "caption_language": "The language the captions are written in: it decides what a word is for edit size.",
     "description": "Shown to annotators on their start page.",
-    # Gold and qualification (annotation.gold_rules; set on the practice page and /api/studies/<slug>/practice/).
+    # Gold and qualification (annotation.rules.gold; set on the practice page and /api/studies/<slug>/practice/).
     "requires_qualification": "Only annotators who passed the practice set receive real work (off by default). "
                               "The practice set comes first in every new annotator's queue either way.",
     "practice_min_items": "The practice set's pass rule: at least this many practice items done (default 5: "
