@@ -610,12 +610,12 @@ def build(participants: int, items_each: int, reviewers: int, sign_in: str) -> t
 
 
 def warm_up(port: int, cookies: dict[str, str], workers: int) -> None:
-    """What the operator does before sending the link: open the study page and its queue, a few
-    times at once so that every web worker has answered once (its first request loads templates
+    """What the operator does before sending the link: open the study page and the review queue, a
+    few times at once so that every web worker has answered once (its first request loads templates
     and opens its database connection). Not measured."""
     def views() -> None:
         browser = Browser(port, Ledger(), cookies)
-        for path in (f"/studies/{SLUG}/", f"/studies/{SLUG}/review/", f"/studies/{SLUG}/progress/"):
+        for path in (f"/studies/{SLUG}/", f"/studies/{SLUG}/review/"):
             browser.request("warm-up", "GET", path)
 
     threads = [threading.Thread(target=views) for _ in range(2 * workers)]

@@ -63,10 +63,12 @@ def drop_postgres(url: str, scratch: str) -> None:
 
 
 class DatabaseTime:
-    """Wall time and count of the SQL statements run through Django's connection."""
+    """Wall time and count of the SQL statements run through Django's connection (and, with
+    `keep`, the statements themselves)."""
 
-    def __init__(self):
+    def __init__(self, keep: bool = False):
         self.seconds, self.statements = 0.0, 0
+        self.sql: list[str] | None = [] if keep else None
 
     def __call__(self, execute, sql, params, many, context):
         started = time.perf_counter()
@@ -75,9 +77,11 @@ class DatabaseTime:
         finally:
             self.seconds += time.perf_counter() - started
             self.statements += 1
+            if self.sql is not None:
+                self.sql.append(sql)
 
 
-def measure(database_url: str, requests: int, top: int) -> None:
+def measure(database_url: str, requests: int, top: int, show_sql: bool = False) -> None:
     """Build the study on `database_url` and measure each endpoint (in this process)."""
     folder = Path(tempfile.mkdtemp(prefix="redline-bench-cpu-"))
     os.environ.update({
@@ -159,7 +163,9 @@ def measure(database_url: str, requests: int, top: int) -> None:
             status, content = request()
             assert status == 200, f"{name}: {status} {content[:300]!r}"
         cpu, db, statements = [], [], []
-        profiler = cProfile.Profile()
+        # CPU time, not wall time: on a busy machine a function's wall time also counts the
+        # time the process waited for a core.
+        profiler = cProfile.Profile(time.process_time)
         for _ in range(requests):
             timer = DatabaseTime()
             with connection.execute_wrapper(timer):
@@ -169,6 +175,13 @@ def measure(database_url: str, requests: int, top: int) -> None:
             db.append(timer.seconds)
             statements.append(timer.statements)
             assert status == 200, name
+        if show_sql:
+            timer = DatabaseTime(keep=True)
+            with connection.execute_wrapper(timer):
+                request()
+            print(f"    SQL of one {name}:")
+            for sql in timer.sql:
+                print(f"      {sql[:300]}")
         for _ in range(max(5, requests // 4)):  # profiled apart, so the timings carry no profiler cost
             profiler.runcall(request)
         profiles[name] = profiler
@@ -219,10 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=40, help="timed requests per endpoint (40)")
     parser.add_argument("--top", type=int, default=8, help="functions shown per profile (8)")
+    parser.add_argument("--sql", action="store_true", help="print the SQL statements of one request of each")
     parser.add_argument("--database", help=argparse.SUPPRESS)  # one measurement, in a child process
     args = parser.parse_args(argv)
     if args.database:
-        measure(args.database, args.requests, args.top)
+        measure(args.database, args.requests, args.top, args.sql)
         return 0
     runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-cpu-')}/bench.sqlite3", None)]
     postgres = os.environ.get("DATABASE_URL", "")
@@ -232,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for url, _ in runs:
             child = subprocess.run([sys.executable, __file__, "--database", url, "--requests", str(args.requests),
-                                    "--top", str(args.top)], cwd=REPO)
+                                    "--top", str(args.top), *(["--sql"] if args.sql else [])], cwd=REPO)
             if child.returncode != 0:
                 return child.returncode
     finally:
