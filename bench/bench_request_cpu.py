@@ -81,7 +81,7 @@ class DatabaseTime:
                 self.sql.append(sql)
 
 
-def measure(database_url: str, requests: int, top: int, show_sql: bool = False) -> None:
+def measure(database_url: str, requests: int, top: int, show_sql: bool = False, sort: str = "tottime") -> None:
     """Build the study on `database_url` and measure each endpoint (in this process)."""
     folder = Path(tempfile.mkdtemp(prefix="redline-bench-cpu-"))
     os.environ.update({
@@ -196,10 +196,10 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False) 
         stats = pstats.Stats(profiler, stream=out)
         shares = where_the_time_goes(stats)
         print(f"  {name}: " + ", ".join(f"{part} {share:.0%}" for part, share in shares))
-        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats(sort).print_stats(top)
         lines = [line for line in out.getvalue().splitlines() if line.strip()]
         start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
-        print(f"  profile of {name} (top {top} functions by own time):")
+        print(f"  profile of {name} (top {top} functions by {'own' if sort == 'tottime' else 'cumulative'} time):")
         for line in lines[start + 1:start + 1 + top]:
             print("    " + line.replace(str(REPO) + "/", "").replace(sys.prefix + "/lib/python3.11/site-packages/", ""))
 
@@ -233,10 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=40, help="timed requests per endpoint (40)")
     parser.add_argument("--top", type=int, default=8, help="functions shown per profile (8)")
     parser.add_argument("--sql", action="store_true", help="print the SQL statements of one request of each")
+    parser.add_argument("--cumulative", action="store_true", help="profiles sorted by cumulative time, not own time")
     parser.add_argument("--database", help=argparse.SUPPRESS)  # one measurement, in a child process
     args = parser.parse_args(argv)
     if args.database:
-        measure(args.database, args.requests, args.top, args.sql)
+        measure(args.database, args.requests, args.top, args.sql, "cumulative" if args.cumulative else "tottime")
         return 0
     runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-cpu-')}/bench.sqlite3", None)]
     postgres = os.environ.get("DATABASE_URL", "")
@@ -246,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for url, _ in runs:
             child = subprocess.run([sys.executable, __file__, "--database", url, "--requests", str(args.requests),
-                                    "--top", str(args.top), *(["--sql"] if args.sql else [])], cwd=REPO)
+                                    "--top", str(args.top), *(["--sql"] if args.sql else []),
+                                    *(["--cumulative"] if args.cumulative else [])], cwd=REPO)
             if child.returncode != 0:
                 return child.returncode
     finally:

@@ -12,7 +12,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.api.workflow import get_annotation_for, workspace_payload
+from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, require_study_work, user_roles
@@ -67,7 +67,8 @@ def workspace(request, annotation_id: int):
     Looking (GET) never changes the annotation: a new or returned one shows a "Start" button,
     whose POST starts the work and comes back here.
     """
-    annotation = get_object_or_404(Annotation.objects.select_related("caption__clip__study"), pk=annotation_id)
+    # Read once, with everything the page shows: the checks below are those of get_annotation_for.
+    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
@@ -85,7 +86,6 @@ def workspace(request, annotation_id: int):
                 "payload": workspace_payload(get_annotation_for(request.user, annotation.pk), request.user),
             }, status=409)
         return redirect("workspace", annotation_id=annotation.pk)
-    annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
     if annotation.state in workflow.TRANSITIONS["open"].sources:
