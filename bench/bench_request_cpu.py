@@ -5,8 +5,9 @@ It builds a scratch study (bench/scalebuild.py: 100 clips x 5 models, 8 windows 
 annotators, 5 reviewers, a third submitted), collects the static files, and calls Django's WSGI
 application directly (no test client, no HTTP server, DEBUG off, as gunicorn calls it) for:
 the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/), "start next"
-(POST .../my-queue/next/), an autosave (PATCH .../draft/) and the review queue's next (POST
-.../review-queue/next/). For each it prints the process CPU time, the time spent inside the
+(POST .../my-queue/next/), an autosave (PATCH .../draft/), the review queue's next (POST
+.../review-queue/next/) and the study's entry page (/studies/<slug>/, what a crowd opens first).
+For each it prints the process CPU time, the time spent inside the
 database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
 time plus the loopback round trip, spent in another process) and the SQL statements per
 request, then the profile's top functions, so that the time left can be placed (ORM,
@@ -151,6 +152,8 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
         "start next": lambda: call(annotator, "POST", f"/api/studies/{slug}/my-queue/next/"),
         "autosave": autosave,
         "review next": lambda: call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/"),
+        # What a crowd's participants open first (bench_crowd_launch.py): the study page.
+        "entry page": lambda: call(annotator, "GET", f"/studies/{slug}/"),
     }
     engine = connection.vendor
     print(f"{engine}: {built.captions} captions, {built.annotations} annotations ({built.submitted} submitted); "
