@@ -202,6 +202,18 @@ class Invitation(models.Model):
     token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
     roles = models.JSONField(help_text="the roles accepting grants, exactly")
     note = models.CharField(max_length=200, blank=True, help_text="who it is for, as its maker wrote")
+    email = models.EmailField(blank=True, help_text="where the link was sent (empty: the link was only shown)")
+
+    class Mail(models.TextChoices):
+        NONE = "", "not sent"
+        SENDING = "sending", "sending"
+        SENT = "sent", "sent"
+        FAILED = "failed", "failed"
+
+    mail_state = models.CharField(max_length=10, choices=Mail.choices, blank=True, default=Mail.NONE)
+    mail_error = models.TextField(blank=True, help_text="the mail server's answer when the last sending failed")
+    mail_sent_at = models.DateTimeField(null=True, blank=True, help_text="when the last sending was accepted")
+    mail_attempts = models.PositiveIntegerField(default=0, help_text="how often a link was sent")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -226,6 +238,9 @@ class Invitation(models.Model):
             models.CheckConstraint(
                 condition=Q(accepted_at__isnull=True) | Q(revoked_at__isnull=True),
                 name="invitation_not_both_accepted_and_revoked",
+            ),
+            models.CheckConstraint(
+                condition=Q(mail_state="") | ~Q(email=""), name="invitation_mail_has_an_address",
             ),
         ]
 

@@ -19,6 +19,11 @@ urlpatterns = [
         api_studies.InvitationRevoke.as_view(),
         name="api-invitation-revoke",
     ),
+    path(
+        "studies/<slug:slug>/invitations/<int:invitation_id>/send/",
+        api_studies.InvitationSend.as_view(),
+        name="api-invitation-send",
+    ),
     path("studies/<slug:slug>/history/", api_studies.StudyHistory.as_view(), name="api-study-history"),
     path("taxonomies/", api_studies.TaxonomyList.as_view(), name="api-taxonomies"),
     path("studies/<slug:slug>/clips/", api.ClipList.as_view(), name="api-clips"),

@@ -387,6 +387,25 @@ CACHES = {
           "LOCATION": str(VAR_DIR / "cache")}
 }
 
+# E-mail (invitations): Django's own settings, read from the environment under their own names.
+# Unset: the console backend prints each message to the server's output (nothing leaves the
+# machine); `make demo` writes them as files under var/mail (the file-based backend). A server
+# sets EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and the SMTP server's address.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.console.EmailBackend"
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS (STARTTLS) and EMAIL_USE_SSL (implicit TLS) exclude each other: set one.")
+# An SMTP server that does not answer holds the request that sends for this long at most; the
+# invitation is kept, marked failed with the error, and can be sent again from the members page.
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Redline <redline@localhost>")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

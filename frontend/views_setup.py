@@ -144,9 +144,13 @@ def history_summary(event) -> str:
         return f"Deactivated {user}{released}."
     if event.action == "invitation_create":
         return f"Made invitation #{after.get('invitation')} for {', '.join(after.get('roles') or [])}" + (
-            f" ({after['note']})." if after.get("note") else ".")
+            f" ({after['note']})" if after.get("note") else "") + (
+            f", to be sent to {after['email']}." if after.get("email") else ".")
     if event.action == "invitation_revoke":
         return f"Revoked invitation #{after.get('invitation')}."
+    if event.action == "invitation_send":
+        return (f"Sent invitation #{after.get('invitation')} to {after.get('email')} "
+                "(a new link; an earlier one stops working).")
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

@@ -110,6 +110,9 @@ WRITES: dict[tuple[str, str], Write] = {
     ("api-invitation-revoke", "POST"): Write("members", "admin",
                                              kwargs={**SLUG, "invitation_id": lambda w: w["invitation"].pk},
                                              stores=True),
+    ("api-invitation-send", "POST"): Write("members", "admin", lambda w: {"email": "ana@example.org"},
+                                           kwargs={**SLUG, "invitation_id": lambda w: w["mailed"].pk},
+                                           stores=True),
     # An invitation made before, accepted now (while running it makes a member; closed, nothing).
     ("invitation", "POST"): Write("members", "guest", lambda w: {"account": "guest"},
                                   kwargs={"token": lambda w: w["token"]}, multipart=True, stores=True),
@@ -260,6 +263,8 @@ def world(make_user, clip_files):
         "annotations": {"fresh": mine[0], "started": mine[1], "submitted": mine[2]},
         "invitation": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[0],
         "token": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[1],
+        "mailed": invitation_create(study=study, actor=people["admin"], roles=["annotator"],
+                                    email="ana@exmaple.org")[0],
         "score_job": score_job_create(study=study, metrics=["bleu4"], enqueue=False),
         "video": clip_files["c"].read_bytes(),
     }

@@ -121,6 +121,32 @@ if (addForm) {
 const inviteForm = document.getElementById("invite-form");
 const invitationsBody = document.querySelector("#invitations tbody");
 
+// How the e-mail of an invitation went, in one sentence.
+function mailSentence(invitation) {
+  if (invitation.mail_state === "sent") return `Sent to ${invitation.email}.`;
+  if (invitation.mail_state === "failed") return `Not sent to ${invitation.email}: ${invitation.mail_error}`;
+  if (invitation.mail_state === "sending") return `Sending to ${invitation.email}…`;
+  return "";
+}
+
+function mailCell(invitation) {
+  const cell = element("td");
+  cell.className = "invitation-mail";
+  if (!invitation.email) {
+    cell.textContent = "—";
+    return cell;
+  }
+  cell.appendChild(element("div", invitation.email));
+  const stateText = {
+    sent: `sent ${invitation.mail_sent_at ? new Date(invitation.mail_sent_at).toLocaleString() : ""}`,
+    failed: "not sent", sending: "sending…",
+  }[invitation.mail_state] || "";
+  const badge = element("span", stateText, `badge mail-${invitation.mail_state || "none"}`);
+  cell.appendChild(badge);
+  if (invitation.mail_state === "failed") cell.appendChild(element("div", invitation.mail_error, "field-error mail-error"));
+  return cell;
+}
+
 async function reloadInvitations() {
   const { ok, answer } = await call("GET", `${base}/invitations/`);
   if (!ok) return;
@@ -130,10 +156,23 @@ async function reloadInvitations() {
     row.dataset.invitation = String(invitation.id);
     row.append(
       element("td", invitation.note || "—"), element("td", invitation.roles.join(", ")),
-      element("td", invitation.state), element("td", invitation.created_by),
+      element("td", invitation.state), mailCell(invitation), element("td", invitation.created_by),
       element("td", new Date(invitation.expires_at).toLocaleString()), element("td", invitation.accepted_by || ""),
     );
     const actions = element("td");
+    if (invitation.state === "open" && invitation.email) {
+      const again = element("button", invitation.mail_state === "failed" ? "Send again" : "Re-send");
+      again.type = "button";
+      again.dataset.send = String(invitation.id);
+      again.title = "Sends a new link to this address; the link sent before stops working.";
+      again.addEventListener("click", async () => {
+        again.disabled = true;
+        const { ok: done, answer: said } = await call("POST", `${base}/invitations/${invitation.id}/send/`, {});
+        say(membersResult, done ? mailSentence(said) : said.detail, !done || said.mail_state === "failed");
+        await reloadInvitations();
+      });
+      actions.append(again, " ");
+    }
     if (invitation.state === "open") {
       const revoke = element("button", "Revoke");
       revoke.type = "button";
@@ -163,11 +202,13 @@ if (inviteForm) {
     if (!Number.isInteger(days) || days < 1 || days > data.days_max) {
       return say(place, `An invitation lasts from 1 to ${data.days_max} days.`, true);
     }
-    const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days });
+    const email = inviteForm.elements.email.value.trim();
+    const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days, email });
     say(place, ok ? "" : answer.detail, !ok);
     if (ok) {
       inviteForm.reset();
       document.getElementById("invite-link").hidden = false;
+      say(document.getElementById("invite-mail"), mailSentence(answer), answer.mail_state === "failed");
       document.getElementById("invite-url").value = answer.url;
       await reloadInvitations();
     }
