@@ -86,3 +86,19 @@ urlpatterns += [
     path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
 ]
+
+from annotation import api_recruitment as recruiting  # noqa: E402
+
+urlpatterns += [
+    path(
+        "studies/<slug:slug>/recruitment-links/",
+        recruiting.RecruitmentLinkList.as_view(),
+        name="api-recruitment-links",
+    ),
+    path(
+        "studies/<slug:slug>/recruitment-links/<int:link_id>/close/",
+        recruiting.RecruitmentLinkClose.as_view(),
+        name="api-recruitment-link-close",
+    ),
+    path("studies/<slug:slug>/participants/", recruiting.ParticipantList.as_view(), name="api-participants"),
+]

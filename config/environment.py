@@ -71,6 +71,13 @@ VARIABLES = (
         'per-account-and-address one',
     ),
     Variable(
+        ('RECRUITMENT_OPENS_PER_ADDRESS', 'RECRUITMENT_WINDOW_SECONDS'),
+        '`60`, `600`',
+        'how often one address may open recruitment links (pages and starts alike) per window of '
+        'seconds; more is refused with 429 until the window passes. Participants in one room behind '
+        'one address share it',
+    ),
+    Variable(
         ('MAX_IMPORT_FILE_MB',),
         '`100`',
         'largest caption, reference or clip-properties file an import takes (413 above it)',

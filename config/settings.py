@@ -374,6 +374,10 @@ if LOGIN_FAILURES_PER_ACCOUNT <= LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
 # address (HTTP_X_REAL_IP with the nginx lines of docs/production.md, or HTTP_X_FORWARDED_FOR) and how many
 # proxies in front append to it; the address is the one the right-most trusted proxy wrote
 # (entries further left are whatever the client sent). Unset: the connection's address.
+# Opening recruitment links (frontend/views_recruitment.py): each address may open them this
+# often per window; more is answered 429 (against guessing links or participant ids).
+RECRUITMENT_OPENS_PER_ADDRESS = int(os.environ.get("RECRUITMENT_OPENS_PER_ADDRESS", "60"))
+RECRUITMENT_WINDOW_SECONDS = int(os.environ.get("RECRUITMENT_WINDOW_SECONDS", "600"))
 CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1"))
 # Django's cache holds the progress of running caption imports (written

@@ -151,6 +151,12 @@ def history_summary(event) -> str:
     if event.action == "invitation_send":
         return (f"Sent invitation #{after.get('invitation')} to {after.get('email')} "
                 "(a new link; an earlier one stops working).")
+    if event.action == "recruitment_link_create":
+        return (f"Made recruitment link #{after.get('link')} ({after.get('platform')}) for up to {after.get('cap')} "
+                f"participants of {after.get('quota')} items each" + (f" ({after['label']})." if after.get("label")
+                                                                      else "."))
+    if event.action == "recruitment_link_close":
+        return f"Closed recruitment link #{after.get('link')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

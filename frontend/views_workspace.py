@@ -19,6 +19,7 @@ from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.queues import BadCursor
 from annotation.queues import annotator_queue as queue_of
+from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -31,6 +32,9 @@ def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant_complete(participant=participant):
+        return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
     try:
         after = request.GET.get("after") or None
         queue = queue_of(study=study, annotator=request.user, after=after)
@@ -76,6 +80,9 @@ def workspace(request, annotation_id: int):
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     require_study_work(request.user, study)
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant.completed_at:
+        return redirect("participant-done", slug=study.slug)
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)
