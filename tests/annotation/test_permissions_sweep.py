@@ -99,6 +99,10 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
     # on content (400).
     "invitation": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    # Anyone holding a recruitment link sees its page; without a participant id it is refused on
+    # content (400), GET and POST alike. The completion page is a participant's only (none here).
+    "recruitment": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    "participant-done": {"GET": Expect(NOBODY)},
     "clip": {"GET": Expect(MEMBERS)},
     "clip-video": {"GET": Expect(MEMBERS)},
     "clip-poster": {"GET": Expect(MEMBERS)},
@@ -130,6 +134,10 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # The swept invitation has no e-mail address: past the gate, refused on content (400).
     "api-invitation-send": {"POST": api_post(ADMINS)},
     "api-study-history": {"GET": Expect(ADMINS)},
+    # Recruitment links: a study admin's; the swept POST lacks the cap (400 once past the gate).
+    "api-recruitment-links": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "api-recruitment-link-close": {"POST": api_post(ADMINS)},
+    "api-participants": {"GET": Expect(ADMINS)},
     "api-clips": {"GET": Expect(MEMBERS)},
     "api-models": {"GET": Expect(MEMBERS)},
     "api-captions": {"GET": Expect(MEMBERS)},
@@ -394,6 +402,12 @@ def _invitation_token(world) -> str:
     return invitation_create(study=world["study"], actor=world["personas"]["admin"], roles=["reviewer"])[1]
 
 
+def _recruitment_link(world):
+    from annotation.services.recruitment import recruitment_link_create
+
+    return recruitment_link_create(study=world["study"], actor=world["personas"]["admin"], cap=5, quota=1)
+
+
 def _caption_import_job_id(world) -> int:
     """A caption import job of the study, queued (its task never runs in the sweep)."""
     from django.core.files.base import ContentFile
@@ -418,6 +432,7 @@ def url_for(route: Route, world) -> str:
         "username": lambda: "annotator",
         "invitation_id": lambda: _invitation_id(world),
         "token": lambda: _invitation_token(world),
+        "link_id": lambda: _recruitment_link(world)[0].pk,
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,
@@ -428,6 +443,7 @@ def url_for(route: Route, world) -> str:
     # Where a route's parameter of the same name means something else.
     values_of_route = {
         "api-caption-import-job": {"job_id": lambda: _caption_import_job_id(world)},
+        "recruitment": {"token": lambda: _recruitment_link(world)[1]},
         "profile-job-file": {
             "job": lambda: _profile_job(world, finished=True),
             "name": lambda: "table.csv",

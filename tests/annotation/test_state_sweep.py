@@ -29,6 +29,7 @@ from django.test import Client
 from annotation.models import Annotation, Study
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
+from annotation.services.recruitment import recruitment_link_create
 from annotation.services.studies import membership_grant, study_create
 from annotation.services.workflow import annotation_open, annotations_assign
 from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
@@ -42,7 +43,7 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # What each state allows, by kind of write (the README's lifecycle, item by item).
 ALLOWED_IN = {
     "setup": {"settings", "content", "members", "assign", "scoring", "export"},
-    "running": {"settings", "content", "members", "assign", "work", "scoring", "export"},
+    "running": {"settings", "content", "members", "assign", "work", "recruit", "scoring", "export"},
     "closed": {"export"},
     "archived": {"export"},
 }
@@ -113,6 +114,14 @@ WRITES: dict[tuple[str, str], Write] = {
     ("api-invitation-send", "POST"): Write("members", "admin", lambda w: {"email": "ana@example.org"},
                                            kwargs={**SLUG, "invitation_id": lambda w: w["mailed"].pk},
                                            stores=True),
+    # Recruitment links: made and closed like invitations; joining through one only while running
+    # (before the assign route below takes the last unassigned caption).
+    ("api-recruitment-links", "POST"): Write("members", "admin", lambda w: {"cap": 5, "quota": 1}, kwargs=SLUG,
+                                             stores=True),
+    ("api-recruitment-link-close", "POST"): Write("members", "admin",
+                                                  kwargs={**SLUG, "link_id": lambda w: w["link"].pk}, stores=True),
+    ("recruitment", "POST"): Write("recruit", "guest", lambda w: {"PROLIFIC_PID": "5f2a9c8e1b3d4a6f7e8c9d01"},
+                                   kwargs={"token": lambda w: w["recruit_token"]}, multipart=True, stores=True),
     # An invitation made before, accepted now (while running it makes a member; closed, nothing).
     ("invitation", "POST"): Write("members", "guest", lambda w: {"account": "guest"},
                                   kwargs={"token": lambda w: w["token"]}, multipart=True, stores=True),
@@ -229,7 +238,8 @@ def study_digest() -> dict[str, str]:
     for label in ("annotation.Study", "annotation.Membership", "annotation.Invitation", "annotation.Clip",
                   "annotation.CandidateModel", "annotation.Caption", "annotation.Window", "annotation.Reference",
                   "annotation.CaptionImportJob", "annotation.Annotation", "annotation.CorrectionPass",
-                  "annotation.WindowCorrection", "annotation.AuditEvent", "scoring.ScoreJob", "scoring.ScoreChunk",
+                  "annotation.WindowCorrection", "annotation.AuditEvent", "annotation.RecruitmentLink",
+                  "annotation.Participant", "scoring.ScoreJob", "scoring.ScoreChunk",
                   "scoring.ScoreResult", "scoring.ExternalScore"):
         rows = list(apps.get_model(label).objects.order_by("pk").values_list())
         digest[label] = f"{len(rows)}:{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
@@ -263,6 +273,8 @@ def world(make_user, clip_files):
         "annotations": {"fresh": mine[0], "started": mine[1], "submitted": mine[2]},
         "invitation": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[0],
         "token": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[1],
+        "link": recruitment_link_create(study=study, actor=people["admin"], cap=5, quota=1)[0],
+        "recruit_token": recruitment_link_create(study=study, actor=people["admin"], cap=5, quota=1)[1],
         "mailed": invitation_create(study=study, actor=people["admin"], roles=["annotator"],
                                     email="ana@exmaple.org")[0],
         "score_job": score_job_create(study=study, metrics=["bleu4"], enqueue=False),
