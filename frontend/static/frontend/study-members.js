@@ -221,6 +221,89 @@ if (inviteForm) {
   reloadInvitations();
 }
 
+// Recruitment links (crowd platforms) and their participants, by pseudonym.
+const recruitForm = document.getElementById("recruit-form");
+const linksBody = document.querySelector("#recruitment-links tbody");
+const participantsBody = document.querySelector("#participants tbody");
+const DEFAULT_PARAM = { prolific: "PROLIFIC_PID", other: "pid" };
+const when = (value) => (value ? new Date(value).toLocaleString() : "—");
+
+async function reloadRecruitment() {
+  const [links, people] = await Promise.all([call("GET", `${base}/recruitment-links/`), call("GET", `${base}/participants/`)]);
+  if (links.ok) {
+    linksBody.replaceChildren();
+    for (const link of links.answer) {
+      const row = element("tr");
+      row.dataset.link = String(link.id);
+      row.append(
+        element("td", link.label || "—"), element("td", link.platform === "prolific" ? "Prolific" : "another platform"),
+        element("td", `${link.joined} of ${link.cap}`), element("td", String(link.completed)),
+        element("td", String(link.quota)), element("td", link.completion_code), element("td", when(link.expires_at)),
+        element("td", link.state),
+      );
+      const actions = element("td");
+      if (link.state !== "closed") {
+        const close = element("button", "Close");
+        close.type = "button";
+        close.addEventListener("click", async () => {
+          if (!window.confirm("Close this link? Nobody new joins through it; its participants may finish.")) return;
+          const { ok, answer } = await call("POST", `${base}/recruitment-links/${link.id}/close/`);
+          if (!ok) say(membersResult, answer.detail, true);
+          await reloadRecruitment();
+        });
+        actions.appendChild(close);
+      }
+      row.appendChild(actions);
+      linksBody.appendChild(row);
+    }
+  }
+  if (people.ok) {
+    participantsBody.replaceChildren();
+    for (const person of people.answer) {
+      const row = element("tr");
+      row.dataset.participant = person.pseudonym;
+      row.append(
+        element("td", person.pseudonym), element("td", `#${person.link}`), element("td", when(person.joined_at)),
+        element("td", `${person.done} of ${person.assigned}`), element("td", when(person.completed_at)),
+      );
+      participantsBody.appendChild(row);
+    }
+  }
+}
+
+if (recruitForm) {
+  const fields = recruitForm.elements;
+  fields.platform.addEventListener("change", () => { fields.participant_param.placeholder = DEFAULT_PARAM[fields.platform.value]; });
+  recruitForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const place = document.getElementById("recruit-error");
+    const cap = Number(fields.cap.value);
+    const quota = Number(fields.quota.value);
+    if (!Number.isInteger(cap) || cap < 1) return say(place, "Give how many participants the link takes (1 or more).", true);
+    if (!Number.isInteger(quota) || quota < 1) return say(place, "Give how many items each participant does (1 or more).", true);
+    const body = {
+      platform: fields.platform.value, label: fields.label.value, cap, quota,
+      days: fields.days.value ? Number(fields.days.value) : null,
+      participant_param: fields.participant_param.value.trim(),
+      completion_code: fields.completion_code.value.trim(), completion_url: fields.completion_url.value.trim(),
+    };
+    const { ok, answer } = await call("POST", `${base}/recruitment-links/`, body);
+    say(place, ok ? "" : answer.detail, !ok);
+    if (ok) {
+      recruitForm.reset();
+      document.getElementById("recruit-link").hidden = false;
+      document.getElementById("recruit-url").value = answer.url;
+      await reloadRecruitment();
+    }
+  });
+  document.getElementById("recruit-copy").addEventListener("click", () => {
+    const url = document.getElementById("recruit-url");
+    url.select();
+    navigator.clipboard?.writeText(url.value);
+  });
+  reloadRecruitment();
+}
+
 const joinForm = document.getElementById("join-form");
 joinForm?.addEventListener("submit", async (event) => {
   event.preventDefault();
