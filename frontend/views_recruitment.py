@@ -79,7 +79,10 @@ def recruitment(request, token: str):
             except service.RecruitmentRefused as refusal:
                 return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
         hidden = [(name, value) for name, value in params.items()]
-        return _page(request, {**context, "known": known, "hidden": hidden})
+        # Someone else signed in here (a study admin trying their own link) is signed out by Start.
+        other = request.user if request.user.is_authenticated and (
+            known is None or known.user_id != request.user.pk) else None
+        return _page(request, {**context, "known": known, "hidden": hidden, "signed_in_other": other})
     try:
         joined = service.participant_join(link=link, params=params)
     except service.RecruitmentRefused as refusal:

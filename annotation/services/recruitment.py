@@ -115,6 +115,7 @@ def recruitment_link_create(
         errors["completion_url"] = problem
     if errors:
         raise FieldErrors(errors)
+    _study_key(study)  # made now, so that opening a link never writes it
     token = secrets.token_urlsafe(TOKEN_BYTES)
     link = RecruitmentLink.objects.create(
         study=study, token_hash=token_hash(token), label=label.strip(), platform=platform,
@@ -256,6 +257,9 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
     now = timezone.now()
     known = Participant.objects.select_related("user").filter(study=study, pid_hash=digest).first()
     if known is not None:
+        if not Membership.objects.filter(study=study, user=known.user, role=Membership.Role.ANNOTATOR).exists():
+            raise RecruitmentRefused("You no longer take part in this study (its admins ended your participation). "
+                                     "Thank you for your work.", kind="closed")
         Participant.objects.filter(pk=known.pk).update(last_seen_at=now)
         return Joined(known, resumed=True)
     link = RecruitmentLink.objects.select_for_update().get(pk=link.pk)

@@ -407,3 +407,27 @@ def test_field_errors_name_every_bad_field_at_once(running, personas):
     with pytest.raises(FieldErrors) as refusal:
         make_link(running, personas["admin"], cap=0, quota=0, days=999)
     assert set(refusal.value.errors) == {"cap", "quota", "days"}
+
+
+def test_a_participant_the_admin_deactivated_does_not_come_back(running, personas):
+    from annotation.services.members import member_deactivate
+
+    link, token = make_link(running, personas["admin"])
+    participant = service.participant_join(link=link, params=PARAMS).participant
+    member_deactivate(study=running, actor=personas["admin"], user=participant.user)
+    with pytest.raises(service.RecruitmentRefused, match="no longer take part"):
+        service.participant_join(link=link, params=PARAMS)
+    browser = Client()
+    page = browser.post(f"/join/{token}/", PARAMS)
+    assert page.status_code == 410 and "no longer take part" in page.content.decode()
+    assert "_auth_user_id" not in browser.session
+
+
+def test_someone_signed_in_is_told_that_start_signs_them_out(running, personas):
+    _, token = make_link(running, personas["admin"])
+    browser = Client()
+    browser.force_login(personas["admin"])
+    page = browser.get(join_url(token, **PARAMS)).content.decode()
+    assert "You are signed in here as admin" in page
+    assert browser.post(f"/join/{token}/", PARAMS).status_code == 302
+    assert int(browser.session["_auth_user_id"]) == Participant.objects.get().user_id
