@@ -288,7 +288,8 @@ def test_the_landing_page_creates_nothing_and_its_start_signs_the_participant_in
     assert done.status_code == 200
     text = done.content.decode()
     assert 'id="completion-code">C0DE1234<' in text
-    assert 'content="5; url=https://app.prolific.com/submissions/complete?cc=C0DE1234"' in text
+    assert 'data-return-url="https://app.prolific.com/submissions/complete?cc=C0DE1234"' in text
+    assert "frontend/participant-done.js" in text
     answer = browser.post("/api/studies/s1/my-queue/next/")
     assert answer.status_code == 404 and answer.json()["url"] == "/studies/s1/done/"
     # Coming back through the link, in another browser: the code again, no new work.
