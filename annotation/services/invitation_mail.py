@@ -87,9 +87,10 @@ def mail_error(error: BaseException) -> str:
     return text[:ERROR_MAX]
 
 
-def invitation_deliver(*, invitation_id: int, link: str) -> str:
+def invitation_deliver(*, invitation_id: int, link: str, sent_hash: str) -> str:
     """Send the invitation's message now and record how it went (sent, or failed with the
-    server's answer); returns the state. Called once the link's transaction committed."""
+    server's answer) while `sent_hash` (its token's) is still the invitation's; returns the
+    state. Called once the link's transaction committed."""
     invitation = Invitation.objects.select_related("study", "created_by").get(pk=invitation_id)
     try:
         invitation_message(invitation=invitation, link=link).send(fail_silently=False)
@@ -100,7 +101,7 @@ def invitation_deliver(*, invitation_id: int, link: str) -> str:
         state, changes = Invitation.Mail.SENT, {"mail_error": "", "mail_sent_at": timezone.now()}
     try:
         # Only the sending that was asked last records its outcome (a newer one may be under way).
-        Invitation.objects.filter(pk=invitation_id, token_hash=invitation.token_hash).update(
+        Invitation.objects.filter(pk=invitation_id, token_hash=sent_hash).update(
             mail_state=state, **changes)
     except DatabaseError:  # the study closed meanwhile (its rows are frozen): the page says "sending"
         logger.warning("invitation #%s: the outcome of sending could not be recorded", invitation_id,
@@ -109,8 +110,8 @@ def invitation_deliver(*, invitation_id: int, link: str) -> str:
 
 
 def _send_after_commit(invitation: Invitation, token: str, base_url: str) -> None:
-    link = invitation_link(base_url, token)
-    transaction.on_commit(lambda: invitation_deliver(invitation_id=invitation.pk, link=link))
+    link, sent_hash = invitation_link(base_url, token), token_hash(token)
+    transaction.on_commit(lambda: invitation_deliver(invitation_id=invitation.pk, link=link, sent_hash=sent_hash))
 
 
 @transaction.atomic

@@ -143,3 +143,13 @@ def test_demo_mail_is_written_as_files(personas, settings, tmp_path, study):
     assert body["mail_state"] == "sent"
     [written] = list((tmp_path / "mail").iterdir())
     assert body["url"] in written.read_text()
+
+
+def test_the_outcome_of_an_earlier_sending_does_not_overwrite_a_later_one(personas, refusing_smtp_server, study):
+    from annotation.services.invitation_mail import invitation_deliver
+
+    body = invite(personas["admin"], email="ana@example.org").json()
+    earlier = Invitation.objects.get(pk=body["id"]).token_hash
+    Invitation.objects.filter(pk=body["id"]).update(token_hash="0" * 64, mail_state="sending")  # sent again since
+    assert invitation_deliver(invitation_id=body["id"], link=body["url"], sent_hash=earlier) == "failed"
+    assert Invitation.objects.get(pk=body["id"]).mail_state == "sending"
