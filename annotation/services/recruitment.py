@@ -9,7 +9,7 @@ participants, who become annotators of the study without a password; their compl
 - A participant joins only while the study runs (Write.RECRUIT), the link is open, not expired
   and not full; coming back resumes, whatever the link's state, while the study runs.
 - A new participant gets `quota` captions that nobody has yet, under the study's design
-  (annotation.recruitment.pick_items, then annotations_assign).
+  (annotation.rules.recruitment.pick_items, then annotations_assign).
 - When every item they were given is done (submitted or further), they have completed: the
   time is recorded once and the completion code shown from then on.
 """
@@ -28,8 +28,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation import recruitment, workflow
-from annotation.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import (
     Annotation,
@@ -40,6 +38,8 @@ from annotation.models import (
     RecruitmentLink,
     Study,
 )
+from annotation.rules import recruitment, workflow
+from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.services.assigning import annotations_assign
 from annotation.services.members import TOKEN_BYTES, token_hash
 from annotation.services.studies import membership_grant, study_audit

@@ -17,10 +17,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation import recruitment
-from annotation.assignment import Item
 from annotation.errors import FieldErrors, StudyStateRefused
 from annotation.models import Annotation, AuditEvent, Membership, Participant, RecruitmentLink
+from annotation.rules import recruitment
+from annotation.rules.assignment import Item
 from annotation.services import recruitment as service
 from annotation.services.lifecycle import study_close
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip

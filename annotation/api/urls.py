@@ -1,6 +1,7 @@
 from django.urls import path
 
-from annotation import api, api_studies
+from annotation.api import content as api
+from annotation.api import studies as api_studies
 
 urlpatterns = [
     path("studies/", api_studies.StudyList.as_view(), name="api-studies"),
@@ -53,7 +54,7 @@ urlpatterns = [
     ),
 ]
 
-from annotation import api_workflow as flow  # noqa: E402
+from annotation.api import workflow as flow  # noqa: E402
 
 urlpatterns += [
     path("studies/<slug:slug>/my-queue/", flow.MyQueue.as_view(), name="api-my-queue"),
@@ -78,7 +79,7 @@ urlpatterns += [
     path("edit-size/", flow.EditSize.as_view(), name="api-edit-size"),
 ]
 
-from annotation import api_lifecycle as lifecycle  # noqa: E402
+from annotation.api import lifecycle  # noqa: E402
 
 urlpatterns += [
     path("studies/<slug:slug>/lifecycle/", lifecycle.StudyLifecycle.as_view(), name="api-study-lifecycle"),
@@ -87,7 +88,7 @@ urlpatterns += [
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
 ]
 
-from annotation import api_recruitment as recruiting  # noqa: E402
+from annotation.api import recruitment as recruiting  # noqa: E402
 
 urlpatterns += [
     path(

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from annotation.assignment import Item
+from annotation.rules.assignment import Item
 
 PROLIFIC = "prolific"
 OTHER = "other"

@@ -12,12 +12,12 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import recruitment
-from annotation.api_studies import refused
+from annotation.api.studies import refused
+from annotation.api.workflow_bodies import Error
 from annotation.errors import ServiceError
 from annotation.models import RecruitmentLink
 from annotation.permissions import IsStudyAdmin, study_from_view
-from annotation.serializers_workflow import Error
+from annotation.rules import recruitment
 from annotation.services import recruitment as service
 
 
