@@ -369,7 +369,7 @@ class InvitationRevoke(APIView):
 
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
-    "invitation_create", "invitation_revoke", "invitation_accept",
+    "invitation_create", "invitation_revoke", "invitation_accept", "guidelines_update",
 )
 
 

@@ -81,3 +81,20 @@ urlpatterns += [
     path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
 ]
+
+from annotation import api_guidelines as guidelines  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/guidelines/", guidelines.Guidelines.as_view(), name="api-guidelines"),
+    path("studies/<slug:slug>/guidelines/diff/", guidelines.GuidelinesDiff.as_view(), name="api-guidelines-diff"),
+    path(
+        "studies/<slug:slug>/guidelines/dismiss/",
+        guidelines.GuidelinesDismiss.as_view(),
+        name="api-guidelines-dismiss",
+    ),
+    path(
+        "studies/<slug:slug>/guidelines/<int:number>/",
+        guidelines.GuidelineVersionDetail.as_view(),
+        name="api-guideline-version",
+    ),
+]

@@ -147,6 +147,10 @@ def history_summary(event) -> str:
             f" ({after['note']})." if after.get("note") else ".")
     if event.action == "invitation_revoke":
         return f"Revoked invitation #{after.get('invitation')}."
+    if event.action == "guidelines_update":
+        if after.get("draft_replaced"):
+            return f"Rewrote the draft guidelines (version {after.get('version')}, before the study started)."
+        return f"Wrote guidelines version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action
