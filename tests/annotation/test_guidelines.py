@@ -208,3 +208,23 @@ def test_a_new_study_in_setup_shows_no_notice(personas, make_user):
     guidelines_save(study=fresh, actor=admin, text="Draft.")
     assert guidelines_notice(study=fresh, user=admin) is None
     assert json.loads(json.dumps(client_of(admin).get("/api/studies/fresh/guidelines/").json()))["notice"] is None
+
+
+def test_the_release_names_the_guideline_versions_of_each_final_verdict(study, personas):
+    from scoring.release import caption_fields, release_rows
+
+    admin, annotator, reviewer = personas["admin"], personas["annotator"], personas["reviewer"]
+    first, second = _world(study, personas)
+    complete(first, annotator)  # before any guidelines
+    guidelines_save(study=study, actor=admin, text="Version one.")
+    complete(second, annotator)
+    guidelines_save(study=study, actor=admin, text="Version two.")
+    for item in (first, second):
+        review_claim(annotation_id=item.pk, actor=reviewer)
+        review_approve(annotation_id=item.pk, actor=reviewer)
+    captions, _ = release_rows(study)
+    versions = {row["model"]: (row["guideline_version"], row["review_guideline_version"]) for row in captions}
+    aliases = {a.caption.model.alias: a.pk for a in (first, second)}
+    assert versions[next(k for k, v in aliases.items() if v == first.pk)] == (None, 2)
+    assert versions[next(k for k, v in aliases.items() if v == second.pk)] == (1, 2)
+    assert {"guideline_version", "review_guideline_version"} <= {name for name, _, _ in caption_fields()}
