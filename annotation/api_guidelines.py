@@ -165,7 +165,7 @@ class Guidelines(APIView):
 class GuidelineVersionDetail(APIView):
     """One version of the study's guidelines."""
 
-    @extend_schema(responses=VersionAnswer)
+    @extend_schema(responses=VersionAnswer, operation_id="studies_guidelines_version_retrieve")
     def get(self, request, slug, number):
         study = readable_study_from_view(self, request.user)
         return Response(service.guideline_view(_version_of(study, number)))
