@@ -22,11 +22,15 @@ def guidelines_context(study: Study, user) -> dict:
     if current is None:
         return {"current": None, "notice": None, "modes": []}
     view = service.guideline_view(current)
+    return {"current": view, "modes": _by_mode(view), "notice": service.guidelines_notice(study=study, user=user)}
+
+
+def _by_mode(view: dict) -> list[dict]:
+    """The version's examples grouped by failure mode, in the order the modes first appear."""
     grouped: dict[str, dict] = {}
     for example in view["examples"]:
         grouped.setdefault(example["mode"], {"name": example["mode_name"], "examples": []})["examples"].append(example)
-    return {"current": view, "modes": list(grouped.values()),
-            "notice": service.guidelines_notice(study=study, user=user)}
+    return list(grouped.values())
 
 
 @login_required
@@ -46,5 +50,6 @@ def study_guidelines(request, slug: str):
     return render(request, "frontend/study_guidelines.html", {
         "study": study, "read_only": read_only, "data": data, "versions": versions,
         "current_html": text_rules.render(current.text) if current else "",
+        "modes": _by_mode(service.guideline_view(current)) if current else [],
         "limits": data["limits"],
     })

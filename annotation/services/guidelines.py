@@ -80,6 +80,8 @@ def guidelines_save(*, study: Study, actor, text: Any, examples: Any = None) -> 
         created = True
     after = {**guideline_summary(version), "draft_replaced": not created}
     AuditEvent.objects.create(study=study, actor=actor, action="guidelines_update", before=before, after=after)
+    if actor is not None:  # whoever wrote them has read them: no notice for them
+        GuidelineNotice.objects.update_or_create(study=study, user=actor, defaults={"number": version.number})
     return version, created
 
 

@@ -99,6 +99,12 @@ def test_the_notice_asks_to_read_then_shows_the_diff_of_a_newer_version_until_di
     assert guidelines_notice(study=study, user=annotator) is None
 
 
+def test_whoever_writes_the_guidelines_gets_no_notice_of_them(study, personas):
+    guidelines_save(study=study, actor=personas["admin"], text="Mine.")
+    assert guidelines_notice(study=study, user=personas["admin"]) is None
+    assert guidelines_notice(study=study, user=personas["reviewer"])["kind"] == "new"
+
+
 def test_dismissing_a_version_that_does_not_exist_is_refused_at_the_field(study, personas):
     with pytest.raises(FieldErrors) as refused:
         guideline_notice_dismiss(study=study, user=personas["annotator"], version=3)

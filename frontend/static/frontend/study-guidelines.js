@@ -1,8 +1,9 @@
 // The study's Guidelines page: the Markdown and the failure-mode examples, saved with
-// PUT /api/studies/<slug>/guidelines/ (the same API as any client). Texts are untrusted: they
-// reach the page as values and textContent; the preview is the server's sanitised HTML.
+// PUT /api/studies/<slug>/guidelines/ (the same API as any client), then shown again as saved
+// (the server renders the preview, sanitised). Texts are untrusted: they reach the page as values
+// and textContent.
 
-import { h, fill } from "./workspace-dom.js";
+import { h } from "./workspace-dom.js";
 import { csrfToken } from "./redline.js";
 
 const data = JSON.parse(document.getElementById("guidelines-data").textContent);
@@ -10,6 +11,7 @@ const $ = (id) => document.getElementById(id);
 const text = $("g-text");
 const list = $("g-examples");
 const encoder = new TextEncoder();
+const SAVED = `guidelines-saved-${data.study}`;
 
 function showSize() {
   const size = encoder.encode(text.value).length;
@@ -17,22 +19,24 @@ function showSize() {
   $("g-size").classList.toggle("over", size > data.limits.text_max_bytes);
 }
 
+let rows = 0; // numbers the rows' field ids: never reused, even after a row is removed
+
 function exampleRow(example = {}) {
-  const n = list.children.length + 1;
+  const n = ++rows;
   const id = (name) => `g-example-${n}-${name}`;
   const field = (name, label, rows) => h("div", { class: "field" },
     h("label", { for: id(name), text: label }),
-    h("textarea", { id: id(name), class: `g-${name}`, rows, value: example[name] || "" }));
+    h("textarea", { id: id(name), class: `ge-${name}`, rows, value: example[name] || "" }));
   const row = h("li", { class: "guideline-example" },
     h("div", { class: "field" },
       h("label", { for: id("mode"), text: "Failure mode" }),
-      h("select", { id: id("mode"), class: "g-mode" },
+      h("select", { id: id("mode"), class: "ge-mode" },
         data.modes.map((mode) => h("option", { value: mode.key, text: mode.name, selected: mode.key === example.mode }))),
     ),
     field("excerpt", "Caption excerpt", 2),
     field("correction", "Correction", 2),
     field("why", "Why this mode", 2),
-    h("button", { type: "button", class: "link g-remove", text: "Remove this example", onclick: () => row.remove() }),
+    h("button", { type: "button", class: "link ge-remove", text: "Remove this example", onclick: () => row.remove() }),
   );
   const select = row.querySelector("select");
   if (example.mode) select.value = example.mode;
@@ -41,17 +45,11 @@ function exampleRow(example = {}) {
 
 function examples() {
   return [...list.querySelectorAll(".guideline-example")].map((row) => ({
-    mode: row.querySelector(".g-mode").value,
-    excerpt: row.querySelector(".g-excerpt").value,
-    correction: row.querySelector(".g-correction").value,
-    why: row.querySelector(".g-why").value,
+    mode: row.querySelector(".ge-mode").value,
+    excerpt: row.querySelector(".ge-excerpt").value,
+    correction: row.querySelector(".ge-correction").value,
+    why: row.querySelector(".ge-why").value,
   }));
-}
-
-function preview(html) {
-  // The server's HTML is sanitised (annotation/guidelines.py); parsing it runs nothing.
-  const doc = new DOMParser().parseFromString(html, "text/html");
-  fill($("g-preview"), ...doc.body.childNodes);
 }
 
 async function save(event) {
@@ -71,11 +69,15 @@ async function save(event) {
     $("g-result").textContent = fields.length ? "Not saved: see the fields marked." : `Not saved: ${answer.detail || response.status}`;
     return;
   }
-  preview(answer.html);
-  $("g-version").textContent = `(version ${answer.version})`;
-  $("g-result").textContent = answer.created ? `Saved as version ${answer.version}.` : `Saved (version ${answer.version}).`;
+  // Saved: the page shows the version as annotators see it (with its examples) and in the list.
+  sessionStorage.setItem(SAVED, answer.created ? `Saved as version ${answer.version}.` : `Saved (version ${answer.version}).`);
+  location.reload();
 }
 
+if (sessionStorage.getItem(SAVED)) {
+  $("g-result").textContent = sessionStorage.getItem(SAVED);
+  sessionStorage.removeItem(SAVED);
+}
 text.value = data.text;
 text.addEventListener("input", showSize);
 showSize();
