@@ -22,7 +22,7 @@ TEXT = ("# How to judge\n\nReject a caption that names a wrong colour.\n\n"
 
 
 def test_admin_writes_guidelines_with_an_example_and_the_annotator_reads_them_and_their_update(
-    sign_in, live_server, annotation, personas
+    sign_in, live_server, annotation, browser
 ):
     page = sign_in("admin", "pw-admin")
     page.goto(f"{live_server.url}/studies/s1/guidelines/")
@@ -37,6 +37,7 @@ def test_admin_writes_guidelines_with_an_example_and_the_annotator_reads_them_an
     expect(page.locator("#g-result")).to_contain_text("Saved as version 1.")
     expect(page.locator("#g-preview h1")).to_have_text("How to judge")
     expect(page.locator("#g-preview")).to_contain_text("<script>window.pwned = 1</script>")  # shown, not run
+    expect(page.locator("#g-preview .g-excerpt")).to_have_text("The camera pans left.")
     assert page.locator("#g-preview script, #g-preview img").count() == 0
     screenshot(page, "guidelines-setup")
     version = GuidelineVersion.objects.get(study__slug="s1")
@@ -70,9 +71,21 @@ def test_admin_writes_guidelines_with_an_example_and_the_annotator_reads_them_an
     expect(notice).to_have_count(0)
     assert_fits(page, "#panel")
 
-    guidelines_save(study=annotation.caption.clip.study, actor=personas["admin"],
-                    text=TEXT.replace("a wrong colour", "a wrong colour or count"),
-                    examples=version.examples)
+    # The admin edits them on the setup page (their own browser) while the study runs: version 2.
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    admin = context.new_page()
+    admin.goto(f"{live_server.url}/login/")
+    admin.get_by_label("Username").fill("admin")
+    admin.get_by_label("Password").fill("pw-admin")
+    admin.keyboard.press("Enter")
+    admin.wait_for_url(f"{live_server.url}/")
+    admin.goto(f"{live_server.url}/studies/s1/guidelines/")
+    admin.wait_for_selector("#guidelines-form[data-ready=true]")
+    admin.get_by_label("Guidelines (Markdown)").fill(TEXT.replace("a wrong colour", "a wrong colour or count"))
+    admin.get_by_role("button", name="Save guidelines").click()
+    expect(admin.locator("#g-result")).to_contain_text("Saved as version 2.")
+    expect(admin.locator("#g-versions tbody tr")).to_have_count(2)
+    context.close()
     page.reload()
     page.wait_for_selector("#workspace[data-ready=true]")
     expect(notice).to_contain_text("Guidelines updated: version 1 → 2")
