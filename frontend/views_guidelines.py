@@ -1,5 +1,5 @@
 """The study's guidelines: the setup page where its admins write them (its script calls the REST
-API, annotation.api_guidelines), and the side panel and notice that the workspace and the QC
+API, annotation.api.guidelines), and the side panel and notice that the workspace and the QC
 review page show (frontend/templates/frontend/_guidelines_panel.html)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from annotation import guidelines as text_rules
 from annotation.models import GuidelineVersion, Study
+from annotation.rules import guidelines as text_rules
 from annotation.services import guidelines as service
 from annotation.services.taxonomy import taxonomy_modes
 from frontend.views_setup import _admin_or_site_reader

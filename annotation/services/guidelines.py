@@ -23,9 +23,9 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation import guidelines as text_rules
 from annotation.errors import FieldErrors
 from annotation.models import AuditEvent, GuidelineNotice, GuidelineVersion, Study, StudyState
+from annotation.rules import guidelines as text_rules
 from annotation.services.study_state import Write, study_allows, study_require
 from annotation.services.taxonomy import taxonomy_modes
 

@@ -9,9 +9,9 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from annotation import guidelines as text_rules
 from annotation.errors import FieldErrors
 from annotation.models import Annotation, AuditEvent, CorrectionPass, GuidelineVersion
+from annotation.rules import guidelines as text_rules
 from annotation.services.guidelines import (
     guideline_notice_dismiss,
     guidelines_notice,

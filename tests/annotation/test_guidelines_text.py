@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import guidelines as g
+from annotation.rules import guidelines as g
 
 MODES = ["factual", "camera", "omission"]
 

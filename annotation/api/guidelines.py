@@ -10,11 +10,11 @@ from rest_framework.exceptions import NotFound, PermissionDenied, ValidationErro
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import guidelines as text_rules
-from annotation.api_studies import refused
+from annotation.api.studies import refused
 from annotation.errors import ServiceError
 from annotation.models import GuidelineVersion
 from annotation.permissions import IsStudyMember, Role, readable_study_from_view, study_from_view, user_roles
+from annotation.rules import guidelines as text_rules
 from annotation.services import guidelines as service
 
 WRITE_REFUSAL = "Only the study's admins write its guidelines."
