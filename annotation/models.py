@@ -502,6 +502,11 @@ class Annotation(models.Model):
     # undo transitions only while the window is open).
     undo_until = models.DateTimeField(null=True, blank=True)
     undo = models.JSONField(default=dict, blank=True)
+    # The study's guidelines when the QC reviewer approved or amended (the annotator's are on
+    # their pass, CorrectionPass.guideline_version).
+    review_guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["assigned_at", "pk"]
@@ -581,6 +586,12 @@ class CorrectionPass(models.Model):
     segmentation_modes = models.JSONField(default=list, blank=True)
     # The corrected window list ([{start, end, scene, shot}]) of a rejected segmentation.
     corrected_windows = models.JSONField(default=list, blank=True)
+    # The study's guidelines when this pass's verdicts were given: set when the annotator submits
+    # (again, after a return) and when a QC reviewer amends. Empty: given before guidelines
+    # existed, or not submitted yet.
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -835,3 +846,47 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.pseudonym} of {self.study_id}"
+class GuidelineVersion(models.Model):
+    """One version of a study's guidelines: Markdown written by its admins, and examples of the
+    failure modes (annotation.services.guidelines). While the study is in setup, an edit
+    replaces its one draft; once it runs, each edit is a new version (numbered 1, 2, ...) and
+    verdicts name the version they were given under."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="guideline_versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True, help_text="Markdown, stored as written, rendered sanitised")
+    # [{mode: a failure mode's key, excerpt, correction, why}], in the order written.
+    examples = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="guideline_version_unique_per_study"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="guideline_version_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"guidelines v{self.number} of {self.study.slug}"
+
+
+class GuidelineNotice(models.Model):
+    """The latest guideline version a person dismissed the notice of, in one study: newer
+    versions are announced ("guidelines updated", with the diff) until they dismiss them."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField(help_text="the guideline version dismissed")
+    dismissed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="guideline_notice_once_per_person"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read guidelines v{self.number} of {self.study.slug}"

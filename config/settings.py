@@ -175,11 +175,11 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "redline
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
 }
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # A Redis that hangs (stopped, or its machine unreachable) makes sending a job fail after this
-    # many seconds instead of holding the request: the job is kept and sent later (annotation.jobs).
-    _broker_timeout = float(os.environ.get("CELERY_BROKER_TIMEOUT", "3"))
-    CELERY_BROKER_TRANSPORT_OPTIONS.update(socket_timeout=_broker_timeout, socket_connect_timeout=_broker_timeout)
+# A Redis that hangs (stopped, or its machine unreachable) makes sending a job fail after this
+# many seconds instead of holding the request: the job is kept and sent later (annotation.jobs).
+# Set whatever the broker, so a broker URL changed at run time keeps it; other transports ignore it.
+_broker_timeout = float(os.environ.get("CELERY_BROKER_TIMEOUT", "3"))
+CELERY_BROKER_TRANSPORT_OPTIONS.update(socket_timeout=_broker_timeout, socket_connect_timeout=_broker_timeout)
 # Sending a job tries twice: a job the broker does not take is kept and sent later anyway.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 if CELERY_BROKER_URL.startswith("filesystem://"):

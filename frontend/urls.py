@@ -3,6 +3,7 @@ from django.urls import path
 
 from frontend import (
     views,
+    views_guidelines,
     views_profiles,
     views_progress,
     views_recruitment,
@@ -22,6 +23,7 @@ urlpatterns = [
     path("studies/<slug:slug>/settings/", views_setup.study_settings_page, name="study-settings"),
     path("studies/<slug:slug>/members/", views_setup.study_members, name="study-members"),
     path("studies/<slug:slug>/history/", views_setup.study_history, name="study-history"),
+    path("studies/<slug:slug>/guidelines/", views_guidelines.study_guidelines, name="study-guidelines"),
     path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
     path("join/<str:token>/", views_recruitment.recruitment, name="recruitment"),
     path("studies/<slug:slug>/done/", views_recruitment.participant_done, name="participant-done"),

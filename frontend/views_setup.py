@@ -157,6 +157,10 @@ def history_summary(event) -> str:
                                                                       else "."))
     if event.action == "recruitment_link_close":
         return f"Closed recruitment link #{after.get('link')}."
+    if event.action == "guidelines_update":
+        if after.get("draft_replaced"):
+            return f"Rewrote the draft guidelines (version {after.get('version')}, before the study started)."
+        return f"Wrote guidelines version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

@@ -21,6 +21,7 @@ from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.workflow import annotation_open
+from frontend.views_guidelines import guidelines_context
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
 DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
@@ -97,4 +98,5 @@ def workspace(request, annotation_id: int):
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
     if annotation.state in workflow.TRANSITIONS["open"].sources:
         return render(request, "frontend/workspace_start.html", context)
+    context["guidelines"] = guidelines_context(study, request.user)
     return render(request, "frontend/workspace.html", context)

@@ -418,7 +418,7 @@ class InvitationRevoke(APIView):
 
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
-    "invitation_create", "invitation_revoke", "invitation_accept", "invitation_send",
+    "invitation_create", "invitation_revoke", "invitation_accept", "invitation_send", "guidelines_update",
     "recruitment_link_create", "recruitment_link_close",
 )
 

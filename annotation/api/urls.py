@@ -103,3 +103,20 @@ urlpatterns += [
     ),
     path("studies/<slug:slug>/participants/", recruiting.ParticipantList.as_view(), name="api-participants"),
 ]
+
+from annotation.api import guidelines  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/guidelines/", guidelines.Guidelines.as_view(), name="api-guidelines"),
+    path("studies/<slug:slug>/guidelines/diff/", guidelines.GuidelinesDiff.as_view(), name="api-guidelines-diff"),
+    path(
+        "studies/<slug:slug>/guidelines/dismiss/",
+        guidelines.GuidelinesDismiss.as_view(),
+        name="api-guidelines-dismiss",
+    ),
+    path(
+        "studies/<slug:slug>/guidelines/<int:number>/",
+        guidelines.GuidelineVersionDetail.as_view(),
+        name="api-guideline-version",
+    ),
+]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import Annotation, Study
+from annotation.services.guidelines import guidelines_save
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
 from annotation.services.recruitment import recruitment_link_create
@@ -89,6 +91,7 @@ def version_of(name: str):
 
 
 SLUG = {"slug": lambda world: "s1"}
+EDITS = itertools.count(1)  # each guideline write says something new, so that it stores
 # In setup annotators and reviewers do not see the study's work at all: an annotation's routes
 # answer 404 (annotation.api.workflow.get_annotation_for), stricter than the state's 409.
 HIDDEN_IN_SETUP = {"setup": 404}
@@ -99,6 +102,13 @@ WRITES: dict[tuple[str, str], Write] = {
     # Settings (item 1 of issue 27: description and undo seconds of a closed study).
     ("api-study", "PATCH"): Write("settings", "admin", lambda w: {"description": "Changed.", "undo_seconds": 30},
                                   kwargs=SLUG, stores=True),
+    # Guidelines: a settings-like write of the study's admins (in setup it replaces the draft).
+    ("api-guidelines", "PUT"): Write("settings", "admin", lambda w: {"text": f"Rules {next(EDITS)}."},
+                                     kwargs=SLUG, stores=True),
+    ("api-guidelines", "POST"): Write("settings", "admin", lambda w: {"text": f"Rules {next(EDITS)}."},
+                                      kwargs=SLUG, stores=True),
+    # Dismissing the notice of a version read: a worker's write, as annotating is.
+    ("api-guidelines-dismiss", "POST"): Write("work", "annotator", lambda w: {"version": 1}, kwargs=SLUG),
     # Members and invitations.
     ("api-members", "POST"): Write("members", "admin", lambda w: {"username": "newcomer", "roles": ["reviewer"]},
                                    kwargs=SLUG, stores=True),
@@ -239,7 +249,8 @@ def study_digest() -> dict[str, str]:
                   "annotation.CandidateModel", "annotation.Caption", "annotation.Window", "annotation.Reference",
                   "annotation.CaptionImportJob", "annotation.Annotation", "annotation.CorrectionPass",
                   "annotation.WindowCorrection", "annotation.AuditEvent", "annotation.RecruitmentLink",
-                  "annotation.Participant", "scoring.ScoreJob", "scoring.ScoreChunk",
+                  "annotation.Participant", "annotation.GuidelineVersion", "annotation.GuidelineNotice",
+                  "scoring.ScoreJob", "scoring.ScoreChunk",
                   "scoring.ScoreResult", "scoring.ExternalScore"):
         rows = list(apps.get_model(label).objects.order_by("pk").values_list())
         digest[label] = f"{len(rows)}:{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
@@ -278,6 +289,7 @@ def world(make_user, clip_files):
         "mailed": invitation_create(study=study, actor=people["admin"], roles=["annotator"],
                                     email="ana@exmaple.org")[0],
         "score_job": score_job_create(study=study, metrics=["bleu4"], enqueue=False),
+        "guidelines": guidelines_save(study=study, actor=people["admin"], text="Rules.")[0],
         "video": clip_files["c"].read_bytes(),
     }
 

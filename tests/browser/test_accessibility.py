@@ -118,6 +118,9 @@ def test_the_annotators_pages_including_the_workspace(as_role, live_server, work
     page.keyboard.press("r")  # the editor of a rejected overview, with its redline
     page.keyboard.press("Escape")
     problems["workspace, rejecting"] = serious_violations(page, axe_source)
+    page.keyboard.press("g")  # the study's guidelines in their side panel
+    page.wait_for_selector("#guidelines-panel:not([hidden])")
+    problems["workspace, guidelines"] = serious_violations(page, axe_source)
     assert {where: found for where, found in problems.items() if found} == {}
 
 
@@ -154,7 +157,8 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
     paths = ["/", "/studies/s1/", "/studies/s1/progress/", "/studies/s1/profiles/", "/studies/s1/review/",
              f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/",
              # Setting a study up: the New study page, its settings, members and history.
-             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/"]
+             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
+             "/studies/s1/guidelines/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 

@@ -162,10 +162,11 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
 
 def test_the_workspace_page_reads_the_study_once(annotation, personas, django_assert_max_num_queries):
     """The session, the user, the annotation with its study, the annotator's roles, then the
-    annotation again with its passes, window corrections, windows and failure modes: the study is
-    not read a second time (through a three-table join) to check membership."""
+    annotation again with its passes, window corrections, windows and failure modes, then the
+    study's current guidelines (none here): the study is not read a second time (through a
+    three-table join) to check membership."""
     client = client_for(personas["annotator"])
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):
         assert client.get(f"/annotate/{annotation.pk}/").status_code == 200
 
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0027_invitation_email'),
+        ('annotation', '0028_invitation_email'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0026_closed_studies_and_modes_in_use_refused'),
+        ('annotation', '0027_guidelines_versions_and_notices'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
