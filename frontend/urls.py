@@ -3,8 +3,10 @@ from django.urls import path
 
 from frontend import (
     views,
+    views_guidelines,
     views_profiles,
     views_progress,
+    views_recruitment,
     views_release,
     views_review,
     views_setup,
@@ -21,7 +23,10 @@ urlpatterns = [
     path("studies/<slug:slug>/settings/", views_setup.study_settings_page, name="study-settings"),
     path("studies/<slug:slug>/members/", views_setup.study_members, name="study-members"),
     path("studies/<slug:slug>/history/", views_setup.study_history, name="study-history"),
+    path("studies/<slug:slug>/guidelines/", views_guidelines.study_guidelines, name="study-guidelines"),
     path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
+    path("join/<str:token>/", views_recruitment.recruitment, name="recruitment"),
+    path("studies/<slug:slug>/done/", views_recruitment.participant_done, name="participant-done"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
     path("studies/<slug:slug>/release.zip", views_release.study_release, name="study-release"),
     path("studies/<slug:slug>/queue/", views_workspace.annotator_queue, name="annotator-queue"),

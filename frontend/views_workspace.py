@@ -19,7 +19,9 @@ from annotation.permissions import Role, is_member, require_study_work, user_rol
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
+from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.workflow import annotation_open
+from frontend.views_guidelines import guidelines_context
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
 DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
@@ -31,6 +33,9 @@ def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant_complete(participant=participant):
+        return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
     try:
         after = request.GET.get("after") or None
         queue = queue_of(study=study, annotator=request.user, after=after)
@@ -77,6 +82,9 @@ def workspace(request, annotation_id: int):
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     require_study_work(request.user, study)
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant.completed_at:
+        return redirect("participant-done", slug=study.slug)
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)
@@ -90,4 +98,5 @@ def workspace(request, annotation_id: int):
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
     if annotation.state in workflow.TRANSITIONS["open"].sources:
         return render(request, "frontend/workspace_start.html", context)
+    context["guidelines"] = guidelines_context(study, request.user)
     return render(request, "frontend/workspace.html", context)

@@ -34,6 +34,7 @@ from annotation.permissions import (
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
 from annotation.services.annotation_common import undo_seconds_of
+from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
     Conflict,
@@ -211,6 +212,11 @@ class StartNext(APIView):
         except NotAllowed as exc:  # the study is not running
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if annotation_id is None:
+            study = study_from_view(self)
+            participant = participant_of(study=study, user=request.user)
+            if participant is not None and participant_complete(participant=participant):
+                return Response({"detail": "Your part is done: thank you.", "url": f"/studies/{study.slug}/done/"},
+                                status=status.HTTP_404_NOT_FOUND)
             return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
         return Response({"id": annotation_id, "url": f"/annotate/{annotation_id}/"})
 

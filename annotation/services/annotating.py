@@ -43,6 +43,7 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
+from annotation.services.guidelines import guideline_version_now
 from annotation.services.risk import (
     annotation_risk_refresh,
 )
@@ -514,6 +515,9 @@ def annotation_submit(
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
         **_undo_window("submit", actor, before, study=annotation.caption.clip.study),
     )
+    # The verdicts are given under the guidelines of this moment (again after a return).
+    CorrectionPass.objects.filter(pk=correction.pk).update(
+        guideline_version_id=guideline_version_now(annotation.caption.clip.study_id))
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}
