@@ -118,6 +118,9 @@ def test_the_annotators_pages_including_the_workspace(as_role, live_server, work
     page.keyboard.press("r")  # the editor of a rejected overview, with its redline
     page.keyboard.press("Escape")
     problems["workspace, rejecting"] = serious_violations(page, axe_source)
+    page.keyboard.press("g")  # the study's guidelines in their side panel
+    page.wait_for_selector("#guidelines-panel:not([hidden])")
+    problems["workspace, guidelines"] = serious_violations(page, axe_source)
     assert {where: found for where, found in problems.items() if found} == {}
 
 
@@ -156,7 +159,8 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
              # Setting a study up: the New study page, its settings, members and history.
              "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
              # Gold items, the practice set and qualification.
-             "/studies/s1/gold/"]
+             "/studies/s1/gold/",
+             "/studies/s1/guidelines/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
@@ -202,3 +206,35 @@ def test_a_practice_items_feedback_and_the_practice_queue(as_role, live_server, 
     problems.update(sweep(page, live_server, axe_source, [f"/annotate/{practice.pk}/"],
                           {"/annotate/": "#practice-redline"}))
     assert problems == {}
+
+
+def test_a_crowd_participants_pages(page, browser, live_server, worked, personas, axe_source):
+    """A recruitment link's landing page, the queue it leads to, a refused id and the completion
+    page, as a participant who has no account sees them."""
+    from annotation.models import Annotation, Participant
+    from annotation.services.captions import captions_import_jsonl
+    from annotation.services.recruitment import recruitment_link_create
+    from tests.annotation.studybuild import complete
+    from tests.conftest import CAPTION_B, jsonl
+
+    study = worked["new"].caption.clip.study
+    captions_import_jsonl(study=study, data=jsonl({**CAPTION_B, "model": "m-fresh"}))  # nobody's yet
+    link, token = recruitment_link_create(study=study, actor=personas["admin"], cap=5, quota=1,
+                                          completion_url=f"{live_server.url}/login/")
+    context = browser.new_context(bypass_csp=True)
+    try:
+        participant = context.new_page()
+        problems = sweep(participant, live_server, axe_source,
+                         [f"/join/{token}/?PROLIFIC_PID=a11y0participant", f"/join/{token}/?PROLIFIC_PID=x%20y"])
+        participant.goto(f"{live_server.url}/join/{token}/?PROLIFIC_PID=a11y0participant")
+        participant.get_by_role("button", name="Start").click()
+        participant.wait_for_url(f"{live_server.url}/studies/s1/queue/")
+        problems["queue"] = serious_violations(participant, axe_source)
+        joined = Participant.objects.get()
+        for item in Annotation.objects.filter(annotator=joined.user):
+            complete(item, joined.user)
+        participant.goto(f"{live_server.url}/studies/s1/done/")
+        problems["done"] = serious_violations(participant, axe_source)
+        assert {where: found for where, found in problems.items() if found} == {}
+    finally:
+        context.close()
