@@ -234,6 +234,18 @@ class Invitation(models.Model):
     token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
     roles = models.JSONField(help_text="the roles accepting grants, exactly")
     note = models.CharField(max_length=200, blank=True, help_text="who it is for, as its maker wrote")
+    email = models.EmailField(blank=True, help_text="where the link was sent (empty: the link was only shown)")
+
+    class Mail(models.TextChoices):
+        NONE = "", "not sent"
+        SENDING = "sending", "sending"
+        SENT = "sent", "sent"
+        FAILED = "failed", "failed"
+
+    mail_state = models.CharField(max_length=10, choices=Mail.choices, blank=True, default=Mail.NONE)
+    mail_error = models.TextField(blank=True, help_text="the mail server's answer when the last sending failed")
+    mail_sent_at = models.DateTimeField(null=True, blank=True, help_text="when the last sending was accepted")
+    mail_attempts = models.PositiveIntegerField(default=0, help_text="how often a link was sent")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -258,6 +270,9 @@ class Invitation(models.Model):
             models.CheckConstraint(
                 condition=Q(accepted_at__isnull=True) | Q(revoked_at__isnull=True),
                 name="invitation_not_both_accepted_and_revoked",
+            ),
+            models.CheckConstraint(
+                condition=Q(mail_state="") | ~Q(email=""), name="invitation_mail_has_an_address",
             ),
         ]
 
@@ -543,6 +558,11 @@ class Annotation(models.Model):
     # undo transitions only while the window is open).
     undo_until = models.DateTimeField(null=True, blank=True)
     undo = models.JSONField(default=dict, blank=True)
+    # The study's guidelines when the QC reviewer approved or amended (the annotator's are on
+    # their pass, CorrectionPass.guideline_version).
+    review_guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["assigned_at", "pk"]
@@ -707,6 +727,12 @@ class CorrectionPass(models.Model):
     segmentation_modes = models.JSONField(default=list, blank=True)
     # The corrected window list ([{start, end, scene, shot}]) of a rejected segmentation.
     corrected_windows = models.JSONField(default=list, blank=True)
+    # The study's guidelines when this pass's verdicts were given: set when the annotator submits
+    # (again, after a return) and when a QC reviewer amends. Empty: given before guidelines
+    # existed, or not submitted yet.
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -867,3 +893,141 @@ class UnsentJob(models.Model):
 
     def __str__(self) -> str:
         return f"unsent {self.task}{tuple(self.args)}"
+
+
+class RecruitmentLink(models.Model):
+    """An open link for a crowd platform (Prolific, an MTurk-style panel): whoever opens it with
+    a participant id becomes (or, coming back, resumes as) an annotator of the study, up to
+    `cap` participants, each given `quota` items (annotation.services.recruitment).
+
+    Only the sha256 of the link's token is stored, as for invitations. The role is annotator,
+    always: a link cannot be raised to another role."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        OTHER = "other", "another platform"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="recruitment_links")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
+    role = models.CharField(max_length=20, default="annotator", editable=False)
+    label = models.CharField(max_length=200, blank=True, help_text="what it is for, as its maker wrote")
+    platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.PROLIFIC)
+    participant_param = models.CharField(max_length=40, help_text="the URL parameter holding the participant id")
+    study_param = models.CharField(max_length=40, blank=True, help_text="the platform's study id parameter")
+    session_param = models.CharField(max_length=40, blank=True, help_text="the platform's session id parameter")
+    cap = models.PositiveIntegerField(help_text="most participants the link takes")
+    quota = models.PositiveIntegerField(help_text="items each participant is given")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, help_text="shown to a participant whose work is done")
+    completion_url = models.CharField(max_length=500, blank=True,
+                                      help_text="where a participant whose work is done is sent (the platform's)")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role="annotator"), name="recruitment_link_annotators_only"),
+            models.CheckConstraint(condition=Q(cap__gte=1) & Q(quota__gte=1),
+                                   name="recruitment_link_cap_and_quota_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"recruitment link #{self.pk} to {self.study.slug}"
+
+    @property
+    def state(self) -> str:
+        """closed, expired or open (whether it is full is counted by the service)."""
+        from django.utils import timezone
+
+        if self.closed_at:
+            return "closed"
+        if self.expires_at and self.expires_at <= timezone.now():
+            return "expired"
+        return "open"
+
+
+class RecruitmentKey(models.Model):
+    """The study's own key for the participants' ids (HMAC): the same id gives the same
+    participant in the study for as long as the study lives, whatever happens to SECRET_KEY,
+    and different pseudonyms in different studies."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    secret = models.CharField(max_length=64, editable=False)
+
+    def __str__(self) -> str:
+        return f"recruitment key of {self.study_id}"
+
+
+class Participant(models.Model):
+    """A person recruited through a link: an account without a password, signed in through the
+    link alone. The platform's id is kept only as its keyed hash (pid_hash); people see the
+    pseudonym."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    link = models.ForeignKey(RecruitmentLink, on_delete=models.PROTECT, related_name="participants")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participation")
+    pid_hash = models.CharField(max_length=64, help_text="HMAC-SHA256 of the platform's participant id")
+    pseudonym = models.CharField(max_length=20)
+    assigned = models.PositiveIntegerField(default=0, help_text="items given when they joined")
+    joined_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["joined_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "pid_hash"], name="participant_once_per_study"),
+            models.UniqueConstraint(fields=["study", "pseudonym"], name="participant_pseudonym_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"participant {self.pseudonym} of {self.study_id}"
+class GuidelineVersion(models.Model):
+    """One version of a study's guidelines: Markdown written by its admins, and examples of the
+    failure modes (annotation.services.guidelines). While the study is in setup, an edit
+    replaces its one draft; once it runs, each edit is a new version (numbered 1, 2, ...) and
+    verdicts name the version they were given under."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="guideline_versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True, help_text="Markdown, stored as written, rendered sanitised")
+    # [{mode: a failure mode's key, excerpt, correction, why}], in the order written.
+    examples = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="guideline_version_unique_per_study"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="guideline_version_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"guidelines v{self.number} of {self.study.slug}"
+
+
+class GuidelineNotice(models.Model):
+    """The latest guideline version a person dismissed the notice of, in one study: newer
+    versions are announced ("guidelines updated", with the diff) until they dismiss them."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField(help_text="the guideline version dismissed")
+    dismissed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="guideline_notice_once_per_person"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read guidelines v{self.number} of {self.study.slug}"

@@ -16,7 +16,7 @@ from django.db.models import Max, Sum
 
 from annotation.models import Annotation, Study
 from annotation.rules import workflow
-from annotation.services.gold import counted_annotations
+from annotation.selectors.counted import counted_annotations
 from scoring import families
 from scoring.metrics.registry import METRICS
 from scoring.models import ScoreJob

@@ -7,7 +7,7 @@ from django.db.models import Max
 
 from annotation.models import Annotation, Study
 from annotation.rules import workflow
-from annotation.services.gold import counted_annotations
+from annotation.selectors.counted import counted_annotations
 from scoring.models import ScoreResult
 
 

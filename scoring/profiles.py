@@ -74,8 +74,8 @@ from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, job_send_or_keep
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from annotation.services.annotation_common import pass_snapshot
-from annotation.services.gold import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring.external_scores import external_judges as external_judge_rows

@@ -75,6 +75,10 @@ def caption_fields() -> list[Field]:
         ("annotator", pa.string(), "the annotator's pseudonym"),
         ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
         ("reviewer_decision", pa.string(), "approved (the annotator's pass is final) or amended (the reviewer's)"),
+        ("guideline_version", pa.int64(), "the version of the study's guidelines the annotator's verdicts were "
+                                          "given under (null: before the study had guidelines)"),
+        ("review_guideline_version", pa.int64(), "the version of the study's guidelines the QC reviewer approved "
+                                                 "or amended under (null: before the study had guidelines)"),
     ]
 
 
@@ -137,6 +141,7 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
     def who(username: str) -> str:
         return pseudonym(study.release_secret, people[username]) if username else ""
 
+    guideline_versions = _guideline_versions(study)
     captions, windows = [], []
     for final in finals:
         model = shown[final.model]
@@ -158,8 +163,32 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
             "segmentation_modes": list(final.segmentation_modes),
             "annotator": annotator, "reviewer": reviewer,
             "reviewer_decision": "amended" if final.final_pass == "qc" else "approved",
+            **guideline_versions.get((final.clip, final.model, final.annotator),
+                                     {"guideline_version": None, "review_guideline_version": None}),
         })
     return captions, windows
+
+
+def _guideline_versions(study: Study) -> dict[tuple[str, str, str], dict[str, int | None]]:
+    """{(clip, model, annotator): the guideline versions of the annotator's and the reviewer's
+    verdicts} for the study's approved annotations."""
+    from annotation.models import Annotation, CorrectionPass
+
+    approved = Annotation.objects.filter(caption__clip__study=study, state=Annotation.State.APPROVED)
+    versions = {
+        (row["caption__clip__name"], row["caption__model__name"], row["annotator__username"]): {
+            "guideline_version": None, "review_guideline_version": row["review_guideline_version__number"]}
+        for row in approved.values("caption__clip__name", "caption__model__name", "annotator__username",
+                                   "review_guideline_version__number")
+    }
+    passes = CorrectionPass.objects.filter(annotation__in=approved, kind=CorrectionPass.Kind.ANNOTATOR)
+    for row in passes.values("annotation__caption__clip__name", "annotation__caption__model__name",
+                             "annotation__annotator__username", "guideline_version__number"):
+        key = (row["annotation__caption__clip__name"], row["annotation__caption__model__name"],
+               row["annotation__annotator__username"])
+        if key in versions:
+            versions[key]["guideline_version"] = row["guideline_version__number"]
+    return versions
 
 
 def _window_rows(final: CorrectedCaption, *, key: str, model: str, annotator: str,

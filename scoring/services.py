@@ -81,7 +81,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import job_send_or_keep
 from annotation.models import Annotation, Caption, Reference, Study
 from annotation.rules import workflow
-from annotation.services.gold import counted_annotations
+from annotation.selectors.counted import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families

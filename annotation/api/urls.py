@@ -20,6 +20,11 @@ urlpatterns = [
         api_studies.InvitationRevoke.as_view(),
         name="api-invitation-revoke",
     ),
+    path(
+        "studies/<slug:slug>/invitations/<int:invitation_id>/send/",
+        api_studies.InvitationSend.as_view(),
+        name="api-invitation-send",
+    ),
     path("studies/<slug:slug>/history/", api_studies.StudyHistory.as_view(), name="api-study-history"),
     path("taxonomies/", api_studies.TaxonomyList.as_view(), name="api-taxonomies"),
     path("studies/<slug:slug>/clips/", api.ClipList.as_view(), name="api-clips"),
@@ -107,5 +112,38 @@ urlpatterns += [
         "annotations/<int:annotation_id>/practice-feedback/",
         gold.PracticeFeedback.as_view(),
         name="api-practice-feedback",
+    ),
+]
+
+from annotation.api import recruitment as recruiting  # noqa: E402
+
+urlpatterns += [
+    path(
+        "studies/<slug:slug>/recruitment-links/",
+        recruiting.RecruitmentLinkList.as_view(),
+        name="api-recruitment-links",
+    ),
+    path(
+        "studies/<slug:slug>/recruitment-links/<int:link_id>/close/",
+        recruiting.RecruitmentLinkClose.as_view(),
+        name="api-recruitment-link-close",
+    ),
+    path("studies/<slug:slug>/participants/", recruiting.ParticipantList.as_view(), name="api-participants"),
+]
+
+from annotation.api import guidelines  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/guidelines/", guidelines.Guidelines.as_view(), name="api-guidelines"),
+    path("studies/<slug:slug>/guidelines/diff/", guidelines.GuidelinesDiff.as_view(), name="api-guidelines-diff"),
+    path(
+        "studies/<slug:slug>/guidelines/dismiss/",
+        guidelines.GuidelinesDismiss.as_view(),
+        name="api-guidelines-dismiss",
+    ),
+    path(
+        "studies/<slug:slug>/guidelines/<int:number>/",
+        guidelines.GuidelineVersionDetail.as_view(),
+        name="api-guideline-version",
     ),
 ]

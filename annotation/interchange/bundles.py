@@ -22,11 +22,12 @@ from typing import Any
 
 from annotation.interchange.formats import MAX_WINDOWS
 from annotation.interchange.formats.common import unstorable_character
+from annotation.rules import guidelines as guideline_rules
 from annotation.rules.study_settings import UNDO_SECONDS_MAX
 from annotation.rules.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.rules.assignment.DESIGNS
 STUDY_STATES = ("setup", "running", "closed", "archived")  # annotation.models.StudyState
 CAPTION_LANGUAGES = ("en", "zh", "ja", "other")  # annotation.models.CaptionLanguage
@@ -71,11 +72,25 @@ def _upgrade_3_to_4(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+def _upgrade_4_to_5(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 adds the study's guideline versions and, on each pass and annotation, the
+    guideline version its verdicts were given under. Studies before guidelines had none."""
+    bundle.setdefault("guidelines", [])
+    for annotation in bundle.get("annotations") or []:
+        if isinstance(annotation, dict):
+            annotation.setdefault("review_guideline_version", None)
+            for correction in (annotation.get("passes") or {}).values():
+                if isinstance(correction, dict):
+                    correction.setdefault("guideline_version", None)
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
+    4: _upgrade_4_to_5,
 }
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -99,6 +114,7 @@ SECTIONS: dict[str, type] = {
     "references": list,
     "annotations": list,
     "audit": list,
+    "guidelines": list,
 }
 
 
@@ -630,6 +646,32 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 errors.append(f"{where}.text_sha256: does not match the reference's text (edited "
                               "by hand?)")
 
+    guideline_numbers: set[int] = set()
+    study_modes = taxonomies.get(study.get("taxonomy")) if isinstance(study, dict) else None
+    for n, version in enumerate(bundle["guidelines"]):
+        where = f"guidelines[{n}]"
+        if not need(version, where, {"number": int, "text": str, "examples": list}):
+            continue
+        present(version, where, "created_by")
+        user(version.get("created_by"), where, optional=True)
+        stamp(version, where, "created_at", "updated_at")
+        if version["number"] < 1:
+            errors.append(f"{where}: 'number' must be a whole number from 1")
+        elif version["number"] in guideline_numbers:
+            errors.append(f"{where}: guideline version {version['number']} is listed twice")
+        guideline_numbers.add(version["number"])
+        if problem := guideline_rules.text_problem(version["text"]):
+            errors.append(f"{where}.text: {problem}")
+        _, problem = guideline_rules.examples_check(version["examples"], study_modes or ())
+        if problem:
+            errors.append(f"{where}.examples: {problem}")
+
+    def guideline(record: Mapping[str, Any], where: str, field: str) -> None:
+        present(record, where, field)
+        number = record.get(field)
+        if number is not None and number not in guideline_numbers:
+            errors.append(f'{where}: {field!r} must be null or the number of a version in "guidelines"')
+
     annotations: set[tuple] = set()
     gold_annotations: set[tuple[str, str]] = set()
     for n, annotation in enumerate(bundle["annotations"]):
@@ -668,6 +710,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             )):
                 errors.append(f"{where}.returned_units[{u}]: must be {{unit, comment, reply, before}} "
                               "with text unit, comment and reply")
+        guideline(annotation, where, "review_guideline_version")
         present(annotation, where, "reviewer", "return_comment", "assigned_at",
                 "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
                 "reviewed_at")
@@ -726,6 +769,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 continue
             user(correction["author"], pass_where)
             stamp(correction, pass_where, "updated_at")
+            guideline(correction, pass_where, "guideline_version")
             for part in ("overview", "segmentation"):
                 if correction[part].get("verdict") not in VERDICTS:
                     errors.append(

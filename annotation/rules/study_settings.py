@@ -146,7 +146,9 @@ def _thresholds(value: Any) -> tuple[list[int] | None, str | None]:
     return numbers, None
 
 
-def _number(value: Any, what: str, low: float, high: float, *, low_open: bool, high_open: bool):
+def _number(
+    value: Any, what: str, low: float, high: float, *, low_open: bool, high_open: bool
+) -> tuple[float | None, str | None]:
     if not _is_number(value):
         return None, f"The {what} must be a number."
     number = float(value)

@@ -40,7 +40,7 @@ from annotation.models import (
 )
 from annotation.rules import workflow
 from annotation.rules.agreement import Agreement, agreement
-from annotation.services.gold import counted_annotations
+from annotation.selectors.counted import counted_annotations
 
 STATES = [state for state, _ in Annotation.State.choices]
 DECISIONS = ("approve", "amend", "return")

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, When
+from django.db.models import Case, F, When, prefetch_related_objects
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -44,6 +44,7 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
+from annotation.services.guidelines import guideline_version_now
 from annotation.services.risk import (
     annotation_risk_refresh,
 )
@@ -408,10 +409,23 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
         raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
 
 
+def _read_annotator_pass(annotation: Annotation) -> CorrectionPass:
+    """The annotator pass, read with the annotation's other passes in one statement and kept on
+    the annotation (as prefetch_related keeps them), so that the answer's snapshot (which shows
+    the QC pass too) reads none again; the pass this save changes is that very object. Made, and
+    the kept passes dropped, when there is none yet (the first save)."""
+    prefetch_related_objects([annotation], "passes")
+    found = next((p for p in annotation.passes.all() if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
+    if found is not None:
+        return found
+    annotation._prefetched_objects_cache.pop("passes", None)
+    return _annotator_pass(annotation)
+
+
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Apply the changes to the annotator pass; give the pass's snapshot after them."""
     _check_reopened(annotation, changes)
-    correction = _annotator_pass(annotation)
+    correction = _read_annotator_pass(annotation)
     rows = pass_window_rows(correction)
     before = pass_snapshot(correction, rows)
     if "overview" in changes:
@@ -528,6 +542,9 @@ def annotation_submit(
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
         **undo,
     )
+    # The verdicts are given under the guidelines of this moment (again after a return).
+    CorrectionPass.objects.filter(pk=correction.pk).update(
+        guideline_version_id=guideline_version_now(annotation.caption.clip.study_id))
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}

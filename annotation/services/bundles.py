@@ -33,6 +33,7 @@ from annotation.models import (
     CorrectionPass,
     FailureMode,
     GoldItem,
+    GuidelineVersion,
     Membership,
     Reference,
     Study,
@@ -183,6 +184,7 @@ def _pass_record(row: Mapping[str, Any], windows: list[dict[str, Any]]) -> dict[
         },
         "windows": windows,
         "updated_at": row["updated_at_text"],
+        "guideline_version": row["guideline_version__number"],
     }
 
 
@@ -313,6 +315,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "annotation_id",
         "kind",
         "author__username",
+        "guideline_version__number",
         "overview_verdict",
         "overview_text",
         "segmentation_verdict",
@@ -341,6 +344,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "caption__model__name",
             "annotator__username",
             "reviewer__username",
+            "review_guideline_version__number",
             "taxonomy_id",
             "purpose",
             "attempt",
@@ -370,6 +374,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
                 **{f: row[f"{f}_text"] for f in ANNOTATION_TIMES},
                 "taxonomy": "",  # filled in below, once the hashes are known
                 "reviewer": row["reviewer__username"],
+                "review_guideline_version": row["review_guideline_version__number"],
                 "final": final,
                 "passes": {kind: passes.get(kind) for kind in bundles.PASS_KINDS},
                 "_taxonomy_id": row["taxonomy_id"],
@@ -403,6 +408,24 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
                 "after": _read_json(row["after_json"]),
             }
         )
+
+    guidelines = []
+    for row in (
+        GuidelineVersion.objects.filter(study=study)
+        .order_by("number")
+        .values("number", "text", "created_by__username", created_at_text=_BundleTime("created_at"),
+                updated_at_text=_BundleTime("updated_at"), examples_json=_as_text("examples"))
+    ):
+        if row["created_by__username"] is not None:
+            users.add(row["created_by__username"])
+        guidelines.append({
+            "number": row["number"],
+            "text": row["text"],
+            "examples": _read_json(row["examples_json"]),
+            "created_by": row["created_by__username"],
+            "created_at": row["created_at_text"],
+            "updated_at": row["updated_at_text"],
+        })
 
     hashes = {
         taxonomy.pk: _taxonomy_record(taxonomy)
@@ -444,6 +467,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "references": references,
         "annotations": annotations,
         "audit": audit,
+        "guidelines": guidelines,
     }
 
 
@@ -772,6 +796,25 @@ def _store(
             f"references[{n}]",
         )
 
+    guideline_versions = {
+        version["number"]: _insert(
+            GuidelineVersion(
+                study=study,
+                number=version["number"],
+                text=version["text"],
+                examples=version["examples"],
+                created_by=people[version["created_by"]] if version["created_by"] else None,
+                created_at=parse(version["created_at"]),
+                updated_at=parse(version["updated_at"]),
+            ),
+            f"guidelines[{n}]",
+        )
+        for n, version in enumerate(bundle["guidelines"])
+    }
+
+    def guideline_of(number: int | None) -> GuidelineVersion | None:
+        return guideline_versions[number] if number is not None else None
+
     progress(f"{len(bundle['annotations'])} annotations")
     annotations = {}
     for n, item in enumerate(bundle["annotations"]):
@@ -782,6 +825,7 @@ def _store(
                 annotator=people[item["annotator"]],
                 taxonomy=taxonomies[item["taxonomy"]],
                 reviewer=people[item["reviewer"]] if item.get("reviewer") else None,
+                review_guideline_version=guideline_of(item["review_guideline_version"]),
                 **{f: item[f] for f in ANNOTATION_FIELDS},
                 **{f: parse(item[f]) for f in ANNOTATION_TIMES},
                 purpose=item.get("purpose", Annotation.Purpose.WORK),
@@ -806,6 +850,7 @@ def _store(
                     segmentation_modes=correction["segmentation"]["modes"],
                     corrected_windows=correction["segmentation"]["windows"],
                     updated_at=parse(correction["updated_at"]),
+                    guideline_version=guideline_of(correction["guideline_version"]),
                 ),
                 f"annotations[{n}].passes.{kind}",
             )
@@ -873,6 +918,6 @@ def _store(
     study.refresh_from_db(fields=["state"])
     report.counts = {
         name: len(bundle[name])
-        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit")
+        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit", "guidelines")
     }
     return report

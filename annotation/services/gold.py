@@ -76,14 +76,6 @@ def _audit(
 # --------------------------------------------------------------------------- reading
 
 
-def counted_annotations(annotations):
-    """The annotations of a queryset that count in the profile, Table 1 and the release: the
-    study's work (purpose ``work``) on captions that are not gold items."""
-    return annotations.filter(purpose=Purpose.WORK).exclude(
-        Exists(GoldItem.objects.filter(caption_id=OuterRef("caption_id")))
-    )
-
-
 def ready_gold(study: Study):
     """The study's gold items whose gold verdict is final (submitted)."""
     return GoldItem.objects.filter(study=study, gold__state=workflow.SUBMITTED)

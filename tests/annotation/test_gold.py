@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, GoldItem, Qualification, Study
+from annotation.models import Annotation, Caption, GoldItem, Qualification, Study
 from annotation.services import gold
 from annotation.services.review import review_approve, review_claim
 from annotation.services.studies import membership_grant
@@ -40,11 +40,12 @@ def world(study, personas, make_user):
     return {"study": study, "captions": {c.clip.name: c for c in captions}, "expert": expert, **personas}
 
 
-def make_gold(world, clip: str, maker=None, **verdict) -> GoldItem:
+def make_gold(world, clip: str, maker=None, caption_id=None, **verdict) -> GoldItem:
     """A gold item of the caption of `clip`, its verdict made by `maker` (the admin) through
     the API and the workspace's services: the default verdict of studybuild.complete."""
     maker = maker or world["admin"]
-    answer = client_for(maker).post("/api/studies/s1/gold/", {"caption": world["captions"][clip].pk}, format="json")
+    caption_id = caption_id or world["captions"][clip].pk
+    answer = client_for(maker).post("/api/studies/s1/gold/", {"caption": caption_id}, format="json")
     assert answer.status_code == 201, answer.json()
     item = GoldItem.objects.get(pk=answer.json()["id"])
     complete(item.gold, maker, **verdict)
@@ -404,6 +405,20 @@ def test_hidden_gold_checks_look_like_work_and_stop_when_the_pool_runs_out(world
     assert check.pk not in [item["id"] for item in admin_queue["items"]]
     assert gold.gold_check_outcomes(study, annotator) == [True, True]
     assert gold.gold_drift(study) == []
+    # The dashboard says the pool ran out for them; a gold check they got wrong drags them below
+    # the drift threshold, and the dashboard names them.
+    dashboard = page_client(world["admin"]).get("/studies/s1/").content.decode()
+    assert f"The gold pool has run out for {annotator.username}" in dashboard
+    fake_clip(study, "g")
+    captions_add(study, [caption_record("g")])
+    late = make_gold(world, "g", caption_id=Caption.objects.get(clip__name="g").pk)
+    wrong = Annotation.objects.create(caption=late.caption, annotator=annotator, taxonomy=study.taxonomy,
+                                      purpose="gold_check")
+    complete(wrong, annotator, overview=WRONG)
+    assert gold.gold_drift(study) == [{"user": annotator.username, "recent_agreement": 2 / 3, "checks": 3,
+                                       "threshold": 0.7}]
+    dashboard = page_client(world["admin"]).get("/studies/s1/").content.decode()
+    assert f"{annotator.username}: agreed with gold on 0.67 of their last 3 gold checks" in dashboard
     # A gold check beside its gold verdict is no double annotation for the agreement statistics.
     from annotation.selectors.progress import double_annotated_captions
 

@@ -31,6 +31,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from annotation.models import Annotation, Clip, Reference
+from annotation.services.guidelines import guidelines_save
 from annotation.services.workflow import annotations_assign, review_approve, review_claim
 from tests.annotation.studybuild import (
     SECRET_MODEL,
@@ -97,9 +98,14 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "study-settings": {"GET": Expect(ADMINS)},
     "study-members": {"GET": Expect(ADMINS)},
     "study-history": {"GET": Expect(ADMINS)},
+    "study-guidelines": {"GET": Expect(ADMINS)},
     # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
     # on content (400).
     "invitation": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    # Anyone holding a recruitment link sees its page; without a participant id it is refused on
+    # content (400), GET and POST alike. The completion page is a participant's only (none here).
+    "recruitment": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    "participant-done": {"GET": Expect(NOBODY)},
     "clip": {"GET": Expect(MEMBERS)},
     "clip-video": {"GET": Expect(MEMBERS)},
     "clip-poster": {"GET": Expect(MEMBERS)},
@@ -128,7 +134,20 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-member-deactivate": {"POST": api_post(ADMINS)},
     "api-invitations": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
     "api-invitation-revoke": {"POST": api_post(ADMINS)},
+    # The swept invitation has no e-mail address: past the gate, refused on content (400).
+    "api-invitation-send": {"POST": api_post(ADMINS)},
     "api-study-history": {"GET": Expect(ADMINS)},
+    # Recruitment links: a study admin's; the swept POST lacks the cap (400 once past the gate).
+    "api-recruitment-links": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "api-recruitment-link-close": {"POST": api_post(ADMINS)},
+    "api-participants": {"GET": Expect(ADMINS)},
+    # Guidelines: every member reads them (annotators too, before work opens); study admins
+    # write them; each person dismisses their own notice (a version that does not exist: 400).
+    "api-guidelines": {"GET": Expect(MEMBERS), "PUT": api_post(ADMINS, {"text": "Read me."}),
+                       "POST": api_post(ADMINS, {"text": "Read me."})},
+    "api-guideline-version": {"GET": Expect(MEMBERS)},
+    "api-guidelines-diff": {"GET": Expect(MEMBERS)},
+    "api-guidelines-dismiss": {"POST": api_post(MEMBERS, {"version": 1})},
     "api-clips": {"GET": Expect(MEMBERS)},
     "api-models": {"GET": Expect(MEMBERS)},
     "api-captions": {"GET": Expect(MEMBERS)},
@@ -343,6 +362,7 @@ def world(study, other_study, personas):
     final = complete(mine.get(caption__clip__name="a"), personas["annotator"])
     review_claim(annotation_id=final.pk, actor=personas["reviewer"])
     review_approve(annotation_id=final.pk, actor=personas["reviewer"])
+    guidelines_save(study=study, actor=personas["admin"], text="Watch each clip to the end.")
     may_create = Permission.objects.get(codename="add_study", content_type__app_label="annotation")
     for persona in CREATORS:
         personas[persona].user_permissions.add(may_create)
@@ -426,6 +446,12 @@ def _practice_annotation_id(world) -> int:
     return complete(practice, annotator).pk
 
 
+def _recruitment_link(world):
+    from annotation.services.recruitment import recruitment_link_create
+
+    return recruitment_link_create(study=world["study"], actor=world["personas"]["admin"], cap=5, quota=1)
+
+
 def _caption_import_job_id(world) -> int:
     """A caption import job of the study, queued (its task never runs in the sweep)."""
     from django.core.files.base import ContentFile
@@ -450,6 +476,8 @@ def url_for(route: Route, world) -> str:
         "username": lambda: "annotator",
         "invitation_id": lambda: _invitation_id(world),
         "token": lambda: _invitation_token(world),
+        "link_id": lambda: _recruitment_link(world)[0].pk,
+        "number": lambda: 1,  # the world's guideline version
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,
@@ -461,6 +489,7 @@ def url_for(route: Route, world) -> str:
     values_of_route = {
         "api-caption-import-job": {"job_id": lambda: _caption_import_job_id(world)},
         "api-practice-feedback": {"annotation_id": lambda: _practice_annotation_id(world)},
+        "recruitment": {"token": lambda: _recruitment_link(world)[1]},
         "profile-job-file": {
             "job": lambda: _profile_job(world, finished=True),
             "name": lambda: "table.csv",

@@ -73,7 +73,7 @@ def triggers_drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0026_closed_studies_and_modes_in_use_refused'),
+        ('annotation', '0029_recruitment_links'),
         # Its triggers name annotation_study: they exist before this rebuilds it on SQLite.
         ("scoring", "0009_closed_studies_keep_their_scores"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
