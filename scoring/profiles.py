@@ -134,7 +134,7 @@ def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotati
     """Return one approved annotation per caption (the earliest approved), by clip and model;
     of one clip when ``clip_id`` is given."""
     # Only the study's work counts: gold verdicts, practice attempts and hidden gold checks do
-    # not, nor any annotation of a gold item (annotation.services.gold.counted_annotations).
+    # not, nor any annotation of a gold item (annotation.selectors.counted.counted_annotations).
     approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if clip_id is not None:
         approved = approved.filter(caption__clip_id=clip_id)

@@ -10,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Caption, GoldItem, Qualification, Study
+from annotation.selectors.counted import counted_annotations
 from annotation.services import gold
 from annotation.services.review import review_approve, review_claim
 from annotation.services.studies import membership_grant
@@ -104,7 +105,7 @@ def test_gold_refusals_name_the_caption(world):
 
 def test_gold_verdicts_are_not_reviewed_and_gold_captions_are_not_assigned(world):
     item = make_gold(world, "a")
-    assert not gold.counted_annotations(Annotation.objects.filter(pk=item.gold_id)).exists()
+    assert not counted_annotations(Annotation.objects.filter(pk=item.gold_id)).exists()
     queue = client_for(world["reviewer"]).get("/api/studies/s1/review-queue/").json()
     assert queue["count"] == 0
     claim = client_for(world["reviewer"]).post(f"/api/annotations/{item.gold_id}/claim/")
