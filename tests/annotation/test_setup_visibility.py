@@ -81,7 +81,12 @@ def test_the_sweep_covers_the_work_routes():
 
 @pytest.mark.parametrize("route", READ_ROUTES)
 def test_annotators_and_reviewers_see_nothing_of_a_study_in_setup(route, setup_world):
-    url = _llmfacts_url(setup_world) if route.key == "profile-llmfacts" else url_for(route, setup_world)
+    if route.key == "profile-llmfacts":
+        url = _llmfacts_url(setup_world)
+    elif route.key == "api-practice-feedback":  # the annotator's own item (no practice is made in setup)
+        url = f"/api/annotations/{setup_world['annotation'].pk}/practice-feedback/"
+    else:
+        url = url_for(route, setup_world)
     shown = []
     for persona in ("annotator", "reviewer"):
         client = Client()
