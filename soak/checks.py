@@ -435,6 +435,20 @@ def running_jobs(slug: str) -> list[str]:
     return left
 
 
+def unfinished_asked(slug: str, kind: str) -> int:
+    """How many jobs of `kind` that a person asked for are queued or running: "scoring" (study
+    jobs asked by someone, not a verdict's), "profile"."""
+    from django.conf import settings
+
+    from scoring.models import ScoreJob
+
+    if kind == "profile":
+        return sum(1 for state in profile_states(Path(settings.MEDIA_ROOT), slug).values()
+                   if state in ("queued", "running"))
+    return ScoreJob.objects.filter(study__slug=slug, kind="study", requested_by__isnull=False,
+                                   status__in=["queued", "running"]).count()
+
+
 def job_progress(slug: str) -> tuple[list[str], tuple[int, int, int]]:
     """The jobs still running or queued, and a mark of progress that changes whenever a job
     ends, starts or counts more work done: (jobs unfinished, running, work counted)."""

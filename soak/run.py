@@ -168,6 +168,20 @@ def signed_in_session(user) -> str:
     return session.session_key
 
 
+def unfinished_asked(kind: str) -> int:
+    """The admin's look before asking for another job (see soak.people.Admin): read from the
+    database and the profile folders; 0 when they cannot be read (the admin then asks, and the
+    request meets the fault)."""
+    from django.db import connections
+
+    try:
+        return checks.unfinished_asked(SLUG, kind)
+    except Exception:  # noqa: BLE001 - a fault: ask anyway
+        return 0
+    finally:
+        connections.close_all()
+
+
 def settle(seconds: float, stall_seconds: float, poll: float = 2.0) -> dict:
     """Wait, reading the database and the profile folders only (no page opened: the product
     must recover its jobs by itself), until no job runs or waits. It waits as long as the jobs
@@ -324,7 +338,7 @@ def run(options: dict) -> dict:
         # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
         # long soak starts them, the short one (two busy cores) leaves them out.
         admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["profiles"],
-                      models=options["models"])
+                      models=options["models"], unfinished=unfinished_asked)
         injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
         broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0, socket_timeout=5)
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
