@@ -302,8 +302,8 @@ def broker_look() -> BrokerLook | None:
             *queued, unacked, index = pipe.execute()
         finally:
             client.close()
-    except Exception:  # noqa: BLE001 - not answering: nothing can be known this round
-        logger.warning("the broker did not answer: no job is sent again this round", exc_info=True)
+    except Exception as error:  # noqa: BLE001 - not answering: nothing can be known this round
+        logger.warning("the broker did not answer (%s): no job is sent again this round", error)
         return BrokerLook(answered=False)
     waiting = set()
     for messages in queued:
