@@ -270,9 +270,10 @@ def _message_key(payload: Any) -> tuple[str, str] | None:
 
 
 def broker_queues() -> list[str]:
-    """The queues jobs are sent to: the default one and the scoring families' own."""
+    """The queues jobs are sent to: the default one, the scoring families' and the exports' own."""
     names = [settings.CELERY_TASK_DEFAULT_QUEUE]
     names += [name for name in getattr(settings, "SCORING_QUEUES", {}).values() if name]
+    names += [name for name in [getattr(settings, "PROFILE_QUEUE", "")] if name]
     return list(dict.fromkeys(names))
 
 

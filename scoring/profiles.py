@@ -809,7 +809,7 @@ def _send(study_id: int, job_id: str) -> None:
     """Send the export to the workers; kept to be sent later when the broker does not answer
     (the job stays queued). Never raises: any other refusal is recorded on the job."""
     try:
-        job_send_or_keep(EXPORT_TASK, args=[study_id, job_id])
+        job_send_or_keep(EXPORT_TASK, args=[study_id, job_id], queue=settings.PROFILE_QUEUE or None)
     except Exception as error:  # noqa: BLE001 - recorded on the job, which then ends failed
         logger.exception("profile job %s could not be sent", job_id)
         study = Study.objects.get(pk=study_id)

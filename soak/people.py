@@ -551,11 +551,13 @@ class Admin(Person):
         elif not self.still_waiting("profile"):
             self.profile_job()
 
-    def profile_job(self, resamples: int = 300) -> str | None:
+    def profile_job(self, resamples: int = 100) -> str | None:
+        # Few resamples: an export must end between two kills of the busiest worker (a round of
+        # faults, about 3 minutes), or it is started again and again until it fails.
         with self.client.ledger.lock:
             self.client.ledger.jobs_asked["profile"] += 1
         status, job, _ = self.client.call("POST", f"/studies/{self.slug}/profiles/jobs/",
-                                          {"resamples": resamples, "adjusted_resamples": 50, "seed": 1})
+                                          {"resamples": resamples, "adjusted_resamples": 20, "seed": 1})
         if status != 202:
             return None
         self.client.ledger.count("profile job")

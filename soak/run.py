@@ -26,6 +26,7 @@ from soak.people import Admin, Annotator, Client, Ledger, Reviewer
 from soak.stack import REPO, CeleryWorkers, Gunicorn, Media, Postgres, Redis, free_port
 
 SLUG = "demo"
+EXPORTS_QUEUE = "redline-exports"
 ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
 REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
@@ -75,6 +76,7 @@ def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[
         # again and again.
         "PROFILE_JOB_LEASE_SECONDS": "120",
         "CELERY_VISIBILITY_TIMEOUT": "60",
+        "PROFILE_QUEUE": EXPORTS_QUEUE,
         "LLMFACTS_BASE_URL": "",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -320,12 +322,16 @@ def run(options: dict) -> dict:
         sys.path.insert(0, str(REPO))
         sessions, clips = build_study(pg, scratch, options["demo"], options["study_models"])
         web = Gunicorn(free_port(58000), env, scratch / "gunicorn.log")
-        workers = CeleryWorkers(2, env, scratch / "celery.log")
+        # Two workers for scoring and imports; the exports (minutes of bootstrap each) on a
+        # third of their own (PROFILE_QUEUE), as the production layout advises, so that scoring
+        # never waits behind them: in the 30-minute run both workers were held by exports.
+        workers = CeleryWorkers(3, env, scratch / "celery.log", queues={2: EXPORTS_QUEUE})
         web.start()
         workers.start()
         built = time.time()
         print(f"soak: stack up in {built - started:.0f} s (PostgreSQL :{pg.port}, Redis :{redis.port}, "
-              f"gunicorn :{web.port} 2x4, 2 Celery workers, media {'tmpfs' if media.mounted else 'folder'})",
+              f"gunicorn :{web.port} 2x4, 3 Celery workers (one for exports), "
+              f"media {'tmpfs' if media.mounted else 'folder'})",
               flush=True)
 
         ledger, stop = Ledger(), threading.Event()
@@ -344,7 +350,8 @@ def run(options: dict) -> dict:
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
                         options["redis_seconds"], options["outage_seconds"], options["profiles"],
                         hang_seconds=options["hang_seconds"], probe=client("admin"),
-                        broker_queue=lambda: broker.llen("redline") + broker.hlen("unacked"))
+                        broker_queue=lambda: (broker.llen("redline") + broker.llen(EXPORTS_QUEUE)
+                                              + broker.hlen("unacked")))
         people = [*annotators, *reviewers, admin]
         since = datetime.now(UTC)
         for person in people:
@@ -368,7 +375,7 @@ def run(options: dict) -> dict:
         settling = settle(options["settle_seconds"], options["stall_seconds"])
         settled_in = settling["seconds"] if settling["settled"] else None
         try:
-            backlog = broker.llen("redline") + broker.hlen("unacked")
+            backlog = broker.llen("redline") + broker.llen(EXPORTS_QUEUE) + broker.hlen("unacked")
         except redis_client.RedisError:
             backlog = -1
 
