@@ -162,3 +162,18 @@ def test_a_late_duplicate_cannot_take_a_job_from_the_run_that_holds_it(approved,
     ScoreJob.objects.filter(pk=job.pk).update(status="running", finished_at=None, heartbeat_at=timezone.now())
     assert score_job_run(job_id=job.pk, task_id=resent) == "busy"
     assert score_job_run(job_id=job.pk, task_id=first) == "ran"
+
+
+def test_exports_go_to_their_own_queue_and_waiting_there_count(
+    study, broker, settings, django_capture_on_commit_callbacks
+):
+    settings.PROFILE_QUEUE = "exports"
+    settings.PROFILE_JOB_LEASE_SECONDS = 0
+    with django_capture_on_commit_callbacks(execute=True):
+        export = profiles.profile_job_create(study=study, requested_by="admin", resamples=20,
+                                             adjusted_resamples=20, seed=0)["job"]
+    assert (broker.llen("exports"), broker.llen("redline")) == (1, 0)
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+    broker.flushall()
+    assert profiles.profile_jobs_recover(study=study) == {"resumed": [export], "failed": []}
+    assert (broker.llen("exports"), broker.llen("redline")) == (1, 0)
