@@ -6,7 +6,8 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
-        from annotation import routes, study_settings
+        from annotation import routes
+        from annotation.rules import study_settings
         from annotation.services import caption_jobs, lifecycle
 
         # Every word routed under /studies/ or /api/studies/ is refused as a study's slug.

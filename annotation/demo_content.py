@@ -3,9 +3,9 @@
 The data is JSON in ``fixtures/demo/`` (``clips``, ``models``, ``captions``, ``references``; its
 README says what each clip shows and what each model gets wrong); this module loads it with its
 types. Pure, no Django: :mod:`annotation.services.demo` turns it into database rows and renders
-the clips with :func:`annotation.media.synthesize_clip` (``kind``, ``duration`` and ``params`` of
+the clips with :func:`annotation.media.video.synthesize_clip` (``kind``, ``duration`` and ``params`` of
 each clip are its arguments). Every caption describes what the synthetic video really shows (see
-``annotation.media.SYNTHETIC_KINDS``), with errors planted on purpose so that a demo annotator
+``annotation.media.video.SYNTHETIC_KINDS``), with errors planted on purpose so that a demo annotator
 meets every failure mode of the taxonomy at the level where it belongs. ``planted`` lists them:
 
 - ``{"unit": "overview", "mode": ..., "note": ...}`` for the overview paragraph,

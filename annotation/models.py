@@ -116,7 +116,7 @@ class Study(models.Model):
     word_thresholds = models.JSONField(default=default_word_thresholds)
     near_total_cut = models.FloatField(default=DEFAULT_NEAR_TOTAL_CUT)
     length_band = models.FloatField(default=DEFAULT_LENGTH_BAND)
-    # How captions reach annotators (annotation.assignment): chosen when assigning, kept here.
+    # How captions reach annotators (annotation.rules.assignment): chosen when assigning, kept here.
     assignment_design = models.CharField(
         max_length=30, choices=AssignmentDesign.choices, default=AssignmentDesign.ONE_MODEL_PER_CLIP
     )
@@ -419,7 +419,7 @@ class Reference(models.Model):
 class Annotation(models.Model):
     """One annotator's work on one caption, from assignment to the approved final verdict.
 
-    The workflow is a state machine (annotation.workflow); services move it with
+    The workflow is a state machine (annotation.rules.workflow); services move it with
     conditional updates on `version`, so two concurrent actions cannot both succeed,
     and the check constraints below refuse states that make no sense.
     """
@@ -454,7 +454,7 @@ class Annotation(models.Model):
     )
     claim_expires_at = models.DateTimeField(null=True, blank=True)
     return_comment = models.TextField(blank=True)
-    # The units of the latest return: [{unit, comment, before, reply}] (see annotation.returns).
+    # The units of the latest return: [{unit, comment, before, reply}] (see annotation.rules.returns).
     returned_units = models.JSONField(default=list, blank=True)
     active_seconds = models.FloatField(default=0)
     last_saved_at = models.DateTimeField(
@@ -477,7 +477,7 @@ class Annotation(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    # How much a QC reviewer should look at this first (annotation.queues.review_risk), set
+    # How much a QC reviewer should look at this first (annotation.selectors.queues.review_risk), set
     # when it is submitted, so the review queue is read in index order, never recomputed.
     risk = models.FloatField(default=0)
     risk_reasons = models.JSONField(default=list, blank=True)

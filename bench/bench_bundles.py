@@ -36,7 +36,7 @@ def main() -> int:
     from django.test.utils import CaptureQueriesContext
     from scalebuild import analyze, build
 
-    from annotation import bundles
+    from annotation.interchange import bundles
     from annotation.services.bundles import bundle_export
 
     call_command("migrate", verbosity=0)

@@ -36,7 +36,7 @@ def main() -> int:
     django.setup()
     from django.core.management import call_command
 
-    from annotation import formats
+    from annotation.interchange import formats
     from annotation.models import Caption, Clip
     from annotation.services.captions import (
         captions_import_clip_cc_files,

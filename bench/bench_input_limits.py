@@ -5,7 +5,7 @@
    limit shaped to be hard (unrelated words, one long word, alternating short words, letters
    without spaces) and prints the slowest as a share of the 30 s a gunicorn worker may take.
 2. An autosave's audit event keeps only the changed fields, texts as patches
-   (``annotation.audit_diff``). For a 46,000-character overview edited by one sentence, this
+   (``annotation.rules.audit_diff``). For a 46,000-character overview edited by one sentence, this
    prints the event's size against the whole pass stored twice (before and after), as it was.
 
 Pure computation, no server or database: the numbers are the request's own work.
@@ -20,8 +20,8 @@ import time
 
 import benchlib  # noqa: F401  (puts the repository on the import path)
 
-from annotation.audit_diff import pass_changes
-from annotation.formats import MAX_OVERVIEW_CHARS
+from annotation.interchange.formats import MAX_OVERVIEW_CHARS
+from annotation.rules.audit_diff import pass_changes
 from scoring.metrics import edits
 
 WORKER_TIMEOUT_S = 30.0

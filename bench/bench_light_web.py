@@ -108,7 +108,7 @@ def build(folder: Path) -> dict:
     call_command("collectstatic", verbosity=0, interactive=False)
     from django.contrib.auth import get_user_model
 
-    from annotation import media
+    from annotation.media import video as media
     from annotation.models import Annotation, Caption, Clip
     from annotation.services import workflow as flow
     from annotation.services.captions import captions_import_jsonl

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import benchlib  # noqa: F401 - puts the repository on the import path
 
-from annotation import media  # noqa: E402 - needs the repository root on sys.path first
+from annotation.media import video as media  # noqa: E402 - needs the repository root on sys.path first
 
 
 def _size(text: str) -> tuple[int, int]:

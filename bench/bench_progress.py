@@ -3,7 +3,7 @@
 Run with `make bench`: on a throwaway SQLite database, and on a scratch PostgreSQL database
 (redline_bench_progress on 127.0.0.1) when one can be created. The study is built with
 bench/scalebuild.py (imports and assignment through the services, every annotation then
-submitted in bulk), ANALYZEd, and the page's data (annotation.progress.study_progress without
+submitted in bulk), ANALYZEd, and the page's data (annotation.selectors.progress.study_progress without
 agreement), the page itself, and its agreement table (a request of its own,
 /studies/<slug>/progress/agreement/) are timed. Target: the page under 1 s. SQL queries per
 page load are printed too. bench_scale prints the same at lab size (110,000 annotations).
@@ -38,7 +38,7 @@ def run(url: str) -> None:
     from django.test import Client
     from scalebuild import analyze, build
 
-    from annotation.progress import study_progress
+    from annotation.selectors.progress import study_progress
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.utils.crypto import get_random_string
         from scalebuild import analyze, build
 
-        from annotation.progress import agreement_on_double_annotations, study_progress
+        from annotation.selectors.progress import agreement_on_double_annotations, study_progress
         from annotation.services.bundles import bundle_export_bytes
 
         call_command("migrate", verbosity=0)

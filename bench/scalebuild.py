@@ -171,7 +171,6 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation import risk
     from annotation.models import (
         Annotation,
         AuditEvent,
@@ -180,6 +179,7 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
         Window,
         WindowCorrection,
     )
+    from annotation.rules import risk
 
     rng = random.Random(seed)
     rows = list(

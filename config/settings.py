@@ -293,16 +293,16 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "annotation.schema.RedlineAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "annotation.api.schema.RedlineAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     # `?format=` names an import's file format (jsonl, clip-cc, fm-v2t), not a renderer.
     "URL_FORMAT_OVERRIDE": None,
     # Every 400 carries a `detail` sentence naming the field, for the pages to show.
-    "EXCEPTION_HANDLER": "annotation.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
     # JSON too deep, numbers too long and NUL characters are refused with a 400 naming the place.
     "DEFAULT_PARSER_CLASSES": [
-        "annotation.parsers.StrictJSONParser",
+        "annotation.api.parsers.StrictJSONParser",
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],

@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation import views as annotation_views
+from annotation.media import views as annotation_views
 
 
 class ApiDocs(SpectacularSwaggerSplitView):
@@ -22,7 +22,7 @@ class ApiDocs(SpectacularSwaggerSplitView):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/", include("annotation.urls_api")),
+    path("api/", include("annotation.api.urls")),
     path("api/", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", ApiDocs.as_view(url_name="schema"), name="api-docs"),
@@ -31,4 +31,4 @@ urlpatterns = [
     path("", include("frontend.urls")),
 ]
 
-handler404 = "annotation.api_errors.not_found"
+handler404 = "annotation.api.errors.not_found"

@@ -8,6 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
+from annotation.api.serializers import CaptionImportJobSerializer, CaptionSerializer
 from annotation.models import AssignmentDesign, Caption, Clip, Study
 from annotation.permissions import (
     Role,
@@ -22,7 +23,6 @@ from annotation.permissions import (
     studies_of,
     user_roles,
 )
-from annotation.serializers import CaptionImportJobSerializer, CaptionSerializer
 from annotation.services.caption_jobs import caption_import_jobs_shown
 from frontend.views_lifecycle import lifecycle_context
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.dashboard import study_dashboard
 from annotation.models import Study, StudyState
+from annotation.selectors.dashboard import study_dashboard
 from annotation.services.lifecycle import UNFINISHED_LABELS, lifecycle_status
 from scoring.lifecycle import verdicts_not_scored
 from scoring.release import LICENSES

@@ -18,11 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import workflow
+from annotation.api.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
-from annotation.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.permissions import Role, require_model_identity, user_roles
+from annotation.rules import workflow
 from scoring.freshness import scores_freshness
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
 from scoring.metrics import exports

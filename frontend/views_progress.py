@@ -10,7 +10,7 @@ from django.views.decorators.http import require_safe
 
 from annotation.models import Study
 from annotation.permissions import Role, sees_model_identity, user_roles
-from annotation.progress import agreement_on_double_annotations, study_progress
+from annotation.selectors.progress import agreement_on_double_annotations, study_progress
 from frontend.templatetags.progress_format import decimal
 
 

@@ -14,10 +14,10 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 
-from annotation.api_workflow import workspace_payload
+from annotation.api.workflow import workspace_payload
 from annotation.models import Annotation, Membership
 from annotation.permissions import Role, require_study_work, user_roles
-from annotation.queues import REVIEW_ORDERS
+from annotation.selectors.queues import REVIEW_ORDERS
 from frontend.views import _member_study
 
 REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}

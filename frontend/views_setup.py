@@ -1,6 +1,6 @@
 """Setting a study up: the New study page, its settings, members and invitations, its history,
 and the page that accepts an invitation. The pages' scripts call the REST API
-(annotation.api_studies); the invitation page is a plain form (the person may have no account)."""
+(annotation.api.studies); the invitation page is a plain form (the person may have no account)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation import study_settings
-from annotation.api_studies import history_of
+from annotation.api.studies import history_of
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import AssignmentDesign, CaptionLanguage, Study, TaxonomyVersion
 from annotation.permissions import Role, is_site_reader, may_create_studies, user_roles
+from annotation.rules import study_settings
 from annotation.services import members
 from annotation.services.taxonomy import taxonomy_modes
 

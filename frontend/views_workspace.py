@@ -2,7 +2,7 @@
 
 Both pages are server templates; the workspace gets its first payload through
 json_script and then calls the same REST API as every other client
-(annotation.api_workflow).
+(annotation.api.workflow).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation import workflow
-from annotation.api_workflow import get_annotation_for, workspace_payload
+from annotation.api.workflow import get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Study
 from annotation.permissions import Role, is_member, require_study_work, user_roles
-from annotation.queues import BadCursor
-from annotation.queues import annotator_queue as queue_of
+from annotation.rules import workflow
+from annotation.selectors.queues import BadCursor
+from annotation.selectors.queues import annotator_queue as queue_of
 from annotation.services.workflow import annotation_open
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)

@@ -8,8 +8,8 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.parsers import StrictJSONParser
 from annotation.errors import ServiceError
-from annotation.parsers import StrictJSONParser
 from annotation.permissions import (
     IsStudyAdmin,
     Role,
@@ -261,9 +261,9 @@ class ScoresImport(APIView):
                        "metrics": serializers.ListField(child=serializers.CharField()),
                        "detail": serializers.CharField()})})
     def post(self, request, slug):
-        from annotation.api import uploaded_file
+        from annotation.api.content import uploaded_file
         from annotation.errors import ImportRefused
-        from annotation.formats.scores import Defaults
+        from annotation.interchange.formats.scores import Defaults
         from scoring.external_scores import external_scores_import
 
         upload = uploaded_file(request)  # 413 naming the limit, before a large body is read

@@ -1,7 +1,7 @@
 """Scores from elsewhere, attached to a study's captions: the import service, and what the
 profile reads of them (Table 1 rows and leaderboard judges).
 
-The file format is :mod:`annotation.formats.scores`'s. An import is all-or-nothing: every
+The file format is :mod:`annotation.interchange.formats.scores`'s. An import is all-or-nothing: every
 problem is reported (``line N, field: reason``) and nothing is stored when there is one.
 """
 
@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import ImportRefused
-from annotation.formats.scores import NO_DEFAULTS, Defaults, ExternalLine, parse_scores
+from annotation.interchange.formats.scores import NO_DEFAULTS, Defaults, ExternalLine, parse_scores
 from annotation.models import Caption, Study
 from annotation.services.study_state import Write, study_require
 from scoring.models import ExternalScore
@@ -60,7 +60,7 @@ def external_scores_import(*, study: Study, data: bytes, defaults: Defaults = NO
 
     A caption has at most one score of a metric from a source. Refused (:class:`ImportRefused`,
     every problem named by line) for: bad lines (see
-    :func:`annotation.formats.scores.parse_scores`), a clip or model the study has no caption
+    :func:`annotation.interchange.formats.scores.parse_scores`), a clip or model the study has no caption
     for, a metric named as one of Redline's own metrics or judges, a metric that another source
     scored in this study (or in this file), a score that a caption already has of the metric and
     source unless ``replace`` (then the stored one, whatever its version, is replaced and

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from django.db.models import Max, Sum
 
-from annotation import workflow
 from annotation.models import Annotation, Study
+from annotation.rules import workflow
 from scoring import families
 from scoring.metrics.registry import METRICS
 from scoring.models import ScoreJob

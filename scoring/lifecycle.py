@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db.models import Max
 
-from annotation import workflow
 from annotation.models import Annotation, Study
+from annotation.rules import workflow
 from scoring.models import ScoreResult
 
 

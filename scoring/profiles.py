@@ -70,10 +70,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
+from annotation.rules import workflow
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass

@@ -77,10 +77,10 @@ from django.db.models import Avg, Count, F, Max, Min, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, Caption, Reference, Study
+from annotation.rules import workflow
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families

@@ -6,7 +6,7 @@ duration, and windows are in time order without overlap (every earlier window
 ends at or before this one starts; every later one starts at or after it ends).
 The tolerance is frozen here on purpose: a migration must not change meaning
 when the code moves on. tests/annotation/test_window_constraints.py checks it
-still equals annotation.formats.WINDOW_END_TOLERANCE_S.
+still equals annotation.interchange.formats.WINDOW_END_TOLERANCE_S.
 """
 
 from django.db import migrations

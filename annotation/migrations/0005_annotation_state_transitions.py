@@ -1,6 +1,6 @@
 """A trigger that refuses illegal workflow transitions, whatever code path tries them.
 
-The allowed moves are frozen here (they mirror annotation.workflow.TRANSITIONS;
+The allowed moves are frozen here (they mirror annotation.rules.workflow.TRANSITIONS;
 tests/annotation/test_workflow.py checks the two agree). An approved annotation
 never changes state again, and nothing is ever deleted from the workflow tables.
 """

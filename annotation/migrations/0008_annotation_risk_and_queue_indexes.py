@@ -15,7 +15,7 @@ SUBMITTED_ONCE = ("submitted", "in_review", "approved")
 
 
 def store_risks(apps, schema_editor):
-    from annotation import risk
+    from annotation.rules import risk
 
     Annotation = apps.get_model("annotation", "Annotation")
     CorrectionPass = apps.get_model("annotation", "CorrectionPass")

@@ -5,7 +5,7 @@ same for a correction pass's windows at their effective times: a window's correc
 and end where the pass has one, else the original window's. PostgreSQL checks once per
 statement (the passes it wrote, each as one index-ordered scan, as 0011 does); SQLite checks
 each row as it is written against the others as they stand, so the services write moving
-rows in an order that never overlaps on the way (annotation.window_times.write_layers).
+rows in an order that never overlaps on the way (annotation.rules.window_times.write_layers).
 
 `Annotation.last_saved_at` is when the annotator's last autosave was stored: a save credits
 at most the wall time since then as active time.

@@ -1,5 +1,5 @@
 """The database refuses a study undo time over an hour, as the setup page, the API and bundle
-imports do (annotation.study_settings.UNDO_SECONDS_MAX)."""
+imports do (annotation.rules.study_settings.UNDO_SECONDS_MAX)."""
 
 from django.db import migrations, models
 

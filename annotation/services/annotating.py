@@ -11,9 +11,8 @@ from django.db import transaction
 from django.db.models import Case, F, When
 from django.utils import timezone
 
-from annotation import audit_diff, returns, window_times, workflow
 from annotation.errors import ServiceError
-from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
+from annotation.interchange.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -22,6 +21,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.rules import audit_diff, returns, window_times, workflow
 from annotation.services.annotation_common import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
     MAX_RETURN_COMMENT_CHARS,
@@ -43,7 +43,7 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
-from annotation.services.risks import (
+from annotation.services.risk import (
     annotation_risk_refresh,
 )
 from annotation.services.study_state import Write, study_allows

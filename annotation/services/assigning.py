@@ -1,4 +1,4 @@
-"""Assigning captions to annotators (the plan is annotation.assignment's; this stores it)."""
+"""Assigning captions to annotators (the plan is annotation.rules.assignment's; this stores it)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation import assignment
 from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
@@ -20,6 +19,7 @@ from annotation.models import (
     Membership,
     Study,
 )
+from annotation.rules import assignment
 from annotation.services import bulk
 from annotation.services.lifecycle import study_require_setup
 from annotation.services.study_state import Write, study_require
@@ -79,7 +79,7 @@ def annotations_assign(
     same inputs gives the same queues. A share `overlap_share` of the captions also goes
     to a second annotator, for agreement, under the same rules. Nobody gets a caption
     twice; what the design cannot place is counted in `skipped`, with the reasons.
-    Each annotation stores its queue position and exposure (see annotation.assignment).
+    Each annotation stores its queue position and exposure (see annotation.rules.assignment).
     """
     study_require(study, Write.ASSIGN)
     if not annotators:
@@ -126,7 +126,7 @@ def annotations_assign(
     held: dict[int, list[assignment.Item]] = {person.pk: [] for person in annotators}
     for annotator_id, caption_id, clip_id, model_id in (
         Annotation.objects.filter(caption__clip__study=study, annotator__in=[a.pk for a in annotators])
-        .order_by("assigned_at", "pk")  # the queue's order (annotation.queues)
+        .order_by("assigned_at", "pk")  # the queue's order (annotation.selectors.queues)
         .values_list("annotator_id", "caption_id", "caption__clip_id", "caption__model_id")
     ):
         held[annotator_id].append(assignment.Item(caption_id, clip_id, model_id))

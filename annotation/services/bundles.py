@@ -1,6 +1,6 @@
 """Study bundles: export a whole study to one JSON document, and import it elsewhere.
 
-The format is annotation.bundles (documented in docs/bundle-format.md). Export reads the
+The format is annotation.interchange.bundles (documented in docs/bundle-format.md). Export reads the
 study in a stable order and names everything by natural keys, so that exporting, importing
 into an empty database and exporting again gives the same bytes. Import is one transaction:
 it checks the whole bundle first and stores all of it or nothing.
@@ -22,8 +22,8 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
 from django.db.models.functions import Cast
 
-from annotation import bundles, study_settings
 from annotation.errors import ImportRefused, ServiceError
+from annotation.interchange import bundles
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -40,6 +40,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.rules import study_settings
 from annotation.services import lifecycle
 from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.taxonomy import taxonomy_compute_hash
@@ -110,7 +111,7 @@ def _as_text(field_name: str) -> Cast:
 
 
 class _BundleTime(models.Func):
-    """A timestamp column as the bundle writes it (`annotation.bundles.timestamp`: UTC,
+    """A timestamp column as the bundle writes it (`annotation.interchange.bundles.timestamp`: UTC,
     microseconds, a Z), formatted by the database: parsing tens of thousands of timestamps
     into datetimes only to format them again is a good part of an export's time."""
 
@@ -205,7 +206,7 @@ def _taxonomy_record(taxonomy: TaxonomyVersion) -> dict[str, Any]:
 
 
 def bundle_export(*, study: Study) -> dict[str, Any]:
-    """The study as a bundle (a plain dict); `annotation.bundles.dumps` makes the file's bytes.
+    """The study as a bundle (a plain dict); `annotation.interchange.bundles.dumps` makes the file's bytes.
 
     Reads plain rows (one query per kind of row, joined to the names the bundle uses), never
     model instances: a study of thousands of annotations has tens of thousands of window

@@ -51,6 +51,7 @@ from django.utils import timezone
 
 from annotation.errors import ImportRefused, ServiceError
 from annotation.jobs import broker_look, job_send_or_keep, message_lost
+from annotation.media.storage import media_save
 from annotation.models import CaptionImportJob, Study
 from annotation.services.captions import (
     CaptionImportReport,
@@ -58,7 +59,6 @@ from annotation.services.captions import (
     captions_import_jsonl,
 )
 from annotation.services.study_state import Write, study_require
-from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 

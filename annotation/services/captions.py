@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation import formats
 from annotation.errors import ImportRefused
+from annotation.interchange import formats
 from annotation.models import Caption, Clip, Reference, Study, Window
 from annotation.services import bulk
 from annotation.services.studies import candidate_model_get_or_create

@@ -16,12 +16,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation import formats, media
 from annotation.errors import DuplicateClip, ImportRefused, ServiceError
+from annotation.interchange import formats
 from annotation.jobs import job_send_or_keep
+from annotation.media import video as media
+from annotation.media.storage import media_save
 from annotation.models import Clip, Study
 from annotation.services.study_state import Write, study_require
-from annotation.storage import media_save
 
 logger = logging.getLogger(__name__)
 

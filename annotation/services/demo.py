@@ -15,7 +15,9 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation import demo_content, formats, media
+from annotation import demo_content
+from annotation.interchange import formats
+from annotation.media import video as media
 from annotation.models import AssignmentDesign, Membership, Study
 from annotation.services.captions import (
     captions_import_jsonl,

@@ -26,7 +26,6 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
 
-from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
@@ -38,6 +37,7 @@ from annotation.models import (
     Study,
     StudyState,
 )
+from annotation.rules import workflow
 from annotation.services.annotation_common import NotAllowed, _roles
 from annotation.services.study_state import Write, study_require
 

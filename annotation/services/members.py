@@ -20,9 +20,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation import workflow
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import Annotation, AuditEvent, Invitation, Membership, Study
+from annotation.rules import workflow
 from annotation.services.studies import membership_grant, study_audit
 from annotation.services.study_state import Write, study_require
 

@@ -10,7 +10,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation import returns, workflow
 from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
@@ -19,7 +18,8 @@ from annotation.models import (
     Study,
     WindowCorrection,
 )
-from annotation.queues import REVIEW_ORDERS, review_candidates
+from annotation.rules import returns, workflow
+from annotation.selectors.queues import REVIEW_ORDERS, review_candidates
 from annotation.services.annotating import (
     _apply_overview,
     _apply_segmentation,
@@ -303,7 +303,7 @@ def review_return(
     """Send the annotation back to its annotator, naming the units to fix, each with a comment.
 
     `units` is [{unit, comment}] with unit "overview", "segmentation" or "window:<index>"
-    (see annotation.returns). Those units reopen for the annotator (a returned overview
+    (see annotation.rules.returns). Those units reopen for the annotator (a returned overview
     unlocks, with the window pass kept); the others stay as submitted. `comment` is an
     optional note on the whole annotation.
     """

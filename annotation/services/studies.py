@@ -8,7 +8,6 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
-from annotation import study_settings
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import (
     AssignmentDesign,
@@ -19,6 +18,7 @@ from annotation.models import (
     Study,
     TaxonomyVersion,
 )
+from annotation.rules import study_settings
 from annotation.services import lifecycle
 from annotation.services.study_state import Write, study_require
 from annotation.services.taxonomy import taxonomy_default

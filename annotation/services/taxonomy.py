@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError, TaxonomyFrozen
 from annotation.models import FailureMode, TaxonomyVersion
-from annotation.taxonomy import (
+from annotation.rules.taxonomy import (
     DEFAULT_MODES,
     DEFAULT_PRECEDENCE_RULES,
     DEFAULT_TAXONOMY_NAME,

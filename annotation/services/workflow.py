@@ -76,7 +76,7 @@ from annotation.services.review import (
     review_release,
     review_return,
 )
-from annotation.services.risks import (
+from annotation.services.risk import (
     SUBMITTED_ONCE,
     _risks_store,
     annotation_risk_refresh,

@@ -18,7 +18,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import workflow
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -31,6 +30,7 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.rules import workflow
 from annotation.services.taxonomy import taxonomy_freeze
 
 BATCH = 2000

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.agreement import agreement, cohen_kappa, krippendorff_alpha_nominal
+from annotation.rules.agreement import agreement, cohen_kappa, krippendorff_alpha_nominal
 
 N = None
 

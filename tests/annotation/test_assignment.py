@@ -6,8 +6,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from annotation import assignment
-from annotation.assignment import Item, plan_assignment, spacing_ok
+from annotation.rules import assignment
+from annotation.rules.assignment import Item, plan_assignment, spacing_ok
 
 MODELS = ("A", "B", "C")
 

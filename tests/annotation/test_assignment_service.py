@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from annotation.errors import ServiceError
 from annotation.models import Annotation, AuditEvent, Study
-from annotation.queues import annotator_queue
+from annotation.selectors.queues import annotator_queue
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotations_assign
 from tests.annotation.studybuild import caption_record, captions_add, fake_clip

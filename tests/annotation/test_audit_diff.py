@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.audit_diff import apply_text_patch, pass_changes, text_patch
+from annotation.rules.audit_diff import apply_text_patch, pass_changes, text_patch
 
 
 @pytest.mark.parametrize(("old", "new", "patch"), [

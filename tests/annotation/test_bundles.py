@@ -16,9 +16,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation import bundles
 from annotation.errors import ImportRefused, ServiceError
+from annotation.interchange import bundles
 from annotation.models import Annotation, AuditEvent, Caption, Study
+from annotation.rules.taxonomy import taxonomy_hash
 from annotation.services.bundles import bundle_export, bundle_import
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
@@ -32,7 +33,6 @@ from annotation.services.workflow import (
     review_claim,
     review_return,
 )
-from annotation.taxonomy import taxonomy_hash
 from tests.annotation.studybuild import (
     SECRET_MODEL,
     caption_record,

@@ -13,8 +13,8 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from annotation import workflow
 from annotation.models import Annotation, AuditEvent
+from annotation.rules import workflow
 from annotation.services.studies import study_create
 from annotation.services.workflow import annotation_start_next, review_claim_next
 from tests.annotation.bulkbuild import build_study

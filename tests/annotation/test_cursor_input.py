@@ -8,7 +8,7 @@ import base64
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.queues import BadCursor, decode_cursor, encode_cursor
+from annotation.selectors.queues import BadCursor, decode_cursor, encode_cursor
 
 
 def cursor_of(text: str) -> str:

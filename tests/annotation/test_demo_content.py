@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from annotation import media
 from annotation.demo_content import (
     DEMO_CAPTIONS,
     DEMO_CLIPS,
@@ -20,6 +19,7 @@ from annotation.demo_content import (
     TAXONOMY_MODES,
     DemoCaption,
 )
+from annotation.media import video as media
 from tests.conftest import REPO
 
 CLIPS = {clip["name"]: clip for clip in DEMO_CLIPS}
@@ -33,7 +33,7 @@ def caption_id(caption: DemoCaption) -> str:
 
 def test_demo_content_imports_without_django() -> None:
     code = (
-        "import sys, annotation.demo_content, annotation.media; "
+        "import sys, annotation.demo_content, annotation.media.video; "
         "sys.exit(1 if any(m == 'django' or m.startswith('django.') for m in sys.modules) else 0)"
     )
 

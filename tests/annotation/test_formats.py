@@ -1,4 +1,4 @@
-"""Tests of annotation.formats: parsing and validating imported files, without a database."""
+"""Tests of annotation.interchange.formats: parsing and validating imported files, without a database."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any, cast
 
 import pytest
 
-from annotation import formats
-from annotation.formats import (
+from annotation.interchange import formats
+from annotation.interchange.formats import (
     MAX_OVERVIEW_CHARS,
     MAX_REFERENCE_CHARS,
     MAX_WINDOW_TEXT_CHARS,

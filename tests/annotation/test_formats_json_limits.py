@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from annotation.formats import parse_captions_jsonl, parse_clip_cc_model_file, parse_references_jsonl
+from annotation.interchange.formats import parse_captions_jsonl, parse_clip_cc_model_file, parse_references_jsonl
 
 GOOD = {"clip": "a", "model": "m", "overview": "A red car.",
         "windows": [{"start": 0, "end": 1, "scene": "s", "shot": "t"}]}

@@ -244,7 +244,7 @@ def test_a_row_the_database_refuses_in_a_later_batch_leaves_nothing_stored(clips
     clip end that skipped validation), the batches stored before it are undone too."""
     from django.db import IntegrityError
 
-    from annotation import formats
+    from annotation.interchange import formats
     from annotation.services import captions
 
     monkeypatch.setattr(captions, "IMPORT_BATCH", 2)

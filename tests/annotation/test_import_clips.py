@@ -87,7 +87,7 @@ def test_media_job_makes_a_proxy_only_for_a_video_browsers_cannot_play(
     playable, avi = Clip.objects.get(name="a"), Clip.objects.get(name="c")
     assert not playable.proxy and playable.poster
     assert avi.proxy and avi.poster
-    from annotation import media
+    from annotation.media import video as media
 
     proxy = media.probe(avi.proxy.path)
     assert (proxy.codec, proxy.pix_fmt, proxy.has_audio) == ("h264", "yuv420p", False)
@@ -133,7 +133,7 @@ def test_every_video_the_import_serves_is_faststart(study, clip_files, tmp_path,
     hold the index and the first frame of whichever file is served."""
     import subprocess
 
-    from annotation import media
+    from annotation.media import video as media
 
     slow = tmp_path / "slow.mp4"
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3",

@@ -60,7 +60,7 @@ def test_fm_v2t_descriptions_csv_is_read_with_the_language_flag(clips, tmp_path)
 
 @pytest.mark.skipif(not SHARED_DATASETS.exists(), reason="public datasets folder not present")
 def test_all_clip_cc_bench_references_parse():
-    from annotation import formats
+    from annotation.interchange import formats
 
     path = SHARED_DATASETS / "clip-cc-bench" / "data" / "ground_truth" / "clip_cc_dataset.json"
     records, errors = formats.parse_clip_cc_references(path.read_bytes())

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from annotation.formats import parse_captions_jsonl
+from annotation.api.workflow_bodies import MAX_WINDOWS, DraftChanges
+from annotation.interchange.formats import parse_captions_jsonl
 from annotation.models import Annotation, AuditEvent
-from annotation.serializers_workflow import MAX_WINDOWS, DraftChanges
 from annotation.services.workflow import MAX_RETURN_COMMENT_CHARS, annotations_assign, review_claim, review_return
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 

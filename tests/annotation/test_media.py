@@ -1,4 +1,4 @@
-"""Tests for annotation.media: probing, hashing, proxies, posters, synthetic clips.
+"""Tests for annotation.media.video: probing, hashing, proxies, posters, synthetic clips.
 
 Every clip here is tiny (a couple of seconds at 160x90) so the whole file runs in a few seconds.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation import media
-from annotation.media import MediaError, ProbeResult
+from annotation.media import video as media
+from annotation.media.video import MediaError, ProbeResult
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg")
 

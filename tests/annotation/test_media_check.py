@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from annotation.storage import SETTLE_SECONDS
+from annotation.media.storage import SETTLE_SECONDS
 from tests.annotation.studybuild import fake_clip
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation import workflow
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import Annotation, AuditEvent, Invitation, Membership
+from annotation.rules import workflow
 from annotation.services import members
 from annotation.services.studies import study_create
 from annotation.services.workflow import annotation_save, annotations_assign, review_claim

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.parsers import MAX_DEPTH, json_loads_strict
+from annotation.api.parsers import MAX_DEPTH, json_loads_strict
 
 
 @pytest.mark.parametrize("text", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation.progress import study_progress
+from annotation.selectors.progress import study_progress
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
     annotation_open,
@@ -322,7 +322,7 @@ def test_progress_of_an_empty_study_has_empty_rows_and_no_agreement(study, perso
 def test_kappa_is_the_same_after_an_export_and_import_of_the_study(study, make_user):
     """Kappa pairs the first two annotations of a caption by assignment time, which the bundle
     carries; an import creates them in annotator-name order, which must not change the pairs."""
-    from annotation.agreement import cohen_kappa
+    from annotation.rules.agreement import cohen_kappa
     from annotation.services.bundles import bundle_export_bytes, bundle_import
 
     zed, amy = make_user("zed"), make_user("amy")

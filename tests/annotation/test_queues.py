@@ -7,9 +7,9 @@ import random
 import pytest
 from django.test import Client
 
-from annotation import workflow
 from annotation.models import Annotation
-from annotation.queues import review_queue
+from annotation.rules import workflow
+from annotation.selectors.queues import review_queue
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import annotation_start_next, annotations_assign
 from tests.annotation.bulkbuild import build_study

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation import returns
+from annotation.rules import returns
 
 
 def test_units_are_named_as_people_count_them():

@@ -89,7 +89,7 @@ def version_of(name: str):
 
 SLUG = {"slug": lambda world: "s1"}
 # In setup annotators and reviewers do not see the study's work at all: an annotation's routes
-# answer 404 (annotation.api_workflow.get_annotation_for), stricter than the state's 409.
+# answer 404 (annotation.api.workflow.get_annotation_for), stricter than the state's 409.
 HIDDEN_IN_SETUP = {"setup": 404}
 ON_FRESH, ON_STARTED, ON_SUBMITTED = (
     {"annotation_id": annotation_of(name)} for name in ("fresh", "started", "submitted"))

@@ -1,4 +1,4 @@
-"""Tests for annotation.streaming: Range parsing and the ranged file response (no database)."""
+"""Tests for annotation.media.streaming: Range parsing and the ranged file response (no database)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.test import RequestFactory
 from django.utils.http import http_date
 from pytest_django.fixtures import Settings
 
-from annotation.streaming import RangeNotSatisfiable, parse_range, ranged_file_response
+from annotation.media.streaming import RangeNotSatisfiable, parse_range, ranged_file_response
 
 SIZE = 1000
 DATA = bytes(range(256)) * 3 + bytes(range(232))  # 1000 bytes, each position recognisable

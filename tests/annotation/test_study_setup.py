@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 from annotation.errors import FieldErrors
 from annotation.models import AuditEvent, Membership, Study, StudyState
 from annotation.routes import study_route_words
+from annotation.rules.study_settings import slug_suggest
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_create_version, taxonomy_default
-from annotation.study_settings import slug_suggest
 
 pytestmark = pytest.mark.django_db
 
@@ -290,7 +290,7 @@ def test_the_description_is_shown_on_the_annotators_start_page(client, study, pe
 
 
 def test_a_studys_own_undo_seconds_replace_the_sites(study, personas, settings):
-    from annotation.api_workflow import workspace_payload
+    from annotation.api.workflow import workspace_payload
     from annotation.services.workflow import annotations_assign, decision_undo
     from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 

@@ -2,6 +2,12 @@ import pytest
 
 from annotation.errors import ServiceError, TaxonomyFrozen
 from annotation.models import FailureMode, TaxonomyVersion
+from annotation.rules.taxonomy import (
+    DEFAULT_MODES,
+    DEFAULT_PRECEDENCE_RULES,
+    precedence_conflicts,
+    taxonomy_hash,
+)
 from annotation.services.taxonomy import (
     taxonomy_create_version,
     taxonomy_default,
@@ -9,12 +15,6 @@ from annotation.services.taxonomy import (
     taxonomy_mode_update,
     taxonomy_modes,
     taxonomy_rules_update,
-)
-from annotation.taxonomy import (
-    DEFAULT_MODES,
-    DEFAULT_PRECEDENCE_RULES,
-    precedence_conflicts,
-    taxonomy_hash,
 )
 
 pytestmark = pytest.mark.django_db

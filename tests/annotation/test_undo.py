@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Annotation, AuditEvent, CorrectionPass, WindowCorrection
-from annotation.queues import review_queue
+from annotation.selectors.queues import review_queue
 from annotation.services.workflow import (
     Conflict,
     NotAllowed,

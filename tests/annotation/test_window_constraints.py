@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
-from annotation import formats
+from annotation.interchange import formats
 from annotation.models import CandidateModel, Caption, Clip, Window
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from annotation.window_times import first_overlap, write_layers
+from annotation.rules.window_times import first_overlap, write_layers
 
 
 def test_neighbours_that_touch_do_not_overlap():

@@ -6,9 +6,9 @@ import time
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotation import workflow
 from annotation.errors import ServiceError
 from annotation.models import Annotation, AuditEvent, CorrectionPass
+from annotation.rules import workflow
 from annotation.services.annotating import ACTIVE_SLACK_SECONDS
 from annotation.services.workflow import (
     Conflict,

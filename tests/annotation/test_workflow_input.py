@@ -298,7 +298,7 @@ def test_edit_size_uses_the_studys_near_total_cut_unless_told(personas, study):
 
 @pytest.mark.parametrize("field", ["original", "corrected"])
 def test_edit_size_refuses_texts_longer_than_an_overview_may_be(personas, field):
-    from annotation.formats import MAX_OVERVIEW_CHARS
+    from annotation.interchange.formats import MAX_OVERVIEW_CHARS
 
     body = {"study": "s1", "original": "a", "corrected": "b", field: "x " * MAX_OVERVIEW_CHARS}
     response = client_for(personas["reviewer"]).post("/api/edit-size/", body, format="json")
@@ -309,7 +309,7 @@ def test_edit_size_refuses_texts_longer_than_an_overview_may_be(personas, field)
 def test_a_save_audits_only_what_changed_not_the_whole_pass_twice(annotation, personas):
     import json
 
-    from annotation.audit_diff import apply_text_patch
+    from annotation.rules.audit_diff import apply_text_patch
 
     long_text = "The counter counts up. " * 2_000  # 46,000 characters, under the limit
     first = draft(annotation, personas["annotator"], {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation.progress import study_progress
+from annotation.selectors.progress import study_progress
 from tests.annotation.bulkbuild import build_study
 from tests.browser.conftest import screenshot
 

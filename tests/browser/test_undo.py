@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Annotation, AuditEvent
-from annotation.queues import review_queue
+from annotation.selectors.queues import review_queue
 from annotation.services.workflow import annotation_save, review_claim
 from tests.browser.conftest import screenshot
 from tests.browser.test_workspace import open_workspace, wait_saved

@@ -295,7 +295,7 @@ def test_the_split_between_video_and_panel_is_dragged_and_remembered(
 
 def test_the_poster_is_the_frame_at_zero(sign_in, live_server, annotation, tmp_path):
     """What the player shows at 0.00 s before playing is the frame at 0.00 s."""
-    from annotation import media
+    from annotation.media import video as media
 
     page = open_workspace(sign_in("annotator", "pw-annotator"), live_server, annotation)
     poster_url = page.locator("#video").get_attribute("poster")

@@ -8,8 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.dashboard import study_dashboard
 from annotation.models import Annotation, Study
+from annotation.selectors.dashboard import study_dashboard
 from annotation.services.studies import membership_grant
 from annotation.services.taxonomy import taxonomy_default
 from annotation.services.workflow import (

@@ -1,4 +1,4 @@
-// The New study page's field checks give the server's verdicts (annotation/study_settings.py).
+// The New study page's field checks give the server's verdicts (annotation/rules/study_settings.py).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotation import bundles
+from annotation.interchange import bundles
 from annotation.management.commands._study import get_study
 from annotation.services.bundles import bundle_export
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import formats
+from annotation.interchange import formats
 from annotation.management.commands._study import get_study
 from annotation.services.clips import clips_import_paths
 

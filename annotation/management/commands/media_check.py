@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from annotation.storage import media_check
+from annotation.media.storage import media_check
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 // A study's settings checked in the browser, field by field, with the server's rules
-// (annotation/study_settings.py); the server checks again and is the last guard. Pure: no DOM.
+// (annotation/rules/study_settings.py); the server checks again and is the last guard. Pure: no DOM.
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ImportRefused
-from annotation.formats.scores import Defaults
-from annotation.import_limits import file_too_large
+from annotation.interchange.formats.scores import Defaults
+from annotation.interchange.limits import file_too_large
 from annotation.models import Study
 from scoring.external_scores import external_scores_import
 

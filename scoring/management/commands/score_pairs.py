@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats.strict_json import json_loads_strict
+from annotation.interchange.formats.strict_json import json_loads_strict
 from scoring import families
 from scoring.metrics.pairs import read_pairs
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions

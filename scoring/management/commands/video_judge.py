@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import ImportRefused
-from annotation.formats.scores import Defaults
+from annotation.interchange.formats.scores import Defaults
 from annotation.models import Caption, Study
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.external_scores import external_scores_import

@@ -6,17 +6,17 @@ which field and why. The import services decide what to store; the database cons
 what cannot be stored whatever the services decide, and the ``storable`` flag on each caption error
 says in advance which side of that line an error falls on.
 
-One module per format, all imported from here (``from annotation.formats import ...``):
+One module per format, all imported from here (``from annotation.interchange.formats import ...``):
 
-- :mod:`~annotation.formats.captions`: captions as JSON Lines (:func:`parse_captions_jsonl`);
-- :mod:`~annotation.formats.clip_cc_bench`: CLIP-CC-Bench model outputs (``{"001": "text"}``, as
+- :mod:`~annotation.interchange.formats.captions`: captions as JSON Lines (:func:`parse_captions_jsonl`);
+- :mod:`~annotation.interchange.formats.clip_cc_bench`: CLIP-CC-Bench model outputs (``{"001": "text"}``, as
   overview-only captions) and its ground truth array (references);
-- :mod:`~annotation.formats.fm_v2t`: FM-V2T's description CSVs (references);
-- :mod:`~annotation.formats.references`: references as JSON Lines
+- :mod:`~annotation.interchange.formats.fm_v2t`: FM-V2T's description CSVs (references);
+- :mod:`~annotation.interchange.formats.references`: references as JSON Lines
   ``{"clip", "text", "source"?, "language"?}``;
-- :mod:`~annotation.formats.clip_properties`: a CSV with a ``clip`` column and any of
+- :mod:`~annotation.interchange.formats.clip_properties`: a CSV with a ``clip`` column and any of
   :data:`PROPERTY_FIELDS` plus ``manipulated``;
-- :mod:`~annotation.formats.common`: the error record, limits and helpers they share.
+- :mod:`~annotation.interchange.formats.common`: the error record, limits and helpers they share.
 
 Line numbers
 ------------
@@ -26,7 +26,7 @@ of the file (a CSV record that spans lines is numbered by its first line); for w
 the file as a whole.
 """
 
-from annotation.formats.captions import (
+from annotation.interchange.formats.captions import (
     CAPTION_KEYS,
     MAX_OVERVIEW_CHARS,
     MAX_WINDOW_TEXT_CHARS,
@@ -39,32 +39,32 @@ from annotation.formats.captions import (
     WindowRecord,
     parse_captions_jsonl,
 )
-from annotation.formats.clip_cc_bench import (
+from annotation.interchange.formats.clip_cc_bench import (
     CLIP_CC_REFERENCE_KEYS,
     CLIP_CC_SOURCE,
     parse_clip_cc_model_file,
     parse_clip_cc_references,
 )
-from annotation.formats.clip_properties import (
+from annotation.interchange.formats.clip_properties import (
     MANIPULATED_COLUMN,
     PROPERTY_FIELDS,
     PROPERTY_VALUES,
     ClipPropertiesRecord,
     parse_clip_properties_csv,
 )
-from annotation.formats.common import (
+from annotation.interchange.formats.common import (
     MAX_NAME_CHARS,
     VIDEO_EXTENSIONS,
     RecordError,
     clip_name_from_filename,
     normalise_choice,
 )
-from annotation.formats.fm_v2t import (
+from annotation.interchange.formats.fm_v2t import (
     FMV2T_CLIP_COLUMN,
     FMV2T_SOURCE,
     parse_fmv2t_descriptions_csv,
 )
-from annotation.formats.references import (
+from annotation.interchange.formats.references import (
     DEFAULT_REFERENCE_LANGUAGE,
     DEFAULT_REFERENCE_SOURCE,
     MAX_LANGUAGE_CHARS,

@@ -6,7 +6,7 @@
               "retried": false, "re_encoded": false, "validation_errors": []}}
 
 ``windows`` and ``meta`` may be left out. The caption checks here also serve the CLIP-CC-Bench
-model files (:mod:`annotation.formats.clip_cc_bench`).
+model files (:mod:`annotation.interchange.formats.clip_cc_bench`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from annotation.formats.common import (
+from annotation.interchange.formats.common import (
     _MISSING,
     _REPEATED_KEY,
     MAX_NAME_CHARS,
@@ -34,7 +34,7 @@ from annotation.formats.common import (
     clip_name_from_filename,
     unstorable_character,
 )
-from annotation.formats.strict_json import json_loads_limited
+from annotation.interchange.formats.strict_json import json_loads_limited
 
 # Container durations come from ffprobe, which reports the stream or container length rounded to
 # the container's time base (and some muxers pad the last frame); a model that reads the duration
@@ -50,7 +50,7 @@ MAX_OVERVIEW_CHARS = 50_000
 # A window covers seconds of video; real windows are a sentence or two.
 MAX_WINDOW_TEXT_CHARS = 5_000
 # Real timelines have tens of windows. The same number bounds a draft's window changes
-# (annotation/serializers_workflow.py): a caption imported with more could not be corrected.
+# (annotation/api/workflow_bodies.py): a caption imported with more could not be corrected.
 MAX_WINDOWS = 10_000
 CAPTION_KEYS = frozenset({"clip", "model", "overview", "windows", "meta"})
 WINDOW_KEYS = frozenset({"start", "end", "scene", "shot"})

@@ -12,9 +12,15 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import media
+from annotation.api.serializers import (
+    CandidateModelSerializer,
+    CaptionImportJobSerializer,
+    CaptionSerializer,
+    ClipSerializer,
+)
 from annotation.errors import ImportRefused, ServiceError
-from annotation.import_limits import too_large
+from annotation.interchange.limits import too_large
+from annotation.media import video as media
 from annotation.models import Caption, CaptionImportJob, Clip
 from annotation.permissions import (
     IsStudyAdmin,
@@ -23,12 +29,6 @@ from annotation.permissions import (
     sees_every_caption,
     sees_model_identity,
     study_from_view,
-)
-from annotation.serializers import (
-    CandidateModelSerializer,
-    CaptionImportJobSerializer,
-    CaptionSerializer,
-    ClipSerializer,
 )
 from annotation.services.caption_jobs import caption_import_job_create, caption_import_jobs_recover
 from annotation.services.captions import (

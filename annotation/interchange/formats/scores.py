@@ -13,7 +13,7 @@ lines and given once for the file (:class:`Defaults`). ``direction`` says which 
 video: a control row of Table 1) or ``imported`` (it compared the caption with the clip's
 imported references). Every problem is reported as ``line N, field: reason``.
 
-Each line is read by :func:`annotation.formats.strict_json.json_loads_strict`, within the limits
+Each line is read by :func:`annotation.interchange.formats.strict_json.json_loads_strict`, within the limits
 every body and file Redline reads keeps to (depth, digits, NaN, NUL, surrogates); a value is a
 finite number or refused. Pure code: no Django.
 """
@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.formats.common import _duplicate_keys, _jsonl_lines, unstorable_character
-from annotation.formats.strict_json import JSONRefused, json_loads_strict
+from annotation.interchange.formats.common import _duplicate_keys, _jsonl_lines, unstorable_character
+from annotation.interchange.formats.strict_json import JSONRefused, json_loads_strict
 
 DIRECTIONS = ("higher", "lower")
 REFERENCES = ("none", "imported")

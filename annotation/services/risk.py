@@ -1,4 +1,4 @@
-"""The review risk of submitted annotations (annotation.risk), stored for the review queue."""
+"""The review risk of submitted annotations (annotation.rules.risk), stored for the review queue."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ import json
 
 from django.db import connection
 
-from annotation import risk, workflow
 from annotation.models import (
     Annotation,
     CorrectionPass,
     Study,
     WindowCorrection,
 )
+from annotation.rules import risk, workflow
 from scoring.metrics.edits import EditSizing
 
 SUBMITTED_ONCE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 
 
 def annotation_risk_refresh(*, caption_id: int) -> None:
-    """Store the review risk (annotation.risk) of the caption's submitted annotations.
+    """Store the review risk (annotation.rules.risk) of the caption's submitted annotations.
 
     Called when one of them is submitted: its own signals are new, and a second annotator's
     verdict can make the annotations of the caption disagree. A handful of queries, whatever

@@ -1,6 +1,6 @@
 """The API's JSON parser: JSON that the database can store, or a 400 saying where it is not.
 
-The reading and its limits are :mod:`annotation.formats.strict_json`'s, shared with every file
+The reading and its limits are :mod:`annotation.interchange.formats.strict_json`'s, shared with every file
 Redline imports; this module is its DRF side.
 """
 
@@ -13,7 +13,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from annotation.formats.strict_json import MAX_DEPTH, MAX_INTEGER_DIGITS, json_loads_strict, json_problem
+from annotation.interchange.formats.strict_json import MAX_DEPTH, MAX_INTEGER_DIGITS, json_loads_strict, json_problem
 
 __all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "StrictJSONParser", "json_loads_strict",
            "json_object_from_body", "json_problem"]

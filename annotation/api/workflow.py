@@ -17,8 +17,8 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import serializers_workflow as bodies
-from annotation import workflow
+from annotation.api import workflow_bodies as bodies
+from annotation.api.schema import PerActionSchema
 from annotation.errors import ServiceError
 from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState
 from annotation.permissions import (
@@ -31,8 +31,8 @@ from annotation.permissions import (
     study_from_view,
     user_roles,
 )
-from annotation.queues import annotator_queue, page_size, review_queue
-from annotation.schema import PerActionSchema
+from annotation.rules import workflow
+from annotation.selectors.queues import annotator_queue, page_size, review_queue
 from annotation.services.annotation_common import undo_seconds_of
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (

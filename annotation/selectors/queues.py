@@ -7,7 +7,7 @@ starts after the last row shown (keyset pagination: a cursor, not an offset, so 
 as cheap as page 1 and a row submitted meanwhile neither repeats nor skips one).
 
 The review queue can put risky items first; the risk is stored on each annotation when it
-is submitted (annotation.risk explains the score).
+is submitted (annotation.rules.risk explains the score).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
-from annotation import workflow
 from annotation.errors import ServiceError
-from annotation.formats.strict_json import json_loads_strict
+from annotation.interchange.formats.strict_json import json_loads_strict
 from annotation.models import Annotation, CorrectionPass, Study, StudyState, Window
+from annotation.rules import workflow
 
 PAGE = 100
 MAX_PAGE = 500

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from drf_spectacular.openapi import AutoSchema
 
-from annotation.serializers_workflow import Error
+from annotation.api.workflow_bodies import Error
 
 COMMON_REFUSALS = {
     "400": "Refused: the body or a query parameter is wrong; `detail` names the field.",

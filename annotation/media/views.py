@@ -11,9 +11,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_safe
 
+from annotation.media.streaming import ranged_file_response
 from annotation.models import Clip
 from annotation.permissions import is_member, require_study_work
-from annotation.streaming import ranged_file_response
 
 
 def _member_clip(request, clip_id: int) -> Clip:

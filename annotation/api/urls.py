@@ -1,6 +1,7 @@
 from django.urls import path
 
-from annotation import api, api_studies
+from annotation.api import content as api
+from annotation.api import studies as api_studies
 
 urlpatterns = [
     path("studies/", api_studies.StudyList.as_view(), name="api-studies"),
@@ -48,7 +49,7 @@ urlpatterns = [
     ),
 ]
 
-from annotation import api_workflow as flow  # noqa: E402
+from annotation.api import workflow as flow  # noqa: E402
 
 urlpatterns += [
     path("studies/<slug:slug>/my-queue/", flow.MyQueue.as_view(), name="api-my-queue"),
@@ -73,7 +74,7 @@ urlpatterns += [
     path("edit-size/", flow.EditSize.as_view(), name="api-edit-size"),
 ]
 
-from annotation import api_lifecycle as lifecycle  # noqa: E402
+from annotation.api import lifecycle  # noqa: E402
 
 urlpatterns += [
     path("studies/<slug:slug>/lifecycle/", lifecycle.StudyLifecycle.as_view(), name="api-study-lifecycle"),

@@ -38,10 +38,10 @@ class TaxonomySummarySerializer(serializers.Serializer):
 class StudySerializer(serializers.ModelSerializer):
     taxonomy = serializers.SerializerMethodField()
     roles = serializers.SerializerMethodField()
-    # Plain value lists, as the bodies that set them (annotation.api_studies) name them.
+    # Plain value lists, as the bodies that set them (annotation.api.studies) name them.
     assignment_design = serializers.ChoiceField(choices=AssignmentDesign.values, read_only=True)
     caption_language = serializers.ChoiceField(choices=CaptionLanguage.values, read_only=True)
-    # Moved only by the lifecycle endpoints (annotation.api_lifecycle).
+    # Moved only by the lifecycle endpoints (annotation.api.lifecycle).
     state = serializers.ChoiceField(choices=StudyState.choices, read_only=True)
 
     class Meta:

@@ -1,5 +1,5 @@
 """References as JSON Lines ``{"clip", "text", "source"?, "language"?}``, and the checks every
-reference format shares (:mod:`annotation.formats.clip_cc_bench`, :mod:`annotation.formats.fm_v2t`).
+reference format shares (:mod:`annotation.interchange.formats.clip_cc_bench`, :mod:`annotation.interchange.formats.fm_v2t`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.formats.common import (
+from annotation.interchange.formats.common import (
     _MISSING,
     _REPEATED_KEY,
     MAX_NAME_CHARS,
@@ -24,7 +24,7 @@ from annotation.formats.common import (
     clip_name_from_filename,
     unstorable_character,
 )
-from annotation.formats.strict_json import json_loads_limited
+from annotation.interchange.formats.strict_json import json_loads_limited
 
 # The longest Clip-CC-Bench reference is 5,534 characters (1,011 words).
 MAX_REFERENCE_CHARS = 50_000

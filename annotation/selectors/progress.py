@@ -29,8 +29,6 @@ from typing import Any
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, Window
 from django.db.models.functions import Coalesce, Lag, TruncDate
 
-from annotation import workflow
-from annotation.agreement import Agreement, agreement
 from annotation.models import (
     Annotation,
     AuditEvent,
@@ -40,6 +38,8 @@ from annotation.models import (
     Study,
     WindowCorrection,
 )
+from annotation.rules import workflow
+from annotation.rules.agreement import Agreement, agreement
 
 STATES = [state for state, _ in Annotation.State.choices]
 DECISIONS = ("approve", "amend", "return")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from annotation.formats.common import (
+from annotation.interchange.formats.common import (
     MAX_NAME_CHARS,
     RecordError,
     _csv_error,

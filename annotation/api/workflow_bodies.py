@@ -12,7 +12,7 @@ import json
 
 from rest_framework import serializers
 
-from annotation.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS, MAX_WINDOWS
+from annotation.interchange.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS, MAX_WINDOWS
 from annotation.models import AssignmentDesign, CorrectionPass
 from annotation.services.workflow import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
@@ -21,7 +21,7 @@ from annotation.services.workflow import (
 )
 
 # Far above a real taxonomy (Redline's has about a dozen modes). A caption's windows are bounded
-# by the import's limit (annotation.formats.MAX_WINDOWS), so that every imported timeline fits.
+# by the import's limit (annotation.interchange.formats.MAX_WINDOWS), so that every imported timeline fits.
 MAX_MODES = 100
 MAX_VERSION = 2**31 - 1
 
@@ -182,7 +182,7 @@ class Assign(serializers.Serializer):
     annotators = serializers.ListField(child=Text(max_length=150), min_length=1, max_length=1000)
     overlap_share = serializers.FloatField(min_value=0, max_value=1, required=False,
                                            help_text="left out: the study's overlap setting")
-    # Left out: the study's own seed, design and spacing (annotation.assignment).
+    # Left out: the study's own seed, design and spacing (annotation.rules.assignment).
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
     design = serializers.ChoiceField(choices=AssignmentDesign.values, required=False)
     gap = serializers.IntegerField(min_value=0, max_value=1000, required=False)

@@ -11,8 +11,8 @@ from django.db.models import Count, IntegerField, Min, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import workflow
 from annotation.models import Annotation, AuditEvent, Membership, Study
+from annotation.rules import workflow
 
 SHOWN = 20  # rows listed per kind; the counts cover all of them
 OPEN_WORK = (workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED)

@@ -20,14 +20,14 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from annotation.formats import MAX_WINDOWS
-from annotation.formats.common import unstorable_character
-from annotation.study_settings import UNDO_SECONDS_MAX
-from annotation.taxonomy import MODE_FIELDS, taxonomy_hash
+from annotation.interchange.formats import MAX_WINDOWS
+from annotation.interchange.formats.common import unstorable_character
+from annotation.rules.study_settings import UNDO_SECONDS_MAX
+from annotation.rules.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
 FORMAT_VERSION = 4
-DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.assignment.DESIGNS
+DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.rules.assignment.DESIGNS
 STUDY_STATES = ("setup", "running", "closed", "archived")  # annotation.models.StudyState
 CAPTION_LANGUAGES = ("en", "zh", "ja", "other")  # annotation.models.CaptionLanguage
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from collections.abc import Collection
 
-from annotation.formats.common import RecordError, _csv_error, _csv_rows, _decode_whole, _last_line_number
-from annotation.formats.references import ReferenceRecord, _language_problem, _ReferenceChecker
+from annotation.interchange.formats.common import RecordError, _csv_error, _csv_rows, _decode_whole, _last_line_number
+from annotation.interchange.formats.references import ReferenceRecord, _language_problem, _ReferenceChecker
 
 FMV2T_SOURCE = "fm-v2t"
 FMV2T_CLIP_COLUMN = "Video-Filename"

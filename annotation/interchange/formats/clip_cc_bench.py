@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from annotation.formats.captions import (
+from annotation.interchange.formats.captions import (
     CaptionRecord,
     ParseResult,
     _caption_from_object,
@@ -13,7 +13,7 @@ from annotation.formats.captions import (
     _PairRegistry,
     _result,
 )
-from annotation.formats.common import (
+from annotation.interchange.formats.common import (
     _MISSING,
     RecordError,
     _decode_whole,
@@ -22,8 +22,8 @@ from annotation.formats.common import (
     _JsonObject,
     _whole_file,
 )
-from annotation.formats.references import ReferenceRecord, _key_errors, _ReferenceChecker
-from annotation.formats.strict_json import json_loads_limited
+from annotation.interchange.formats.references import ReferenceRecord, _key_errors, _ReferenceChecker
+from annotation.interchange.formats.strict_json import json_loads_limited
 
 CLIP_CC_REFERENCE_KEYS = frozenset({"id", "file_link", "summary"})
 CLIP_CC_SOURCE = "clip-cc-bench"

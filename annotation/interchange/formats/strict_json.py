@@ -6,7 +6,7 @@ and ``int()`` refuses past 4,300 digits), NaN and Infinity, and strings with NUL
 (PostgreSQL refuses them in text and jsonb) or unpaired surrogates (UTF-8 cannot encode them).
 :func:`json_loads_strict` refuses all of them while parsing, naming the place in the document
 (``changes.ui_state.note``, ``value``) and the reason. The API's request bodies
-(:mod:`annotation.parsers`), the score files (:mod:`annotation.formats.scores`), page cursors
+(:mod:`annotation.api.parsers`), the score files (:mod:`annotation.interchange.formats.scores`), page cursors
 and ``score_pairs``' lines read JSON through it; the caption and reference formats read it through
 :func:`json_loads_limited`, which keeps the same limits on shape and leaves each value to the
 format's own field checks (a NaN window time is named as a time, and may be kept invalid).
@@ -20,7 +20,7 @@ import json
 import math
 from typing import Any
 
-from annotation.formats.common import _object_pairs, unstorable_character
+from annotation.interchange.formats.common import _object_pairs, unstorable_character
 
 # Deeper than any body or line Redline reads (the draft's timeline is five levels deep).
 MAX_DEPTH = 32
@@ -119,7 +119,7 @@ def _loads(text: str, *, values: bool) -> Any:
 def json_loads_strict(text: str) -> Any:
     """Parse `text`; raise ValueError naming the place and the reason when it is not JSON the
     database can store (see the module docstring). Objects keep their repeated keys visible
-    (:func:`annotation.formats.common._duplicate_keys`)."""
+    (:func:`annotation.interchange.formats.common._duplicate_keys`)."""
     return _loads(text, values=True)
 
 

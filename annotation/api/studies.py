@@ -16,7 +16,8 @@ from rest_framework.exceptions import APIException, NotFound, PermissionDenied, 
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import study_settings
+from annotation.api.serializers import FailureModeSerializer, StudySerializer
+from annotation.api.workflow_bodies import Error
 from annotation.errors import FieldErrors, ServiceError
 from annotation.models import AssignmentDesign, AuditEvent, CaptionLanguage, Invitation, Membership, StudyState
 from annotation.permissions import (
@@ -32,8 +33,7 @@ from annotation.permissions import (
     study_from_view,
     user_roles,
 )
-from annotation.serializers import FailureModeSerializer, StudySerializer
-from annotation.serializers_workflow import Error
+from annotation.rules import study_settings
 from annotation.services import members
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_modes
