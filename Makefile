@@ -26,6 +26,8 @@ system:
 # LLM=1 also starts a local LLM server (SmolLM2-135M, llama-cpp-python; the first run compiles
 # it, see docs/getting-started.md) and scores LLMFactsF1 of every final verdict with it.
 DEMO_ENV := CELERY_BROKER_URL=filesystem://
+# The demo writes e-mails (invitations) as files in var/mail instead of sending them.
+MAIL_ENV ?=
 LLM ?= 0
 LLM_PORT ?= 8089
 ifeq ($(LLM),1)
@@ -40,7 +42,8 @@ demo: system venv $(LLM_SETUP)
 	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py make_demo
-	@$(MAKE) --no-print-directory serve-with-worker BANNER_FLAGS=--accounts
+	@$(MAKE) --no-print-directory serve-with-worker BANNER_FLAGS="--accounts --mail-dir var/mail" \
+		MAIL_ENV=EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend
 
 serve: system venv $(LLM_SETUP)
 	@$(PY) scripts/serve_banner.py --check-free --host $(HOST) --port $(PORT)
@@ -62,10 +65,10 @@ serve-with-worker:
 		echo "LLM server (SmolLM2-135M) at http://127.0.0.1:$(LLM_PORT)/v1, log in var/llm-server.log"; \
 		mkdir -p var; $(PY) -m scoring.metrics.llmfacts.local_server --port $(LLM_PORT) >var/llm-server.log 2>&1 & llm=$$!; \
 	fi; \
-		$(DEMO_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
+		$(DEMO_ENV) $(MAIL_ENV) $(PY) -m celery -A config worker --pool=solo --loglevel=WARNING & worker=$$!; \
 		$(BANNER) & banner=$$!; \
 		trap "kill $$worker $$llm $$banner 2>/dev/null" EXIT INT TERM; \
-		$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
+		$(DEMO_ENV) $(MAIL_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 # What serve-with-worker prints once the server answers (alone: waits for a server on PORT).
 banner:

@@ -18,6 +18,12 @@ from django.db.models import F, Q
 DEFAULT_WORD_THRESHOLDS = [1, 3, 6, 16]
 DEFAULT_NEAR_TOTAL_CUT = 0.55
 DEFAULT_LENGTH_BAND = 0.05
+# The practice set's pass rule by default (docs/gold.md says why these numbers).
+DEFAULT_PRACTICE_MIN_ITEMS = 5
+DEFAULT_PRACTICE_MIN_OVERVIEW_AGREEMENT = 0.8
+DEFAULT_PRACTICE_MIN_MODE_F1 = 0.5
+DEFAULT_PRACTICE_MIN_WINDOW_AGREEMENT = 0.7
+DEFAULT_GOLD_DRIFT_THRESHOLD = 0.7
 
 
 def default_word_thresholds() -> list[int]:
@@ -135,6 +141,20 @@ class Study(models.Model):
     )
     # The share of captions that also go to a second annotator, offered when assigning.
     overlap_share = models.FloatField(default=0, help_text="share of captions double-annotated (0-1)")
+    # Gold, practice and qualification (annotation.gold; docs/gold.md). The pass rule of the
+    # practice set: at least `practice_min_items` practice items done, and the annotator's
+    # verdicts agree with the gold ones at least as often as each minimum (shares 0-1; F1 0-1).
+    requires_qualification = models.BooleanField(
+        default=False, help_text="only annotators who passed the practice set receive real work"
+    )
+    practice_min_items = models.PositiveSmallIntegerField(default=DEFAULT_PRACTICE_MIN_ITEMS)
+    practice_min_overview_agreement = models.FloatField(default=DEFAULT_PRACTICE_MIN_OVERVIEW_AGREEMENT)
+    practice_min_mode_f1 = models.FloatField(default=DEFAULT_PRACTICE_MIN_MODE_F1)
+    practice_min_window_agreement = models.FloatField(default=DEFAULT_PRACTICE_MIN_WINDOW_AGREEMENT)
+    # The share of an annotator's queue that are hidden gold checks (0.05: one in twenty); 0: none.
+    gold_rate = models.FloatField(default=0, help_text="share of queue items that are hidden gold checks (0-0.5)")
+    # The dashboard warns when an annotator's recent gold agreement falls below this (drift).
+    gold_drift_threshold = models.FloatField(default=DEFAULT_GOLD_DRIFT_THRESHOLD)
     # Keys the pseudonyms of annotators and reviewers in a data release (annotation.release);
     # never released, never in bundles or the API.
     release_secret = models.CharField(max_length=64, default=new_release_secret, editable=False)
@@ -156,6 +176,16 @@ class Study(models.Model):
                 condition=Q(overlap_share__gte=0) & Q(overlap_share__lte=1),
                 name="study_overlap_share_between_0_and_1",
             ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=0.5), name="study_gold_rate_between_0_and_half"
+            ),
+            models.CheckConstraint(
+                condition=Q(practice_min_overview_agreement__gte=0) & Q(practice_min_overview_agreement__lte=1)
+                & Q(practice_min_mode_f1__gte=0) & Q(practice_min_mode_f1__lte=1)
+                & Q(practice_min_window_agreement__gte=0) & Q(practice_min_window_agreement__lte=1)
+                & Q(gold_drift_threshold__gte=0) & Q(gold_drift_threshold__lte=1),
+                name="study_practice_rule_shares_between_0_and_1",
+            ),
             # The same bound as the setup page and the API (study_settings.UNDO_SECONDS_MAX).
             models.CheckConstraint(
                 condition=Q(undo_seconds__isnull=True) | Q(undo_seconds__lte=3600),
@@ -175,6 +205,8 @@ class Membership(models.Model):
         ANNOTATOR = "annotator", "annotator"
         REVIEWER = "reviewer", "QC reviewer"
         RESEARCHER = "researcher", "researcher"
+        # Makes gold verdicts (annotation.gold), named by a study admin; works blind.
+        EXPERT = "expert", "gold expert"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
@@ -202,6 +234,18 @@ class Invitation(models.Model):
     token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
     roles = models.JSONField(help_text="the roles accepting grants, exactly")
     note = models.CharField(max_length=200, blank=True, help_text="who it is for, as its maker wrote")
+    email = models.EmailField(blank=True, help_text="where the link was sent (empty: the link was only shown)")
+
+    class Mail(models.TextChoices):
+        NONE = "", "not sent"
+        SENDING = "sending", "sending"
+        SENT = "sent", "sent"
+        FAILED = "failed", "failed"
+
+    mail_state = models.CharField(max_length=10, choices=Mail.choices, blank=True, default=Mail.NONE)
+    mail_error = models.TextField(blank=True, help_text="the mail server's answer when the last sending failed")
+    mail_sent_at = models.DateTimeField(null=True, blank=True, help_text="when the last sending was accepted")
+    mail_attempts = models.PositiveIntegerField(default=0, help_text="how often a link was sent")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -226,6 +270,9 @@ class Invitation(models.Model):
             models.CheckConstraint(
                 condition=Q(accepted_at__isnull=True) | Q(revoked_at__isnull=True),
                 name="invitation_not_both_accepted_and_revoked",
+            ),
+            models.CheckConstraint(
+                condition=Q(mail_state="") | ~Q(email=""), name="invitation_mail_has_an_address",
             ),
         ]
 
@@ -422,7 +469,29 @@ class Annotation(models.Model):
     The workflow is a state machine (annotation.rules.workflow); services move it with
     conditional updates on `version`, so two concurrent actions cannot both succeed,
     and the check constraints below refuse states that make no sense.
+
+    **Purpose** (how to read a row; see GoldItem and annotation.gold):
+
+    - ``work``: the study's real work on a caption. Only these, on captions that are not gold
+      items, make the profile, Table 1 and the release's main tables.
+    - ``gold``: an expert's gold verdict on a gold item (one per GoldItem, ``GoldItem.gold``);
+      its final pass (the annotator pass: a gold verdict is not reviewed) is the gold correction.
+      It is final once submitted.
+    - ``practice``: a trainee's attempt at a practice item (a gold item in the practice set);
+      ``attempt`` counts the practice attempts (1, 2, ...): each attempt has its own rows. Not
+      reviewed: the annotator gets feedback against the gold verdict instead.
+    - ``gold_check``: an annotator's verdict on a hidden gold item put into their real queue at
+      the study's gold rate; the same flow as work (reviewed too), compared with the gold verdict,
+      never counted in the profile.
+
+    ``attempt`` is 1 for every purpose but practice.
     """
+
+    class Purpose(models.TextChoices):
+        WORK = "work"
+        GOLD = "gold"
+        PRACTICE = "practice"
+        GOLD_CHECK = "gold_check", "gold check"
 
     # Not stored: an autosave leaves here the snapshot of the annotator pass it just wrote, so
     # its answer need not read the pass back (services.workflow.annotation_save).
@@ -442,6 +511,8 @@ class Annotation(models.Model):
     )
     taxonomy = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="annotations")
     state = models.CharField(max_length=20, choices=State.choices, default=State.ASSIGNED)
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.WORK)
+    attempt = models.PositiveSmallIntegerField(default=1, help_text="a practice item's attempt; else 1")
     # Every save bumps the version; a save based on an older version is a conflict.
     version = models.PositiveIntegerField(default=1)
     overview_locked_at = models.DateTimeField(null=True, blank=True)
@@ -487,11 +558,27 @@ class Annotation(models.Model):
     # undo transitions only while the window is open).
     undo_until = models.DateTimeField(null=True, blank=True)
     undo = models.JSONField(default=dict, blank=True)
+    # The study's guidelines when the QC reviewer approved or amended (the annotator's are on
+    # their pass, CorrectionPass.guideline_version).
+    review_guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["assigned_at", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["caption", "annotator"], name="annotation_once_per_annotator"),
+            # Once per caption and annotator, but for the practice attempts (each its own row).
+            models.UniqueConstraint(
+                fields=["caption", "annotator", "attempt"], name="annotation_once_per_annotator_attempt"
+            ),
+            models.CheckConstraint(
+                condition=Q(purpose__in=["work", "gold", "practice", "gold_check"]),
+                name="annotation_purpose_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(attempt=1) | Q(purpose="practice", attempt__gte=1),
+                name="annotation_attempts_only_for_practice",
+            ),
             models.CheckConstraint(
                 condition=Q(state__in=["assigned", "in_progress", "submitted", "in_review", "approved", "returned"]),
                 name="annotation_state_known",
@@ -544,6 +631,80 @@ class Annotation(models.Model):
         return f"{self.caption} by {self.annotator} ({self.state})"
 
 
+class GoldItem(models.Model):
+    """A caption that an expert's gold verdict makes a gold item (annotation.gold).
+
+    ``gold`` is that verdict (an Annotation with purpose ``gold``, made by ``made_by``); its final
+    pass is the gold correction that practice attempts and gold checks are compared with. A gold
+    item never enters the profile, Table 1 or the release's main tables, whatever annotations
+    it has. ``in_practice_set`` puts it in the practice set that new annotators start with; the
+    others are the pool of hidden gold checks. Whoever made the gold verdict never gets the
+    item to annotate or review.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="gold_items")
+    caption = models.OneToOneField(Caption, on_delete=models.PROTECT, related_name="gold_item")
+    gold = models.OneToOneField(Annotation, on_delete=models.PROTECT, related_name="gold_item")
+    made_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    in_practice_set = models.BooleanField(default=False)
+    # Where it came from: made in the workspace, or imported from a file in the bundle's format.
+    source = models.CharField(max_length=20, default="workspace")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "created_at", "pk"]
+        indexes = [models.Index(fields=["study", "in_practice_set"], name="golditem_study_practice")]
+
+    def __str__(self) -> str:
+        return f"gold item {self.caption} in {self.study.slug}"
+
+    @property
+    def ready(self) -> bool:
+        """Whether its gold verdict is final (submitted): only then does it count as gold."""
+        return self.gold.state == Annotation.State.SUBMITTED
+
+
+class Qualification(models.Model):
+    """An annotator's qualification in a study: their practice attempts and where they stand.
+
+    ``state``: ``not_started`` (no practice yet), ``practising`` (an attempt open), ``passed``,
+    ``failed`` (the last attempt failed: no further attempt until a study admin allows one,
+    raising ``attempts_allowed``). ``result`` is the last finished attempt's evaluation
+    (annotation.rules.gold.practice_evaluate: the figures, the rule and the reasons).
+    """
+
+    class State(models.TextChoices):
+        NOT_STARTED = "not_started", "not started"
+        PRACTISING = "practising"
+        PASSED = "passed"
+        FAILED = "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="qualifications")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="qualifications")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.NOT_STARTED)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="practice attempts started")
+    attempts_allowed = models.PositiveSmallIntegerField(default=1)
+    result = models.JSONField(default=dict, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="qualification_once_per_person"),
+            models.CheckConstraint(
+                condition=Q(state__in=["not_started", "practising", "passed", "failed"]),
+                name="qualification_state_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(attempts__lte=F("attempts_allowed")), name="qualification_attempts_within_allowed"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.study.slug}: {self.state}"
+
+
 class CorrectionPass(models.Model):
     """The annotator's pass, or the QC reviewer's amendments kept beside it (never over it)."""
 
@@ -566,6 +727,12 @@ class CorrectionPass(models.Model):
     segmentation_modes = models.JSONField(default=list, blank=True)
     # The corrected window list ([{start, end, scene, shot}]) of a rejected segmentation.
     corrected_windows = models.JSONField(default=list, blank=True)
+    # The study's guidelines when this pass's verdicts were given: set when the annotator submits
+    # (again, after a return) and when a QC reviewer amends. Empty: given before guidelines
+    # existed, or not submitted yet.
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -726,3 +893,141 @@ class UnsentJob(models.Model):
 
     def __str__(self) -> str:
         return f"unsent {self.task}{tuple(self.args)}"
+
+
+class RecruitmentLink(models.Model):
+    """An open link for a crowd platform (Prolific, an MTurk-style panel): whoever opens it with
+    a participant id becomes (or, coming back, resumes as) an annotator of the study, up to
+    `cap` participants, each given `quota` items (annotation.services.recruitment).
+
+    Only the sha256 of the link's token is stored, as for invitations. The role is annotator,
+    always: a link cannot be raised to another role."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        OTHER = "other", "another platform"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="recruitment_links")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the link's token")
+    role = models.CharField(max_length=20, default="annotator", editable=False)
+    label = models.CharField(max_length=200, blank=True, help_text="what it is for, as its maker wrote")
+    platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.PROLIFIC)
+    participant_param = models.CharField(max_length=40, help_text="the URL parameter holding the participant id")
+    study_param = models.CharField(max_length=40, blank=True, help_text="the platform's study id parameter")
+    session_param = models.CharField(max_length=40, blank=True, help_text="the platform's session id parameter")
+    cap = models.PositiveIntegerField(help_text="most participants the link takes")
+    quota = models.PositiveIntegerField(help_text="items each participant is given")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, help_text="shown to a participant whose work is done")
+    completion_url = models.CharField(max_length=500, blank=True,
+                                      help_text="where a participant whose work is done is sent (the platform's)")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role="annotator"), name="recruitment_link_annotators_only"),
+            models.CheckConstraint(condition=Q(cap__gte=1) & Q(quota__gte=1),
+                                   name="recruitment_link_cap_and_quota_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"recruitment link #{self.pk} to {self.study.slug}"
+
+    @property
+    def state(self) -> str:
+        """closed, expired or open (whether it is full is counted by the service)."""
+        from django.utils import timezone
+
+        if self.closed_at:
+            return "closed"
+        if self.expires_at and self.expires_at <= timezone.now():
+            return "expired"
+        return "open"
+
+
+class RecruitmentKey(models.Model):
+    """The study's own key for the participants' ids (HMAC): the same id gives the same
+    participant in the study for as long as the study lives, whatever happens to SECRET_KEY,
+    and different pseudonyms in different studies."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    secret = models.CharField(max_length=64, editable=False)
+
+    def __str__(self) -> str:
+        return f"recruitment key of {self.study_id}"
+
+
+class Participant(models.Model):
+    """A person recruited through a link: an account without a password, signed in through the
+    link alone. The platform's id is kept only as its keyed hash (pid_hash); people see the
+    pseudonym."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    link = models.ForeignKey(RecruitmentLink, on_delete=models.PROTECT, related_name="participants")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participation")
+    pid_hash = models.CharField(max_length=64, help_text="HMAC-SHA256 of the platform's participant id")
+    pseudonym = models.CharField(max_length=20)
+    assigned = models.PositiveIntegerField(default=0, help_text="items given when they joined")
+    joined_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["joined_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "pid_hash"], name="participant_once_per_study"),
+            models.UniqueConstraint(fields=["study", "pseudonym"], name="participant_pseudonym_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"participant {self.pseudonym} of {self.study_id}"
+class GuidelineVersion(models.Model):
+    """One version of a study's guidelines: Markdown written by its admins, and examples of the
+    failure modes (annotation.services.guidelines). While the study is in setup, an edit
+    replaces its one draft; once it runs, each edit is a new version (numbered 1, 2, ...) and
+    verdicts name the version they were given under."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="guideline_versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True, help_text="Markdown, stored as written, rendered sanitised")
+    # [{mode: a failure mode's key, excerpt, correction, why}], in the order written.
+    examples = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="guideline_version_unique_per_study"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="guideline_version_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"guidelines v{self.number} of {self.study.slug}"
+
+
+class GuidelineNotice(models.Model):
+    """The latest guideline version a person dismissed the notice of, in one study: newer
+    versions are announced ("guidelines updated", with the diff) until they dismiss them."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField(help_text="the guideline version dismissed")
+    dismissed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="guideline_notice_once_per_person"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read guidelines v{self.number} of {self.study.slug}"

@@ -17,7 +17,7 @@ SETTINGS_REFUSAL = "Only the study's admins change its settings."
 MEMBERS_REFUSAL = "Only the study's admins add members; a site admin may add only themselves."
 # Roles that work blind: whoever holds one of them in a study never learns which model wrote a
 # caption there, whatever other roles they hold (names seen on one page would unblind their work).
-WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER}
+WORKS_BLIND = {Role.ANNOTATOR, Role.REVIEWER, Role.EXPERT}
 
 
 def _roles_cache(user) -> dict[int, set[str]]:
@@ -208,3 +208,29 @@ class IsStudyAdminOrSiteReader(BasePermission):
         if Role.ADMIN in user_roles(request.user, study):
             return True
         return request.method in ("GET", "HEAD", "OPTIONS") and is_site_reader(request.user, study)
+
+
+# Who reads how the people of a study worked (the annotator quality page, the work log): its
+# admins, by name; its researchers, by pseudonym (annotation.rules.pseudonyms); site admins read it.
+PEOPLE_READERS = {Role.ADMIN, Role.RESEARCHER}
+PEOPLE_REFUSAL = "Only the study's admins and researchers see how its people worked."
+
+
+def sees_people(user, study: Study) -> bool:
+    """Whether the person sees the study's people by name (its admins, and site admins reading
+    it); a researcher sees them by pseudonym."""
+    return Role.ADMIN in user_roles(user, study) or is_site_reader(user, study)
+
+
+def reads_people_work(user, study: Study) -> bool:
+    return bool(user_roles(user, study) & PEOPLE_READERS) or is_site_reader(user, study)
+
+
+class ReadsPeopleWork(BasePermission):
+    """Study admins and researchers (GET only), and site admins reading the study."""
+
+    message = PEOPLE_REFUSAL
+
+    def has_permission(self, request, view):
+        study = readable_study_from_view(view, request.user)
+        return request.method in ("GET", "HEAD", "OPTIONS") and reads_people_work(request.user, study)

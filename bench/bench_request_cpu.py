@@ -5,8 +5,9 @@ It builds a scratch study (bench/scalebuild.py: 100 clips x 5 models, 8 windows 
 annotators, 5 reviewers, a third submitted), collects the static files, and calls Django's WSGI
 application directly (no test client, no HTTP server, DEBUG off, as gunicorn calls it) for:
 the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/), "start next"
-(POST .../my-queue/next/), an autosave (PATCH .../draft/) and the review queue's next (POST
-.../review-queue/next/). For each it prints the process CPU time, the time spent inside the
+(POST .../my-queue/next/), an autosave (PATCH .../draft/), the review queue's next (POST
+.../review-queue/next/) and the study's entry page (/studies/<slug>/, what a crowd opens first).
+For each it prints the process CPU time, the time spent inside the
 database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
 time plus the loopback round trip, spent in another process) and the SQL statements per
 request, then the profile's top functions, so that the time left can be placed (ORM,
@@ -63,10 +64,12 @@ def drop_postgres(url: str, scratch: str) -> None:
 
 
 class DatabaseTime:
-    """Wall time and count of the SQL statements run through Django's connection."""
+    """Wall time and count of the SQL statements run through Django's connection (and, with
+    `keep`, the statements themselves)."""
 
-    def __init__(self):
+    def __init__(self, keep: bool = False):
         self.seconds, self.statements = 0.0, 0
+        self.sql: list[str] | None = [] if keep else None
 
     def __call__(self, execute, sql, params, many, context):
         started = time.perf_counter()
@@ -75,9 +78,11 @@ class DatabaseTime:
         finally:
             self.seconds += time.perf_counter() - started
             self.statements += 1
+            if self.sql is not None:
+                self.sql.append(sql)
 
 
-def measure(database_url: str, requests: int, top: int) -> None:
+def measure(database_url: str, requests: int, top: int, show_sql: bool = False, sort: str = "tottime") -> None:
     """Build the study on `database_url` and measure each endpoint (in this process)."""
     folder = Path(tempfile.mkdtemp(prefix="redline-bench-cpu-"))
     os.environ.update({
@@ -147,6 +152,8 @@ def measure(database_url: str, requests: int, top: int) -> None:
         "start next": lambda: call(annotator, "POST", f"/api/studies/{slug}/my-queue/next/"),
         "autosave": autosave,
         "review next": lambda: call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/"),
+        # What a crowd's participants open first (bench_crowd_launch.py): the study page.
+        "entry page": lambda: call(annotator, "GET", f"/studies/{slug}/"),
     }
     engine = connection.vendor
     print(f"{engine}: {built.captions} captions, {built.annotations} annotations ({built.submitted} submitted); "
@@ -159,7 +166,9 @@ def measure(database_url: str, requests: int, top: int) -> None:
             status, content = request()
             assert status == 200, f"{name}: {status} {content[:300]!r}"
         cpu, db, statements = [], [], []
-        profiler = cProfile.Profile()
+        # CPU time, not wall time: on a busy machine a function's wall time also counts the
+        # time the process waited for a core.
+        profiler = cProfile.Profile(time.process_time)
         for _ in range(requests):
             timer = DatabaseTime()
             with connection.execute_wrapper(timer):
@@ -169,6 +178,13 @@ def measure(database_url: str, requests: int, top: int) -> None:
             db.append(timer.seconds)
             statements.append(timer.statements)
             assert status == 200, name
+        if show_sql:
+            timer = DatabaseTime(keep=True)
+            with connection.execute_wrapper(timer):
+                request()
+            print(f"    SQL of one {name}:")
+            for sql in timer.sql:
+                print(f"      {sql[:300]}")
         for _ in range(max(5, requests // 4)):  # profiled apart, so the timings carry no profiler cost
             profiler.runcall(request)
         profiles[name] = profiler
@@ -183,10 +199,10 @@ def measure(database_url: str, requests: int, top: int) -> None:
         stats = pstats.Stats(profiler, stream=out)
         shares = where_the_time_goes(stats)
         print(f"  {name}: " + ", ".join(f"{part} {share:.0%}" for part, share in shares))
-        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats(sort).print_stats(top)
         lines = [line for line in out.getvalue().splitlines() if line.strip()]
         start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
-        print(f"  profile of {name} (top {top} functions by own time):")
+        print(f"  profile of {name} (top {top} functions by {'own' if sort == 'tottime' else 'cumulative'} time):")
         for line in lines[start + 1:start + 1 + top]:
             print("    " + line.replace(str(REPO) + "/", "").replace(sys.prefix + "/lib/python3.11/site-packages/", ""))
 
@@ -219,10 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=40, help="timed requests per endpoint (40)")
     parser.add_argument("--top", type=int, default=8, help="functions shown per profile (8)")
+    parser.add_argument("--sql", action="store_true", help="print the SQL statements of one request of each")
+    parser.add_argument("--cumulative", action="store_true", help="profiles sorted by cumulative time, not own time")
     parser.add_argument("--database", help=argparse.SUPPRESS)  # one measurement, in a child process
     args = parser.parse_args(argv)
     if args.database:
-        measure(args.database, args.requests, args.top)
+        measure(args.database, args.requests, args.top, args.sql, "cumulative" if args.cumulative else "tottime")
         return 0
     runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-cpu-')}/bench.sqlite3", None)]
     postgres = os.environ.get("DATABASE_URL", "")
@@ -232,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for url, _ in runs:
             child = subprocess.run([sys.executable, __file__, "--database", url, "--requests", str(args.requests),
-                                    "--top", str(args.top)], cwd=REPO)
+                                    "--top", str(args.top), *(["--sql"] if args.sql else []),
+                                    *(["--cumulative"] if args.cumulative else [])], cwd=REPO)
             if child.returncode != 0:
                 return child.returncode
     finally:

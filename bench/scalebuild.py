@@ -180,6 +180,7 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
         WindowCorrection,
     )
     from annotation.rules import risk
+    from scoring.metrics.edits import EditSizing
 
     rng = random.Random(seed)
     rows = list(
@@ -197,6 +198,7 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
         windows.setdefault(caption_id, []).append((window_id, scene, shot))
     overviews = dict(Caption.objects.filter(clip__study=study).values_list("pk", "overview"))
     now = timezone.now()
+    sizing = EditSizing.of(study)  # the study's language and near-total cut, as the service measures
     chunk = 900 if connection.vendor == "sqlite" else 10000
     with transaction.atomic():
         for start in range(0, len(chosen), chunk):
@@ -258,7 +260,7 @@ def submit_in_bulk(study, *, share: float, seed: int) -> int:
                 telemetry={"watched_share": 0.9},
                 disagreement=False,
                 scale=16,
-                cut=study.near_total_cut,
+                sizing=sizing,
             )
             risks.append(Annotation(pk=pk, risk=score, risk_reasons=reasons))
             events.append(

@@ -71,6 +71,13 @@ VARIABLES = (
         'per-account-and-address one',
     ),
     Variable(
+        ('RECRUITMENT_OPENS_PER_ADDRESS', 'RECRUITMENT_WINDOW_SECONDS'),
+        '`60`, `600`',
+        'how often one address may open recruitment links (pages and starts alike) per window of '
+        'seconds; more is refused with 429 until the window passes. Participants in one room behind '
+        'one address share it',
+    ),
+    Variable(
         ('MAX_IMPORT_FILE_MB',),
         '`100`',
         'largest caption, reference or clip-properties file an import takes (413 above it)',
@@ -275,6 +282,40 @@ VARIABLES = (
         "a verdict that becomes final re-scores its clip with the metrics of the study's latest study"
         ' job, this many seconds later (one job for verdicts in quick succession); nothing until the '
         'study was scored once as a whole',
+    ),
+    Variable(
+        ('EMAIL_BACKEND',),
+        "unset: Django's console backend (messages printed, nothing sent)",
+        'where invitation e-mails go: `django.core.mail.backends.smtp.EmailBackend` sends them '
+        'through the SMTP server below; `make demo` uses `django.core.mail.backends.filebased.EmailBackend`'
+        ' (files in `EMAIL_FILE_PATH`)',
+    ),
+    Variable(
+        ('EMAIL_FILE_PATH',),
+        '`var/mail`',
+        "the file-based backend's folder, one file per message",
+    ),
+    Variable(
+        ('EMAIL_HOST', 'EMAIL_PORT', 'EMAIL_HOST_USER', 'EMAIL_HOST_PASSWORD'),
+        '`localhost`, `25`, empty, empty',
+        'the SMTP server and, when it asks for one, the account to sign in with',
+    ),
+    Variable(
+        ('EMAIL_USE_TLS', 'EMAIL_USE_SSL'),
+        '`0`, `0`',
+        'STARTTLS on the SMTP connection (usually port 587), or TLS from the start (usually port '
+        '465); not both',
+    ),
+    Variable(
+        ('EMAIL_TIMEOUT',),
+        '`10`',
+        'seconds an SMTP server may take to answer; a message it refuses or never takes is kept as '
+        'failed, with the error, on the members page, to send again',
+    ),
+    Variable(
+        ('DEFAULT_FROM_EMAIL',),
+        '`Redline <redline@localhost>`',
+        "the invitations' sender",
     ),
     Variable(
         ('LLMFACTS_BASE_URL', 'LLMFACTS_MODEL', 'LLMFACTS_API_KEY'),

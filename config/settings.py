@@ -175,11 +175,11 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "redline
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
 }
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # A Redis that hangs (stopped, or its machine unreachable) makes sending a job fail after this
-    # many seconds instead of holding the request: the job is kept and sent later (annotation.jobs).
-    _broker_timeout = float(os.environ.get("CELERY_BROKER_TIMEOUT", "3"))
-    CELERY_BROKER_TRANSPORT_OPTIONS.update(socket_timeout=_broker_timeout, socket_connect_timeout=_broker_timeout)
+# A Redis that hangs (stopped, or its machine unreachable) makes sending a job fail after this
+# many seconds instead of holding the request: the job is kept and sent later (annotation.jobs).
+# Set whatever the broker, so a broker URL changed at run time keeps it; other transports ignore it.
+_broker_timeout = float(os.environ.get("CELERY_BROKER_TIMEOUT", "3"))
+CELERY_BROKER_TRANSPORT_OPTIONS.update(socket_timeout=_broker_timeout, socket_connect_timeout=_broker_timeout)
 # Sending a job tries twice: a job the broker does not take is kept and sent later anyway.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -377,6 +377,10 @@ if LOGIN_FAILURES_PER_ACCOUNT <= LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS:
 # address (HTTP_X_REAL_IP with the nginx lines of docs/production.md, or HTTP_X_FORWARDED_FOR) and how many
 # proxies in front append to it; the address is the one the right-most trusted proxy wrote
 # (entries further left are whatever the client sent). Unset: the connection's address.
+# Opening recruitment links (frontend/views_recruitment.py): each address may open them this
+# often per window; more is answered 429 (against guessing links or participant ids).
+RECRUITMENT_OPENS_PER_ADDRESS = int(os.environ.get("RECRUITMENT_OPENS_PER_ADDRESS", "60"))
+RECRUITMENT_WINDOW_SECONDS = int(os.environ.get("RECRUITMENT_WINDOW_SECONDS", "600"))
 CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1"))
 # Django's cache holds the progress of running caption imports (written
@@ -389,6 +393,25 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
           "LOCATION": str(VAR_DIR / "cache")}
 }
+
+# E-mail (invitations): Django's own settings, read from the environment under their own names.
+# Unset: the console backend prints each message to the server's output (nothing leaves the
+# machine); `make demo` writes them as files under var/mail (the file-based backend). A server
+# sets EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and the SMTP server's address.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.console.EmailBackend"
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS (STARTTLS) and EMAIL_USE_SSL (implicit TLS) exclude each other: set one.")
+# An SMTP server that does not answer holds the request that sends for this long at most; the
+# invitation is kept, marked failed with the error, and can be sent again from the members page.
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Redline <redline@localhost>")
 
 LOGGING = {
     "version": 1,

@@ -209,3 +209,19 @@ class SignInForm(ThrottledSignIn, AuthenticationForm):
 
 class AdminSignInForm(ThrottledSignIn, AdminAuthenticationForm):
     pass
+
+
+def address_try(kind: str, address: str, *, limit: int, seconds: int) -> int | None:
+    """Count one try of `kind` (e.g. opening a recruitment link) from `address`, in fixed windows
+    of `seconds` from the first try, in the sign-in counts' table; the seconds to wait when the
+    address already made `limit` tries in its window (the try is then not counted), else None."""
+    key = _digest(kind, address)
+    now = timezone.now()
+    _ensure([key], now)
+    with transaction.atomic():
+        row = _locked([key], now)[key]
+        if _current(row, now, seconds) >= limit:
+            return max(1, round(seconds - (now - row.window_start).total_seconds()))
+        row.count += 1
+        row.save()
+    return None

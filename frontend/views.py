@@ -82,7 +82,6 @@ def study_detail(request, slug: str):
             "designs": AssignmentDesign.choices,
             "sees_identity": sees_model_identity(request.user, study),
             "sees_everything": sees_every_caption(request.user, study),
-            "reference_count": sum(clip.references.count() for clip in clips),
             "read_only": read_only,
             **lifecycle_context(request, study, roles=roles),
         },

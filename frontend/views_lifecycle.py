@@ -9,7 +9,10 @@ from typing import Any
 from django.conf import settings
 
 from annotation.models import Study, StudyState
+from annotation.selectors.annotator_quality import gold_drift
 from annotation.selectors.dashboard import study_dashboard
+from annotation.selectors.work_log import people_of
+from annotation.services.gold import gold_pool_status
 from annotation.services.lifecycle import UNFINISHED_LABELS, lifecycle_status
 from scoring.lifecycle import verdicts_not_scored
 from scoring.release import LICENSES
@@ -57,4 +60,9 @@ def lifecycle_context(request, study: Study, *, roles: set[str]) -> dict[str, An
     if study.state == StudyState.RUNNING:
         context["dashboard"] = study_dashboard(study, idle_minutes=idle_minutes_from(request))
         context["dashboard"]["unscored"] = verdicts_not_scored(study)
+        # Annotators whose recent gold accuracy fell below the study's drift threshold, by name.
+        context["dashboard"]["gold_drift"] = gold_drift(study=study, people=people_of(study, by_name=True))
+        context["dashboard"]["gold_drift_threshold"] = study.gold_drift_threshold
+        if study.gold_rate > 0:  # hidden gold checks: whether the pool still serves them
+            context["dashboard"]["gold"] = {"pool": gold_pool_status(study)}
     return context

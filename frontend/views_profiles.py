@@ -83,7 +83,7 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
         **manifest.get("figures_not_computable", {}),
     }
     data["main_table"] = _profiles().main_table(study=study, job_id=job)
-    for name in ("leaderboard", "judge_agreement", "rejection_by_exposure"):
+    for name in ("leaderboard", "judge_agreement", "rejection_by_exposure", "annotator_sensitivity"):
         data[name] = _profiles().profile_table(study=study, job_id=job, name=name)
     return data
 

@@ -19,6 +19,7 @@ from annotation.models import Annotation, Membership
 from annotation.permissions import Role, require_study_work, user_roles
 from annotation.selectors.queues import REVIEW_ORDERS
 from frontend.views import _member_study
+from frontend.views_guidelines import guidelines_context
 
 REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}
 
@@ -91,5 +92,6 @@ def review(request, annotation_id: int):
             "model_alias": alias,
             "config": config,
             "payload": payload,
+            "guidelines": guidelines_context(study, request.user),
         },
     )

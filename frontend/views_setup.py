@@ -144,9 +144,27 @@ def history_summary(event) -> str:
         return f"Deactivated {user}{released}."
     if event.action == "invitation_create":
         return f"Made invitation #{after.get('invitation')} for {', '.join(after.get('roles') or [])}" + (
-            f" ({after['note']})." if after.get("note") else ".")
+            f" ({after['note']})" if after.get("note") else "") + (
+            f", to be sent to {after['email']}." if after.get("email") else ".")
     if event.action == "invitation_revoke":
         return f"Revoked invitation #{after.get('invitation')}."
+    if event.action == "practice_configure":
+        return "Changed the practice set and gold settings: " + ", ".join(after) + "."
+    if event.action == "practice_retry_allow":
+        return f"Allowed {user} another practice attempt."
+    if event.action == "invitation_send":
+        return (f"Sent invitation #{after.get('invitation')} to {after.get('email')} "
+                "(a new link; an earlier one stops working).")
+    if event.action == "recruitment_link_create":
+        return (f"Made recruitment link #{after.get('link')} ({after.get('platform')}) for up to {after.get('cap')} "
+                f"participants of {after.get('quota')} items each" + (f" ({after['label']})." if after.get("label")
+                                                                      else "."))
+    if event.action == "recruitment_link_close":
+        return f"Closed recruitment link #{after.get('link')}."
+    if event.action == "guidelines_update":
+        if after.get("draft_replaced"):
+            return f"Rewrote the draft guidelines (version {after.get('version')}, before the study started)."
+        return f"Wrote guidelines version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

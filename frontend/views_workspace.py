@@ -12,14 +12,17 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.api.workflow import get_annotation_for, workspace_payload
+from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Study, StudyState
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
+from annotation.services.gold import practice_due, practice_feedback, practice_notice
+from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.workflow import annotation_open
+from frontend.views_guidelines import guidelines_context
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
 DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
@@ -31,6 +34,9 @@ def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant_complete(participant=participant):
+        return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
     try:
         after = request.GET.get("after") or None
         queue = queue_of(study=study, annotator=request.user, after=after)
@@ -41,6 +47,7 @@ def annotator_queue(request, slug: str):
         item["open"] = item["state"] in WAITING
     counts = queue["counts"]
     total = queue["total"]
+    practising = Role.ANNOTATOR in user_roles(request.user, study) and study.state == StudyState.RUNNING
     return render(
         request,
         "frontend/queue.html",
@@ -55,6 +62,8 @@ def annotator_queue(request, slug: str):
             "with_qc": sum(counts.get(state, 0) for state in (workflow.SUBMITTED, workflow.IN_REVIEW)),
             "approved": counts.get(workflow.APPROVED, 0),
             "percent": round(100 * queue["done"] / total) if total else 0,
+            "practice_notice": practice_notice(study, request.user) if practising else None,
+            "practice_due": practising and practice_due(study, request.user),
         },
     )
 
@@ -67,7 +76,8 @@ def workspace(request, annotation_id: int):
     Looking (GET) never changes the annotation: a new or returned one shows a "Start" button,
     whose POST starts the work and comes back here.
     """
-    annotation = get_object_or_404(Annotation.objects.select_related("caption__clip__study"), pk=annotation_id)
+    # Read once, with everything the page shows: the checks below are those of get_annotation_for.
+    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
@@ -76,6 +86,9 @@ def workspace(request, annotation_id: int):
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     require_study_work(request.user, study)
+    participant = participant_of(study=study, user=request.user)
+    if participant is not None and participant.completed_at:
+        return redirect("participant-done", slug=study.slug)
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)
@@ -85,9 +98,15 @@ def workspace(request, annotation_id: int):
                 "payload": workspace_payload(get_annotation_for(request.user, annotation.pk), request.user),
             }, status=409)
         return redirect("workspace", annotation_id=annotation.pk)
-    annotation = get_annotation_for(request.user, annotation.pk)
     payload = workspace_payload(annotation, request.user)
     context = {"annotation": annotation, "study": annotation.caption.clip.study, "payload": payload}
+    # A practice item says so, and once submitted shows its feedback beside the work. (A hidden
+    # gold check shows nothing of the kind: it is a practice item only that is known as one.)
+    if annotation.purpose == Annotation.Purpose.PRACTICE:
+        context["practice"] = True
+        if annotation.state == workflow.SUBMITTED:
+            context["feedback"] = practice_feedback(annotation)
     if annotation.state in workflow.TRANSITIONS["open"].sources:
         return render(request, "frontend/workspace_start.html", context)
+    context["guidelines"] = guidelines_context(study, request.user)
     return render(request, "frontend/workspace.html", context)

@@ -16,6 +16,7 @@ from django.db.models import Max, Sum
 
 from annotation.models import Annotation, Study
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from scoring import families
 from scoring.metrics.registry import METRICS
 from scoring.models import ScoreJob
@@ -85,7 +86,7 @@ def scores_freshness(study: Study) -> Freshness:
     known = [at for at in result.families.values() if at is not None]
     if result.families and len(known) == len(result.families):
         result.as_of = min(known)
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     result.newest_verdict = approved.aggregate(newest=Max("reviewed_at"))["newest"]
     if result.families:
         newer = approved

@@ -7,6 +7,7 @@ from django.db.models import Max
 
 from annotation.models import Annotation, Study
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from scoring.models import ScoreResult
 
 
@@ -15,7 +16,7 @@ def verdicts_not_scored(study: Study) -> int:
     scored): what a scoring job has not seen yet. Two queries, each an aggregate in the
     database (the newest score is read from the index on study and time)."""
     newest = ScoreResult.objects.filter(study=study).aggregate(newest=Max("computed_at"))["newest"]
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if newest is not None:
         approved = approved.filter(reviewed_at__gt=newest)
     return approved.count()

@@ -74,6 +74,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
@@ -82,6 +83,7 @@ from scoring.external_scores import lower_is_better
 from scoring.metrics.analysis.figures import FIGURES
 from scoring.metrics.analysis.profile import TABLE_CAPTIONS, failure_profile
 from scoring.metrics.analysis.samples import SAMPLES_NOTE
+from scoring.metrics.analysis.sensitivity import CAPTION as SENSITIVITY_CAPTION
 from scoring.metrics.analysis.tidy import (
     CAPTION_COLUMNS,
     EXPOSURE_COLUMNS,
@@ -131,7 +133,9 @@ class ProfileError(ServiceError):
 def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotation]:
     """Return one approved annotation per caption (the earliest approved), by clip and model;
     of one clip when ``clip_id`` is given."""
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    # Only the study's work counts: gold verdicts, practice attempts and hidden gold checks do
+    # not, nor any annotation of a gold item (annotation.selectors.counted.counted_annotations).
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if clip_id is not None:
         approved = approved.filter(caption__clip_id=clip_id)
     approved = (
@@ -597,6 +601,8 @@ def profile_export(
         generated=generated_captions(study), judged=judged, leaderboard_clips=leaderboard_clips,
         lower_accepts=lower_is_better(study), lower_better_judges=lower_judges,
     )
+    sensitivity, below = gold_sensitivity(study, captions, windows, resamples=resamples, seed=seed,
+                                          lower_accepts=lower_is_better(study))
     parameters = {
         "study": f"{study.name} ({study.slug})",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -616,10 +622,15 @@ def profile_export(
         "leaderboard clips": ("each model's own scored clips" if leaderboard_clips == "own"
                               else "clips scored for every model (common clips)"),
     }
+    if sensitivity is not None:
+        parameters["gold-agreement threshold of the sensitivity table"] = study.gold_drift_threshold
+        parameters["annotators below it (left out of its 'without' columns)"] = ", ".join(below) or "none"
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
         tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE],
         step=step, matched=matched, judged=judged)
+    if sensitivity is not None:
+        written["tables"].append(write_extra_table(out, SENSITIVITY_TABLE, SENSITIVITY_CAPTION, sensitivity))
 
     manifest = {
         "study": study.slug,
@@ -640,6 +651,61 @@ def profile_export(
     if progress is not None:
         progress(total, total, "done")
     return manifest
+
+
+SENSITIVITY_TABLE = "annotator_sensitivity"
+
+
+def gold_sensitivity(
+    study: Study, captions: pd.DataFrame, windows: pd.DataFrame, *, resamples: int, seed: int,
+    lower_accepts: Sequence[str],
+) -> tuple[pd.DataFrame | None, list[str]]:
+    """The sensitivity table of the profile to its annotators (``annotator_sensitivity``), and
+    the pseudonyms of those it leaves out: annotators whose overview agreement with the gold
+    verdicts of their hidden gold checks (:mod:`annotation.rules.gold_agreement`, over at least its
+    minimum of items) is below the study's ``gold_drift_threshold``. None when no annotator of
+    the study met a gold check: there is nothing to compare."""
+    from annotation.rules.gold_agreement import gold_agreement
+    from annotation.rules.pseudonyms import pseudonym
+    from annotation.selectors.annotator_quality import gold_pairs
+    from scoring.metrics.analysis.sensitivity import annotator_sensitivity
+
+    pairs = gold_pairs(study)
+    if not pairs:
+        return None, []
+    sizing = EditSizing.of(study)
+    threshold = float(study.gold_drift_threshold)
+    below = []
+    for user_id, items in pairs.items():
+        agreement = gold_agreement(items, sizing=sizing).overview_agreement
+        if agreement is not None and agreement < threshold:
+            below.append(user_id)
+    names = dict(get_user_model().objects.filter(pk__in=below).values_list("pk", "username"))
+    table = annotator_sensitivity(captions, windows, excluded={names[pk] for pk in below},
+                                  resamples=min(resamples, SENSITIVITY_RESAMPLES), seed=seed,
+                                  lower_accepts=lower_accepts)
+    return table, sorted(pseudonym(study.release_secret, pk) for pk in below)
+
+
+#: Resamples of the sensitivity table's intervals at most (it computes Table 1 twice more).
+SENSITIVITY_RESAMPLES = 4_000
+
+
+def write_extra_table(out: Path, name: str, caption: str, table: pd.DataFrame) -> dict[str, Any]:
+    """Write a table that is not one of the profile's numbered ones (``tables/<name>.csv`` and
+    ``.json``, as :func:`~scoring.metrics.profile_files.write_profile_files` writes those);
+    return its manifest entry."""
+    from scoring.metrics.profile_files import write_csv
+    from scoring.metrics.report import table_records
+
+    records = table_records(table)
+    columns = [str(c) for c in table.columns]
+    write_csv(out / "tables" / f"{name}.csv", columns, records)
+    document = {"name": name, "caption": caption, "columns": columns, "rows": records}
+    (out / "tables" / f"{name}.json").write_text(
+        json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return {"name": name, "caption": caption, "rows": len(records), "csv": f"tables/{name}.csv",
+            "json": f"tables/{name}.json"}
 
 
 def export_files(manifest: Mapping[str, Any]) -> list[str]:

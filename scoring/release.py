@@ -20,8 +20,6 @@ characters; the card quotes no caption text).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
 import zipfile
@@ -36,6 +34,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
+from annotation.rules.pseudonyms import pseudonym
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -76,6 +75,10 @@ def caption_fields() -> list[Field]:
         ("annotator", pa.string(), "the annotator's pseudonym"),
         ("reviewer", pa.string(), "the QC reviewer's pseudonym"),
         ("reviewer_decision", pa.string(), "approved (the annotator's pass is final) or amended (the reviewer's)"),
+        ("guideline_version", pa.int64(), "the version of the study's guidelines the annotator's verdicts were "
+                                          "given under (null: before the study had guidelines)"),
+        ("review_guideline_version", pa.int64(), "the version of the study's guidelines the QC reviewer approved "
+                                                 "or amended under (null: before the study had guidelines)"),
     ]
 
 
@@ -123,12 +126,6 @@ class ReleaseError(ServiceError):
     """The release cannot be built as asked (an unknown license, nothing approved yet...)."""
 
 
-def pseudonym(secret: str, user_id: int) -> str:
-    """A person's stable pseudonym in one study's releases (keyed hash; see the module)."""
-    digest = hmac.new(secret.encode("ascii"), f"user:{user_id}".encode("ascii"), hashlib.sha256)
-    return f"person-{digest.hexdigest()[:12]}"
-
-
 def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], list[dict]]:
     """The caption rows and the window rows of the study's release."""
     if models not in MODEL_NAMING:
@@ -144,6 +141,7 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
     def who(username: str) -> str:
         return pseudonym(study.release_secret, people[username]) if username else ""
 
+    guideline_versions = _guideline_versions(study)
     captions, windows = [], []
     for final in finals:
         model = shown[final.model]
@@ -165,8 +163,32 @@ def release_rows(study: Study, *, models: str = "alias") -> tuple[list[dict], li
             "segmentation_modes": list(final.segmentation_modes),
             "annotator": annotator, "reviewer": reviewer,
             "reviewer_decision": "amended" if final.final_pass == "qc" else "approved",
+            **guideline_versions.get((final.clip, final.model, final.annotator),
+                                     {"guideline_version": None, "review_guideline_version": None}),
         })
     return captions, windows
+
+
+def _guideline_versions(study: Study) -> dict[tuple[str, str, str], dict[str, int | None]]:
+    """{(clip, model, annotator): the guideline versions of the annotator's and the reviewer's
+    verdicts} for the study's approved annotations."""
+    from annotation.models import Annotation, CorrectionPass
+
+    approved = Annotation.objects.filter(caption__clip__study=study, state=Annotation.State.APPROVED)
+    versions = {
+        (row["caption__clip__name"], row["caption__model__name"], row["annotator__username"]): {
+            "guideline_version": None, "review_guideline_version": row["review_guideline_version__number"]}
+        for row in approved.values("caption__clip__name", "caption__model__name", "annotator__username",
+                                   "review_guideline_version__number")
+    }
+    passes = CorrectionPass.objects.filter(annotation__in=approved, kind=CorrectionPass.Kind.ANNOTATOR)
+    for row in passes.values("annotation__caption__clip__name", "annotation__caption__model__name",
+                             "annotation__annotator__username", "guideline_version__number"):
+        key = (row["annotation__caption__clip__name"], row["annotation__caption__model__name"],
+               row["annotation__annotator__username"])
+        if key in versions:
+            versions[key]["guideline_version"] = row["guideline_version__number"]
+    return versions
 
 
 def _window_rows(final: CorrectedCaption, *, key: str, model: str, annotator: str,
@@ -223,14 +245,72 @@ def card_header(study: Study, *, license: str, models: str, counts: Mapping[str,
     }
 
 
+def quality_rows(study: Study) -> list[Any]:
+    """The annotator quality rows of the study, people as their release pseudonyms."""
+    from annotation.selectors.annotator_quality import annotator_quality
+    from annotation.selectors.work_log import people_of
+
+    return annotator_quality(study=study, people=people_of(study, by_name=False))
+
+
+def quality_header(rows: Sequence[Any]) -> dict[str, Any]:
+    """The dataset card's counts of how the annotators were trained and checked."""
+    from annotation.rules.gold_agreement import MIN_ITEMS
+
+    return {
+        "annotators": sum(1 for row in rows if row.items_done),
+        "qualified": sum(1 for row in rows if row.items_done and row.practice == "passed"),
+        "gold_checks": sum(row.gold_checks for row in rows),
+        "annotators_with_gold_agreement": sum(1 for row in rows if row.gold.overview_agreement is not None),
+        "minimum_items": MIN_ITEMS,
+    }
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f} %"
+
+
+def _decimal(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def quality_section(rows: Sequence[Any]) -> list[str]:
+    """The card's "Annotator quality" section: one line per annotator who released work."""
+    from annotation.rules.gold_agreement import MIN_ITEMS
+
+    worked = [row for row in rows if row.items_done]
+    lines = [
+        "## Annotator quality",
+        "",
+        f"{len(worked)} annotators; {sum(1 for r in worked if r.practice == 'passed')} passed the practice set. "
+        "Gold agreement compares each annotator's own pass on hidden gold checks (items with an "
+        "expert's gold verdict, put into their queues unannounced) with the gold verdict; agreement "
+        "with others compares overview verdicts on captions two annotators corrected. A dash: fewer "
+        f"than {MIN_ITEMS} items. Redline's annotator quality page defines every column.",
+        "",
+        "| annotator | items | practice | gold checks | gold overview agreement | gold overview κ | "
+        "gold mode F1 | gold window agreement | QC returned | overview κ with others |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{row.person}` | {row.items_done} | {row.practice or '–'} | {row.gold_checks} | "
+        f"{_share(row.gold.overview_agreement)} | {_decimal(row.gold.overview_kappa)} | "
+        f"{_decimal(row.gold.mode_f1)} | {_share(row.gold.window_agreement)} | {_share(row.return_rate)} | "
+        f"{_decimal(row.peer_kappa)} |"
+        for row in worked
+    ]
+    return lines
+
+
 def _fields_table(title: str, fields: Sequence[Field]) -> str:
     lines = [f"### {title}", "", "| field | type | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | `{kind}` | {meaning} |" for name, kind, meaning in fields]
     return "\n".join(lines)
 
 
-def card_text(study: Study, header: Mapping[str, Any]) -> str:
-    """The dataset card: the YAML header, then how the data was made, the taxonomy, the fields."""
+def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
+    """The dataset card: the YAML header, then how the data was made, the annotators' quality
+    (`quality`: annotation.selectors.annotator_quality rows, by pseudonym), the taxonomy, the fields."""
     modes = taxonomy_modes(study.taxonomy)
     counts = header["redline"]["counts"]
     body = [
@@ -259,6 +339,7 @@ def card_text(study: Study, header: Mapping[str, Any]) -> str:
         "Annotators and reviewers are given as pseudonyms (`person-…`), stable across releases of "
         "this study and unlinkable to accounts. Texts are exactly as written: nothing is escaped.",
         "",
+        *(quality_section(quality) + [""] if quality else []),
         f"## Failure taxonomy: {study.taxonomy} (sha256 `{study.taxonomy.content_hash}`)",
         "",
         *[f"- **{mode['name']}** (`{mode['key']}`, {'caption level' if mode['level'] == 'caption' else 'any unit'}): "
@@ -293,7 +374,9 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     counts = {"captions": len(captions), "windows": len(windows),
               "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions})}
     header = card_header(study, license=license, models=models, counts=counts)
-    (out / "README.md").write_text(card_text(study, header), encoding="utf-8")
+    quality = quality_rows(study)
+    header["redline"]["annotator_quality"] = quality_header(quality)
+    (out / "README.md").write_text(card_text(study, header, quality), encoding="utf-8")
     return {"counts": counts, "files": list(FILES)}
 
 

@@ -81,6 +81,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, Caption, Reference, Study
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families
@@ -217,6 +218,8 @@ def score_final_verdict(annotation_id: int) -> None:
         return
     try:
         annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+        if not counted_annotations(Annotation.objects.filter(pk=annotation_id)).exists():
+            return  # a hidden gold check, or work on a gold item: not scored, not in the profile
         score_job_create(
             study=annotation.caption.clip.study,
             kind=ScoreJob.Kind.VERDICT,
@@ -525,7 +528,7 @@ def idf_documents(study: Study) -> list[list[str]]:
 
 
 def _approved(study: Study, clip_id: int | None = None):
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     if clip_id is not None:
         approved = approved.filter(caption__clip_id=clip_id)
     return (

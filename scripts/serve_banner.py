@@ -46,11 +46,13 @@ def port_taken(host: str, port: int) -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
-def banner(url: str, *, accounts: bool) -> str:
+def banner(url: str, *, accounts: bool, mail_dir: str = "") -> str:
     lines = ["", f"Redline is ready at {url}  (Ctrl-C stops it)"]
     if accounts:
         lines.append(f"Demo accounts, password {DEMO_PASSWORD}:")
         lines += [f"  {name:<11} {roles}" for name, roles in DEMO_ACCOUNTS]
+    if mail_dir:
+        lines.append(f"E-mails (invitations) are not sent: each is written as a file in {mail_dir}/")
     return "\n".join(lines) + "\n"
 
 
@@ -59,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--accounts", action="store_true", help="also list the demo accounts")
+    parser.add_argument("--mail-dir", default="", help="say that e-mails are written to this folder")
     parser.add_argument("--check-free", action="store_true", help="exit 1 if something listens on the port")
     parser.add_argument("--wait", type=float, default=300, help="seconds to wait for the server")
     parser.add_argument("--settle", type=float, default=1.0,
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         time.sleep(0.25)
     time.sleep(options.settle)
-    sys.stdout.write(banner(url, accounts=options.accounts))
+    sys.stdout.write(banner(url, accounts=options.accounts, mail_dir=options.mail_dir))
     sys.stdout.flush()
     return 0
 

@@ -232,7 +232,9 @@ class Media:
 
 
 class Gunicorn:
-    """gunicorn serving Redline: `workers` processes of `threads` threads (gthread)."""
+    """gunicorn serving Redline: `workers` processes of `threads` threads (gthread); with
+    `threads` 1 or less, gunicorn's sync workers (one request at a time, as docs/production.md
+    runs it)."""
 
     def __init__(self, port: int, env: dict[str, str], log: Path, workers: int = 2, threads: int = 4):
         self.port, self.env, self.log = port, env, log
@@ -244,7 +246,8 @@ class Gunicorn:
         self._log = open(self.log, "ab")  # noqa: SIM115 - open for the server's lifetime
         self.process = subprocess.Popen(
             [str(binary), "config.wsgi:application", "--bind", f"{HOST}:{self.port}",
-             "--workers", str(self.workers), "--worker-class", "gthread", "--threads", str(self.threads),
+             "--workers", str(self.workers),
+             *(["--worker-class", "gthread", "--threads", str(self.threads)] if self.threads > 1 else []),
              "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning", "--chdir", str(REPO)],
             env=self.env, cwd=REPO, stdout=self._log, stderr=self._log,
         )

@@ -317,3 +317,25 @@ def production_static(settings, collected) -> dict[str, str]:
     settings.STATIC_ROOT = collected
     settings.DEBUG = False
     return json.loads((collected / "staticfiles.json").read_text())["paths"]
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """A real SMTP server on 127.0.0.1 that accepts every message (tests/smtp.py); Django sends
+    to it."""
+    from tests.smtp import SmtpServer
+
+    with SmtpServer() as server:
+        server.use(settings)
+        yield server
+
+
+@pytest.fixture
+def refusing_smtp_server(settings):
+    """A real SMTP server on 127.0.0.1 that refuses every recipient, as a mail server refuses an
+    unknown address."""
+    from tests.smtp import SmtpServer
+
+    with SmtpServer(refuse="550 5.1.1 Recipient address rejected: User unknown") as server:
+        server.use(settings)
+        yield server

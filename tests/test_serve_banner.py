@@ -99,3 +99,18 @@ def test_the_banner_lists_the_demo_accounts_of_the_demo():
         sys.path.remove(str(SCRIPT.parent))
     assert [name for name, _ in serve_banner.DEMO_ACCOUNTS] == list(DEMO_ACCOUNTS)
     assert serve_banner.DEMO_PASSWORD == DEMO_PASSWORD
+
+
+def test_the_demo_says_where_its_mail_is_written(server):
+    """`make demo` writes invitation e-mails as files (Django's file-based backend) and the banner
+    names the folder; the Makefile passes both."""
+    port = free_port()
+    server(port)
+    done = subprocess.run([sys.executable, SCRIPT, "--port", str(port), "--settle", "0", "--mail-dir", "var/mail"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "each is written as a file in var/mail/" in done.stdout
+    makefile = (REPO / "Makefile").read_text()
+    demo = makefile[makefile.index("\ndemo:"):makefile.index("\nserve:")]
+    assert "--mail-dir var/mail" in demo
+    assert "MAIL_ENV=EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend" in demo
+    assert "$(DEMO_ENV) $(MAIL_ENV) $(PY) manage.py runserver" in makefile

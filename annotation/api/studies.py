@@ -34,7 +34,7 @@ from annotation.permissions import (
     user_roles,
 )
 from annotation.rules import study_settings
-from annotation.services import members
+from annotation.services import invitation_mail, members
 from annotation.services.studies import study_create, study_update
 from annotation.services.taxonomy import taxonomy_modes
 
@@ -304,6 +304,13 @@ class InvitationBody(serializers.Serializer):
                                  help_text="who it is for (an e-mail address, a name)")
     days = serializers.IntegerField(required=False, default=members.INVITATION_DAYS_DEFAULT,
                                     help_text=f"how long the link works, 1 to {members.INVITATION_DAYS_MAX} days")
+    email = serializers.CharField(max_length=1000, allow_blank=True, required=False, default="",
+                                  help_text="send the link to this address once the invitation is stored")
+
+
+class InvitationSendBody(serializers.Serializer):
+    email = serializers.CharField(max_length=1000, required=False,
+                                  help_text="send to this address instead (it becomes the invitation's)")
 
 
 class InvitationAnswer(serializers.Serializer):
@@ -315,7 +322,14 @@ class InvitationAnswer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
     accepted_by = serializers.CharField(allow_null=True)
-    url = serializers.CharField(required=False, help_text="the link: only in the answer that creates it")
+    email = serializers.CharField(help_text="where the link is sent; empty: it was only shown")
+    mail_state = serializers.ChoiceField(choices=["", "sending", "sent", "failed"],
+                                         help_text="how the last sending went (empty: never sent)")
+    mail_error = serializers.CharField(help_text="the mail server's answer when it failed")
+    mail_sent_at = serializers.DateTimeField(allow_null=True)
+    mail_attempts = serializers.IntegerField()
+    url = serializers.CharField(required=False,
+                                help_text="the link: only in the answer that creates (or sends) it")
 
 
 def invitation_row(invitation: Invitation) -> dict:
@@ -324,7 +338,14 @@ def invitation_row(invitation: Invitation) -> dict:
         "created_by": invitation.created_by.get_username(), "created_at": invitation.created_at,
         "expires_at": invitation.expires_at,
         "accepted_by": invitation.accepted_by.get_username() if invitation.accepted_by_id else None,
+        "email": invitation.email, "mail_state": invitation.mail_state, "mail_error": invitation.mail_error,
+        "mail_sent_at": invitation.mail_sent_at, "mail_attempts": invitation.mail_attempts,
     }
+
+
+def site_root(request) -> str:
+    """This site's address as the browser reached it, for links sent by e-mail."""
+    return request.build_absolute_uri("/")
 
 
 class InvitationList(APIView):
@@ -343,11 +364,39 @@ class InvitationList(APIView):
         body = InvitationBody(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            invitation, token = members.invitation_create(study=study, actor=request.user, **body.validated_data)
+            invitation, token = invitation_mail.invitation_create_and_send(
+                study=study, actor=request.user, base_url=site_root(request), **body.validated_data)
         except ServiceError as exc:
             refused(exc)
-        url = request.build_absolute_uri(f"/invitations/{token}/")
+        invitation.refresh_from_db()  # sent (or failed) once its transaction committed
+        url = invitation_mail.invitation_link(site_root(request), token)
         return Response({**invitation_row(invitation), "url": url}, status=status.HTTP_201_CREATED)
+
+
+class InvitationSend(APIView):
+    """Send an open invitation's link by e-mail again (or to a corrected `email`): a new link is
+    made and sent; the earlier one stops working. A mail server's refusal is in `mail_error`."""
+
+    permission_classes = [IsStudyAdmin]
+
+    @extend_schema(request=InvitationSendBody, responses={200: InvitationAnswer, 409: Error})
+    def post(self, request, slug, invitation_id):
+        invitation = Invitation.objects.filter(study=study_from_view(self), pk=invitation_id).first()
+        if invitation is None:
+            raise NotFound("No such invitation in this study.")
+        body = InvitationSendBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            invitation, token = invitation_mail.invitation_send(
+                invitation=invitation, actor=request.user, base_url=site_root(request),
+                email=body.validated_data.get("email"))
+        except FieldErrors as exc:
+            refused(exc)
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        invitation.refresh_from_db()  # sent (or failed) once its transaction committed
+        url = invitation_mail.invitation_link(site_root(request), token)
+        return Response({**invitation_row(invitation), "url": url})
 
 
 class InvitationRevoke(APIView):
@@ -369,7 +418,10 @@ class InvitationRevoke(APIView):
 
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
-    "invitation_create", "invitation_revoke", "invitation_accept",
+    "invitation_create", "invitation_revoke", "invitation_accept", "invitation_send", "guidelines_update",
+    "recruitment_link_create", "recruitment_link_close",
+    # Gold settings and qualification decisions (annotation.services.gold).
+    "practice_configure", "practice_retry_allow",
 )
 
 

@@ -20,6 +20,11 @@ urlpatterns = [
         api_studies.InvitationRevoke.as_view(),
         name="api-invitation-revoke",
     ),
+    path(
+        "studies/<slug:slug>/invitations/<int:invitation_id>/send/",
+        api_studies.InvitationSend.as_view(),
+        name="api-invitation-send",
+    ),
     path("studies/<slug:slug>/history/", api_studies.StudyHistory.as_view(), name="api-study-history"),
     path("taxonomies/", api_studies.TaxonomyList.as_view(), name="api-taxonomies"),
     path("studies/<slug:slug>/clips/", api.ClipList.as_view(), name="api-clips"),
@@ -81,4 +86,64 @@ urlpatterns += [
     path("studies/<slug:slug>/start/", lifecycle.StudyStart.as_view(), name="api-study-start"),
     path("studies/<slug:slug>/close/", lifecycle.StudyClose.as_view(), name="api-study-close"),
     path("studies/<slug:slug>/archive/", lifecycle.StudyArchive.as_view(), name="api-study-archive"),
+]
+
+from annotation.api import quality  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/annotator-quality/", quality.AnnotatorQuality.as_view(), name="api-annotator-quality"),
+    path("studies/<slug:slug>/work-log/", quality.WorkLog.as_view(), name="api-work-log"),
+]
+
+from annotation.api import gold  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/gold/", gold.GoldList.as_view(), name="api-gold"),
+    path("studies/<slug:slug>/gold/import/", gold.GoldImport.as_view(), name="api-gold-import"),
+    path("studies/<slug:slug>/practice/", gold.Practice.as_view(), name="api-practice"),
+    path("studies/<slug:slug>/practice/mine/", gold.MyQualification.as_view(), name="api-practice-mine"),
+    path("studies/<slug:slug>/practice/qualifications/", gold.Qualifications.as_view(), name="api-qualifications"),
+    path(
+        "studies/<slug:slug>/practice/qualifications/<str:username>/retry/",
+        gold.QualificationRetry.as_view(),
+        name="api-qualification-retry",
+    ),
+    path(
+        "annotations/<int:annotation_id>/practice-feedback/",
+        gold.PracticeFeedback.as_view(),
+        name="api-practice-feedback",
+    ),
+]
+
+from annotation.api import recruitment as recruiting  # noqa: E402
+
+urlpatterns += [
+    path(
+        "studies/<slug:slug>/recruitment-links/",
+        recruiting.RecruitmentLinkList.as_view(),
+        name="api-recruitment-links",
+    ),
+    path(
+        "studies/<slug:slug>/recruitment-links/<int:link_id>/close/",
+        recruiting.RecruitmentLinkClose.as_view(),
+        name="api-recruitment-link-close",
+    ),
+    path("studies/<slug:slug>/participants/", recruiting.ParticipantList.as_view(), name="api-participants"),
+]
+
+from annotation.api import guidelines  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/guidelines/", guidelines.Guidelines.as_view(), name="api-guidelines"),
+    path("studies/<slug:slug>/guidelines/diff/", guidelines.GuidelinesDiff.as_view(), name="api-guidelines-diff"),
+    path(
+        "studies/<slug:slug>/guidelines/dismiss/",
+        guidelines.GuidelinesDismiss.as_view(),
+        name="api-guidelines-dismiss",
+    ),
+    path(
+        "studies/<slug:slug>/guidelines/<int:number>/",
+        guidelines.GuidelineVersionDetail.as_view(),
+        name="api-guideline-version",
+    ),
 ]

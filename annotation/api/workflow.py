@@ -34,6 +34,8 @@ from annotation.permissions import (
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
 from annotation.services.annotation_common import undo_seconds_of
+from annotation.services.gold import practice_notice, real_work_allowed
+from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import (
     Conflict,
@@ -140,14 +142,13 @@ def reviews_it(user, annotation: Annotation) -> bool:
             and Role.REVIEWER in user_roles(user, annotation.caption.clip.study))
 
 
+# What workspace_payload reads of an annotation's relations, read with it in one statement.
+WORKSPACE_RELATED = ("caption__clip__study", "caption__model", "taxonomy", "annotator", "reviewer")
+
+
 def get_annotation_for(user, annotation_id: int) -> Annotation:
     """The annotation if `user` may see it: its annotator, the study's reviewers, admins, researchers."""
-    annotation = get_object_or_404(
-        Annotation.objects.select_related(
-            "caption__clip__study", "caption__model", "taxonomy", "annotator", "reviewer"
-        ),
-        pk=annotation_id,
-    )
+    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
     study = annotation.caption.clip.study
     roles = user_roles(user, study)
     if roles:
@@ -214,7 +215,13 @@ class StartNext(APIView):
         except NotAllowed as exc:  # the study is not running
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         if annotation_id is None:
-            return Response({"detail": "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
+            study = study_from_view(self)
+            participant = participant_of(study=study, user=request.user)
+            if participant is not None and participant_complete(participant=participant):
+                return Response({"detail": "Your part is done: thank you.", "url": f"/studies/{study.slug}/done/"},
+                                status=status.HTTP_404_NOT_FOUND)
+            notice = practice_notice(study, request.user) if not real_work_allowed(study, request.user) else None
+            return Response({"detail": notice or "Nothing left in your queue."}, status=status.HTTP_404_NOT_FOUND)
         return Response({"id": annotation_id, "url": f"/annotate/{annotation_id}/"})
 
 

@@ -22,11 +22,12 @@ from typing import Any
 
 from annotation.interchange.formats import MAX_WINDOWS
 from annotation.interchange.formats.common import unstorable_character
+from annotation.rules import guidelines as guideline_rules
 from annotation.rules.study_settings import UNDO_SECONDS_MAX
 from annotation.rules.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.rules.assignment.DESIGNS
 STUDY_STATES = ("setup", "running", "closed", "archived")  # annotation.models.StudyState
 CAPTION_LANGUAGES = ("en", "zh", "ja", "other")  # annotation.models.CaptionLanguage
@@ -71,16 +72,35 @@ def _upgrade_3_to_4(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+def _upgrade_4_to_5(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 adds the study's guideline versions and, on each pass and annotation, the
+    guideline version its verdicts were given under. Studies before guidelines had none."""
+    bundle.setdefault("guidelines", [])
+    for annotation in bundle.get("annotations") or []:
+        if isinstance(annotation, dict):
+            annotation.setdefault("review_guideline_version", None)
+            for correction in (annotation.get("passes") or {}).values():
+                if isinstance(correction, dict):
+                    correction.setdefault("guideline_version", None)
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
+    4: _upgrade_4_to_5,
 }
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 STATES = ("assigned", "in_progress", "submitted", "in_review", "approved", "returned")
-ROLES = ("admin", "annotator", "reviewer", "researcher")
+ROLES = ("admin", "annotator", "reviewer", "researcher", "expert")
+# What an annotation is for (annotation.models.Annotation.Purpose); absent means work. A practice
+# attempt carries its number ("attempt", absent: 1). The study's gold items are listed in the
+# study record's "gold_items" (absent: none): [{clip, model, in_practice_set, source}], each the
+# caption of one annotation of purpose gold (its maker's).
+PURPOSES = ("work", "gold", "practice", "gold_check")
 VERDICTS = ("", "accept", "reject")
 PASS_KINDS = ("annotator", "qc")
 SECTIONS: dict[str, type] = {
@@ -94,6 +114,7 @@ SECTIONS: dict[str, type] = {
     "references": list,
     "annotations": list,
     "audit": list,
+    "guidelines": list,
 }
 
 
@@ -210,8 +231,12 @@ def dumps(bundle: Mapping[str, Any]) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
-    return (record["clip"], record["model"], record["annotator"])
+def annotation_key(record: Mapping[str, Any]) -> tuple[str, str, str] | tuple[str, str, str, int]:
+    """An annotation's identity: clip, model, annotator, and the attempt of a practice attempt
+    after the first."""
+    key = (record["clip"], record["model"], record["annotator"])
+    attempt = record.get("attempt", 1)
+    return key if attempt == 1 else (*key, attempt)
 
 
 class _Object(dict):
@@ -621,7 +646,34 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 errors.append(f"{where}.text_sha256: does not match the reference's text (edited "
                               "by hand?)")
 
-    annotations: set[tuple[str, str, str]] = set()
+    guideline_numbers: set[int] = set()
+    study_modes = taxonomies.get(study.get("taxonomy")) if isinstance(study, dict) else None
+    for n, version in enumerate(bundle["guidelines"]):
+        where = f"guidelines[{n}]"
+        if not need(version, where, {"number": int, "text": str, "examples": list}):
+            continue
+        present(version, where, "created_by")
+        user(version.get("created_by"), where, optional=True)
+        stamp(version, where, "created_at", "updated_at")
+        if version["number"] < 1:
+            errors.append(f"{where}: 'number' must be a whole number from 1")
+        elif version["number"] in guideline_numbers:
+            errors.append(f"{where}: guideline version {version['number']} is listed twice")
+        guideline_numbers.add(version["number"])
+        if problem := guideline_rules.text_problem(version["text"]):
+            errors.append(f"{where}.text: {problem}")
+        _, problem = guideline_rules.examples_check(version["examples"], study_modes or ())
+        if problem:
+            errors.append(f"{where}.examples: {problem}")
+
+    def guideline(record: Mapping[str, Any], where: str, field: str) -> None:
+        present(record, where, field)
+        number = record.get(field)
+        if number is not None and number not in guideline_numbers:
+            errors.append(f'{where}: {field!r} must be null or the number of a version in "guidelines"')
+
+    annotations: set[tuple] = set()
+    gold_annotations: set[tuple[str, str]] = set()
     for n, annotation in enumerate(bundle["annotations"]):
         where = f"annotations[{n}]"
         if not need(
@@ -658,11 +710,21 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
             )):
                 errors.append(f"{where}.returned_units[{u}]: must be {{unit, comment, reply, before}} "
                               "with text unit, comment and reply")
+        guideline(annotation, where, "review_guideline_version")
         present(annotation, where, "reviewer", "return_comment", "assigned_at",
                 "overview_locked_at", "claim_expires_at", "started_at", "submitted_at",
                 "reviewed_at")
         if not isinstance(annotation.get("return_comment", ""), str):
             errors.append(f"{where}: 'return_comment' must be text")
+        purpose, attempt = annotation.get("purpose", "work"), annotation.get("attempt", 1)
+        if purpose not in PURPOSES:
+            errors.append(f"{where}: unknown purpose {str(purpose)[:40]!r} (purposes are {', '.join(PURPOSES)})")
+        if isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 1000 or (
+                attempt != 1 and purpose != "practice"):
+            errors.append(f"{where}: 'attempt' must be a whole number from 1, above 1 only for a practice attempt")
+            continue
+        if purpose == "gold":
+            gold_annotations.add((annotation["clip"], annotation["model"]))
         identity = annotation_key(annotation)
         if identity in annotations:
             errors.append(
@@ -707,6 +769,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 continue
             user(correction["author"], pass_where)
             stamp(correction, pass_where, "updated_at")
+            guideline(correction, pass_where, "guideline_version")
             for part in ("overview", "segmentation"):
                 if correction[part].get("verdict") not in VERDICTS:
                     errors.append(
@@ -726,6 +789,21 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                         errors.append(
                             f"{pass_where}.windows[{w}]: the caption has no window {row['index']}"
                         )
+
+    gold_items = bundle["study"].get("gold_items", [])
+    if not isinstance(gold_items, list):
+        errors.append('study.gold_items: must be a JSON array')
+        gold_items = []
+    seen_gold: set[tuple[str, str]] = set()
+    for n, item in enumerate(gold_items):
+        where = f"study.gold_items[{n}]"
+        if need(item, where, {"clip": str, "model": str, "in_practice_set": bool, "source": str}):
+            caption = (item["clip"], item["model"])
+            if caption not in gold_annotations:
+                errors.append(f"{where}: no gold annotation of model {item['model']!r} for clip {item['clip']!r}")
+            if caption in seen_gold:
+                errors.append(f"{where}: the caption of {item['model']!r} for {item['clip']!r} is listed twice")
+            seen_gold.add(caption)
 
     for n, event in enumerate(bundle["audit"]):
         where = f"audit[{n}]"

@@ -139,11 +139,16 @@ class _Given:
     unplaced: list[tuple[Hashable, str]]
 
 
-def _round_robin(items, annotators, wanted, held) -> _Given:
+def _round_robin(
+    items: Sequence[Item],
+    annotators: Sequence[Hashable],
+    wanted: Mapping[Hashable, int],
+    held: Mapping[Hashable, Sequence[Item]],
+) -> _Given:
     """Today's order: captions in the order given, round-robin over the annotators."""
     holders = _holders(held)
     by_annotator: dict[Hashable, list[Item]] = defaultdict(list)
-    unplaced = []
+    unplaced: list[tuple[Hashable, str]] = []
     turn = 0
     for item in items:
         mine = holders[item.caption]
@@ -160,7 +165,15 @@ def _round_robin(items, annotators, wanted, held) -> _Given:
     return _Given(by_annotator, unplaced)
 
 
-def _latin_square(items, annotators, wanted, held, rng, *, exclusive: bool) -> _Given:
+def _latin_square(
+    items: Sequence[Item],
+    annotators: Sequence[Hashable],
+    wanted: Mapping[Hashable, int],
+    held: Mapping[Hashable, Sequence[Item]],
+    rng: random.Random,
+    *,
+    exclusive: bool,
+) -> _Given:
     """Clips in a random order; on clip j, the model of rank r starts looking at annotator
     (j + r) mod K, so models rotate over annotators. With `exclusive`, nobody gets two
     captions of one clip."""

@@ -33,7 +33,8 @@ def text_patch(old: str, new: str) -> dict[str, Any]:
 
 def apply_text_patch(text: str, patch: Mapping[str, Any]) -> str:
     at, delete = patch["at"], patch["delete"]
-    return text[:at] + patch["insert"] + text[at + delete:]
+    inserted: str = patch["insert"]
+    return text[:at] + inserted + text[at + delete:]
 
 
 def _leaves(snapshot: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def _leaves(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def pass_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[dict, dict]:
+def pass_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(before, after) for a save's audit event: only the fields that changed, by path
     (``overview.text``, ``window:2.scene``, ``segmentation.windows``).
 

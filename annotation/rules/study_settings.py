@@ -33,6 +33,14 @@ THRESHOLD_MAX_WORDS = 1000
 LENGTH_BAND_MAX = 0.5
 SPREAD_GAP_MAX = 1000
 UNDO_SECONDS_MAX = 3600
+PRACTICE_MIN_ITEMS_RANGE = (1, 200)
+GOLD_RATE_MAX = 0.5
+# The settings of gold and qualification, changed through annotation.services.gold (which checks
+# the gold pool too), never through the general settings.
+GOLD_FIELDS = (
+    "requires_qualification", "practice_min_items", "practice_min_overview_agreement", "practice_min_mode_f1",
+    "practice_min_window_agreement", "gold_rate", "gold_drift_threshold",
+)
 
 # What each setting means, for the pages and the API schema.
 MEANINGS = {
@@ -51,6 +59,23 @@ MEANINGS = {
     "undo_seconds": "How long locking, submitting and approving can be undone; empty: the site's UNDO_SECONDS.",
     "caption_language": "The language the captions are written in: it decides what a word is for edit size.",
     "description": "Shown to annotators on their start page.",
+    # Gold and qualification (annotation.rules.gold; set on the practice page and /api/studies/<slug>/practice/).
+    "requires_qualification": "Only annotators who passed the practice set receive real work (off by default). "
+                              "The practice set comes first in every new annotator's queue either way.",
+    "practice_min_items": "The practice set's pass rule: at least this many practice items done (default 5: "
+                          "fewer says little about a person).",
+    "practice_min_overview_agreement": "The pass rule: the share of practice items whose overview verdict "
+                                       "(accept or reject) matches the gold verdict, 0 to 1 (default 0.8: four "
+                                       "in five).",
+    "practice_min_mode_f1": "The pass rule: failure-mode F1 against the gold modes over the practice items "
+                            "(micro-averaged over unit and mode), 0 to 1 (default 0.5: modes are harder to "
+                            "agree on than verdicts).",
+    "practice_min_window_agreement": "The pass rule: the share of the practice items' windows whose verdict "
+                                     "matches the gold one, 0 to 1 (default 0.7).",
+    "gold_rate": "The share of each annotator's items that are hidden gold checks, 0 to 0.5 (0.05: about one "
+                 "in twenty; 0: none). Refused when the gold items outside the practice set cannot serve it.",
+    "gold_drift_threshold": "Warn when an annotator's overview agreement on their last 10 gold checks falls "
+                            "below this, 0 to 1 (default 0.7).",
 }
 
 
@@ -121,7 +146,9 @@ def _thresholds(value: Any) -> tuple[list[int] | None, str | None]:
     return numbers, None
 
 
-def _number(value: Any, what: str, low: float, high: float, *, low_open: bool, high_open: bool):
+def _number(
+    value: Any, what: str, low: float, high: float, *, low_open: bool, high_open: bool
+) -> tuple[float | None, str | None]:
     if not _is_number(value):
         return None, f"The {what} must be a number."
     number = float(value)
@@ -189,6 +216,20 @@ def settings_check(
             keep(field, _choice(value, "assignment design", designs))
         elif field == "caption_language":
             keep(field, _choice(value, "caption language", languages))
+        elif field == "requires_qualification":
+            keep(field, (value, None) if isinstance(value, bool) else (None, "Say true or false."))
+        elif field == "practice_min_items":
+            keep(field, _integer(value, "minimum of practice items", *PRACTICE_MIN_ITEMS_RANGE))
+        elif field == "practice_min_overview_agreement":
+            keep(field, _number(value, "minimum overview agreement", 0, 1, low_open=False, high_open=False))
+        elif field == "practice_min_mode_f1":
+            keep(field, _number(value, "minimum failure-mode F1", 0, 1, low_open=False, high_open=False))
+        elif field == "practice_min_window_agreement":
+            keep(field, _number(value, "minimum window agreement", 0, 1, low_open=False, high_open=False))
+        elif field == "gold_rate":
+            keep(field, _number(value, "gold rate", 0, GOLD_RATE_MAX, low_open=False, high_open=False))
+        elif field == "gold_drift_threshold":
+            keep(field, _number(value, "drift threshold", 0, 1, low_open=False, high_open=False))
         else:
             cleaned[field] = value
     return cleaned, errors

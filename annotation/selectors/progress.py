@@ -40,6 +40,7 @@ from annotation.models import (
 )
 from annotation.rules import workflow
 from annotation.rules.agreement import Agreement, agreement
+from annotation.selectors.counted import counted_annotations
 
 STATES = [state for state, _ in Annotation.State.choices]
 DECISIONS = ("approve", "amend", "return")
@@ -162,7 +163,9 @@ def study_progress(*, study: Study, with_agreement: bool = True, names: bool = T
     Agreement is the one costly part on a large study (every unit of every double-annotated
     caption): without `with_agreement` its rows are left empty and the page asks for them
     separately (`agreement_on_double_annotations`)."""
-    annotations = Annotation.objects.filter(caption__clip__study=study).order_by()
+    # Gold verdicts and practice attempts are not the study's work (gold checks are, unseen).
+    annotations = Annotation.objects.filter(caption__clip__study=study).exclude(
+        purpose__in=[Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE]).order_by()
     events = AuditEvent.objects.filter(study=study, annotation__isnull=False).order_by()
     counted = standing(events.filter(action__in=COUNTED))
     annotators, models, reviewers = _Tally(), _Tally(), _Tally()
@@ -275,7 +278,9 @@ def _claim_to_decision(events) -> Iterable[tuple[str, datetime, datetime]]:
 
 def double_annotated_captions(*, study: Study) -> int:
     """Captions with two or more annotations submitted (submitted, in review or approved)."""
-    submitted = Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE)
+    # Agreement is between annotators' work: not gold verdicts, practice or gold checks, nor
+    # anything on a gold item (a gold check beside its gold verdict is no double annotation).
+    submitted = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE))
     return submitted.values("caption_id").annotate(n=Count("id")).filter(n__gte=2).count()
 
 
@@ -293,7 +298,9 @@ def agreement_on_double_annotations(*, study: Study) -> tuple[list[AgreementRow]
     """
     # Flat rows joined in the database: no list of ids travels back as query parameters
     # (a prefetch over thousands of windows is one OR per window on SQLite, past its limit).
-    submitted = Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE)
+    # Agreement is between annotators' work: not gold verdicts, practice or gold checks, nor
+    # anything on a gold item (a gold check beside its gold verdict is no double annotation).
+    submitted = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE))
     doubled_captions = (
         submitted.values("caption_id").annotate(annotations=Count("id")).filter(annotations__gte=2)
     )

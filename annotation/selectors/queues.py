@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.interchange.formats.strict_json import json_loads_strict
-from annotation.models import Annotation, CorrectionPass, Study, StudyState, Window
+from annotation.models import Annotation, CorrectionPass, Qualification, Study, StudyState, Window
 from annotation.rules import workflow
 
 PAGE = 100
@@ -99,6 +99,9 @@ def annotator_queue(
     mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
     if study.state == StudyState.SETUP:
         mine = mine.none()
+    elif not real_work_allowed(study, annotator):
+        # Real work waits for qualification: the queue holds the practice (and gold verdicts).
+        mine = mine.exclude(purpose__in=[Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK])
     counts: dict[str, int] = {}
     returned = 0
     for state, n, commented in (
@@ -111,6 +114,8 @@ def annotator_queue(
         if state in WAITING:
             returned += commented
     rank = Case(
+        # Open practice items come first: a new annotator's queue starts with the practice set.
+        When(purpose=Annotation.Purpose.PRACTICE, state__in=WAITING, then=Value(-1)),
         *(When(state=state, then=Value(n)) for state, n in QUEUE_RANK.items()),
         default=Value(len(QUEUE_RANK)),
         output_field=IntegerField(),
@@ -159,6 +164,14 @@ def annotator_queue(
     }
 
 
+def real_work_allowed(study: Study, annotator) -> bool:
+    """Whether the person receives real work (annotation.services.gold.real_work_allowed: the
+    same rule, read here without the services)."""
+    if not study.requires_qualification:
+        return True
+    return Qualification.objects.filter(study=study, user=annotator, state=Qualification.State.PASSED).exists()
+
+
 def _instant(value: Any) -> datetime:
     try:
         return datetime.fromisoformat(str(value))
@@ -191,7 +204,12 @@ def review_candidates(
     version of a caption they annotated themselves (review_claim refuses those too), nor a
     submission its annotator may still undo (settings.UNDO_SECONDS)."""
     mine = Annotation.objects.filter(annotator=reviewer).values("caption_id")
-    rows = Annotation.objects.filter(caption__clip__study=study, state__in=states).exclude(
+    # Gold verdicts and practice attempts are not reviewed; hidden gold checks are, like work.
+    # Whoever made a caption's gold verdict annotated it, so never reviews it.
+    rows = Annotation.objects.filter(
+        caption__clip__study=study, state__in=states,
+        purpose__in=[Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK],
+    ).exclude(
         caption_id__in=mine
     ).exclude(undo_until__gt=timezone.now(), state=workflow.SUBMITTED)
     if model_alias:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, When
+from django.db.models import Case, F, When, prefetch_related_objects
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -22,6 +22,7 @@ from annotation.models import (
     WindowCorrection,
 )
 from annotation.rules import audit_diff, returns, window_times, workflow
+from annotation.services import gold
 from annotation.services.annotation_common import (
     MAX_ACTIVE_SECONDS_PER_SAVE,
     MAX_RETURN_COMMENT_CHARS,
@@ -43,10 +44,16 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
+from annotation.services.guidelines import guideline_version_now
 from annotation.services.risk import (
     annotation_risk_refresh,
 )
 from annotation.services.study_state import Write, study_allows
+
+# What counts as real work (the qualification gate): the study's work and hidden gold checks.
+REAL_WORK = (Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK)
+QUALIFY_FIRST = ("This study asks its annotators to pass the practice set before real work: start with "
+                 "your practice items.")
 
 # Seconds of active time a save may credit beyond the wall time since the previous save.
 ACTIVE_SLACK_SECONDS = 5.0
@@ -66,7 +73,10 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
             Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
             annotation.active_until = now
         return annotation
-    _require_running(annotation.caption.clip.study)
+    study = annotation.caption.clip.study
+    _require_running(study)
+    if annotation.purpose in REAL_WORK and not gold.real_work_allowed(study, actor):
+        raise NotAllowed(QUALIFY_FIRST)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
     _reread(annotation)
     return annotation
@@ -108,7 +118,17 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     person's few returned and in-progress items, then the first of their new ones.
     """
     _require_running(study)
-    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
+    # A practice attempt comes first: a new annotator's queue starts with the practice set.
+    gold.practice_begin(study=study, annotator=annotator)
+    practice = gold.practice_next(study, annotator)
+    if practice is not None:
+        if _open(practice, annotator, study_id=study.pk) or Annotation.objects.filter(
+                pk=practice, state=workflow.IN_PROGRESS).exists():
+            return practice
+    if not gold.real_work_allowed(study, annotator):
+        return None
+    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator).exclude(
+        purpose__in=[Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE])
     for _attempt in range(3):
         # Returned and in-progress items are few: one read finds whether there is either.
         started = (
@@ -131,6 +151,11 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
             if state == workflow.ASSIGNED:
                 return None
             continue  # the returned item was just taken by another press; look again
+        if state == workflow.ASSIGNED:
+            # At the study's gold rate, a hidden gold check comes before the next new item.
+            check = gold.gold_check_take(study=study, annotator=annotator)
+            if check is not None and _open(check, annotator, study_id=study.pk):
+                return check
         if _open(chosen, annotator, study_id=study.pk):
             return chosen
     raise Conflict("Other presses took your next items at the same moment; press again.", {})
@@ -384,10 +409,23 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
         raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
 
 
+def _read_annotator_pass(annotation: Annotation) -> CorrectionPass:
+    """The annotator pass, read with the annotation's other passes in one statement and kept on
+    the annotation (as prefetch_related keeps them), so that the answer's snapshot (which shows
+    the QC pass too) reads none again; the pass this save changes is that very object. Made, and
+    the kept passes dropped, when there is none yet (the first save)."""
+    prefetch_related_objects([annotation], "passes")
+    found = next((p for p in annotation.passes.all() if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
+    if found is not None:
+        return found
+    annotation._prefetched_objects_cache.pop("passes", None)
+    return _annotator_pass(annotation)
+
+
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Apply the changes to the annotator pass; give the pass's snapshot after them."""
     _check_reopened(annotation, changes)
-    correction = _annotator_pass(annotation)
+    correction = _read_annotator_pass(annotation)
     rows = pass_window_rows(correction)
     before = pass_snapshot(correction, rows)
     if "overview" in changes:
@@ -496,11 +534,17 @@ def annotation_submit(
     # Undone, the annotation goes back to how it was before: after a return, with its comments.
     before = {"submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else None,
               "return_comment": annotation.return_comment, "returned_units": annotation.returned_units}
+    # A practice item's submission is final at once: its feedback shows the gold verdict.
+    undo = ({} if annotation.purpose == Annotation.Purpose.PRACTICE
+            else _undo_window("submit", actor, before, study=annotation.caption.clip.study))
     Annotation.objects.filter(pk=annotation.pk).update(
         state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
         returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
-        **_undo_window("submit", actor, before, study=annotation.caption.clip.study),
+        **undo,
     )
+    # The verdicts are given under the guidelines of this moment (again after a return).
+    CorrectionPass.objects.filter(pk=correction.pk).update(
+        guideline_version_id=guideline_version_now(annotation.caption.clip.study_id))
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}
@@ -511,6 +555,7 @@ def annotation_submit(
             for item in thread
         ]
     _audit(annotation, actor, "submit", {"state": workflow.IN_PROGRESS}, after)
+    gold.practice_after_submit(annotation)
     return annotation
 
 

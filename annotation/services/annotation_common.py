@@ -229,10 +229,16 @@ def _claim_version(
         # member's work stays theirs, but they no longer change it).
         rows = rows.annotate(still_annotator=Exists(Membership.objects.filter(
             study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk, role=Membership.Role.ANNOTATOR
+        )), still_gold_maker=Exists(Membership.objects.filter(
+            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk,
+            role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT],
         )))
     annotation = rows.get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
+    if annotator is not None and annotation.purpose == Annotation.Purpose.GOLD:
+        # A gold verdict is made by a study admin or gold expert, who need not be an annotator.
+        annotation.still_annotator = annotation.still_gold_maker
     if annotator is not None and not annotation.still_annotator:
         raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
     _require_running(annotation.caption.clip.study)

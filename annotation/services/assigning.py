@@ -111,13 +111,14 @@ def annotations_assign(
     wanted = None if captions is None else {c.pk for c in captions}
     items = [
         assignment.Item(pk, clip_id, model_id)
-        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study)
+        # Gold items are never real work (annotation.services.gold).
+        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study, gold_item__isnull=True)
         .order_by("clip__name", "model__alias")
         .values_list("pk", "clip_id", "model_id")
         if wanted is None or pk in wanted
     ]
     taken = dict(
-        Annotation.objects.filter(caption__clip__study=study)
+        Annotation.objects.filter(caption__clip__study=study, purpose=Annotation.Purpose.WORK)
         .order_by()
         .values("caption_id")
         .annotate(n=Count("pk"))
@@ -125,7 +126,8 @@ def annotations_assign(
     )
     held: dict[int, list[assignment.Item]] = {person.pk: [] for person in annotators}
     for annotator_id, caption_id, clip_id, model_id in (
-        Annotation.objects.filter(caption__clip__study=study, annotator__in=[a.pk for a in annotators])
+        Annotation.objects.filter(caption__clip__study=study, annotator__in=[a.pk for a in annotators],
+                                  purpose=Annotation.Purpose.WORK)
         .order_by("assigned_at", "pk")  # the queue's order (annotation.selectors.queues)
         .values_list("annotator_id", "caption_id", "caption__clip_id", "caption__model_id")
     ):

@@ -32,6 +32,8 @@ from annotation.models import (
     Clip,
     CorrectionPass,
     FailureMode,
+    GoldItem,
+    GuidelineVersion,
     Membership,
     Reference,
     Study,
@@ -41,6 +43,7 @@ from annotation.models import (
     WindowCorrection,
 )
 from annotation.rules import study_settings
+from annotation.rules.study_settings import GOLD_FIELDS
 from annotation.services import lifecycle
 from annotation.services.annotating import check_window_times, window_rows_write
 from annotation.services.taxonomy import taxonomy_compute_hash
@@ -181,6 +184,7 @@ def _pass_record(row: Mapping[str, Any], windows: list[dict[str, Any]]) -> dict[
         },
         "windows": windows,
         "updated_at": row["updated_at_text"],
+        "guideline_version": row["guideline_version__number"],
     }
 
 
@@ -311,6 +315,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "annotation_id",
         "kind",
         "author__username",
+        "guideline_version__number",
         "overview_verdict",
         "overview_text",
         "segmentation_verdict",
@@ -332,14 +337,17 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     annotation_plain, annotation_json = _plain_and_json(ANNOTATION_FIELDS)
     for row in (
         Annotation.objects.filter(caption__clip__study=study)
-        .order_by("caption__clip__name", "caption__model__name", "annotator__username")
+        .order_by("caption__clip__name", "caption__model__name", "annotator__username", "attempt")
         .values(
             "id",
             "caption__clip__name",
             "caption__model__name",
             "annotator__username",
             "reviewer__username",
+            "review_guideline_version__number",
             "taxonomy_id",
+            "purpose",
+            "attempt",
             *annotation_plain,
             **annotation_json,
             **{f"{f}_text": _BundleTime(f) for f in ANNOTATION_TIMES},
@@ -351,6 +359,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "model": row["caption__model__name"],
             "annotator": row["annotator__username"],
         }
+        if row["attempt"] != 1:  # a practice attempt after the first (annotation_key)
+            key["attempt"] = row["attempt"]
         keys[row["id"]] = key
         passes = passes_of.get(row["id"], {})
         users.add(row["annotator__username"])
@@ -364,9 +374,12 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
                 **{f: row[f"{f}_text"] for f in ANNOTATION_TIMES},
                 "taxonomy": "",  # filled in below, once the hashes are known
                 "reviewer": row["reviewer__username"],
+                "review_guideline_version": row["review_guideline_version__number"],
                 "final": final,
                 "passes": {kind: passes.get(kind) for kind in bundles.PASS_KINDS},
                 "_taxonomy_id": row["taxonomy_id"],
+                # Not work: a gold verdict, a practice attempt or a hidden gold check (absent: work).
+                **({"purpose": row["purpose"]} if row["purpose"] != Annotation.Purpose.WORK else {}),
             }
         )
 
@@ -396,6 +409,24 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             }
         )
 
+    guidelines = []
+    for row in (
+        GuidelineVersion.objects.filter(study=study)
+        .order_by("number")
+        .values("number", "text", "created_by__username", created_at_text=_BundleTime("created_at"),
+                updated_at_text=_BundleTime("updated_at"), examples_json=_as_text("examples"))
+    ):
+        if row["created_by__username"] is not None:
+            users.add(row["created_by__username"])
+        guidelines.append({
+            "number": row["number"],
+            "text": row["text"],
+            "examples": _read_json(row["examples_json"]),
+            "created_by": row["created_by__username"],
+            "created_at": row["created_at_text"],
+            "updated_at": row["updated_at_text"],
+        })
+
     hashes = {
         taxonomy.pk: _taxonomy_record(taxonomy)
         for taxonomy in TaxonomyVersion.objects.filter(pk__in=taxonomy_ids)
@@ -423,6 +454,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "state": study.state,
             "created_at": ts(study.created_at),
             "taxonomy": hashes[study.taxonomy_id]["content_hash"],
+            **_gold_record(study),
         },
         "taxonomies": sorted(
             unique_taxonomies.values(), key=lambda t: (t["name"], t["version"], t["content_hash"])
@@ -435,7 +467,21 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "references": references,
         "annotations": annotations,
         "audit": audit,
+        "guidelines": guidelines,
     }
+
+
+def _gold_record(study: Study) -> dict[str, Any]:
+    """The study's gold items and gold settings, where it has gold items (bundles.PURPOSES)."""
+    items = [
+        {"clip": clip, "model": model, "in_practice_set": practice, "source": source}
+        for clip, model, practice, source in GoldItem.objects.filter(study=study)
+        .order_by("caption__clip__name", "caption__model__name")
+        .values_list("caption__clip__name", "caption__model__name", "in_practice_set", "source")
+    ]
+    if not items:
+        return {}
+    return {"gold_items": items, "gold_settings": {field: getattr(study, field) for field in GOLD_FIELDS}}
 
 
 def bundle_export_bytes(*, study: Study) -> bytes:
@@ -750,6 +796,25 @@ def _store(
             f"references[{n}]",
         )
 
+    guideline_versions = {
+        version["number"]: _insert(
+            GuidelineVersion(
+                study=study,
+                number=version["number"],
+                text=version["text"],
+                examples=version["examples"],
+                created_by=people[version["created_by"]] if version["created_by"] else None,
+                created_at=parse(version["created_at"]),
+                updated_at=parse(version["updated_at"]),
+            ),
+            f"guidelines[{n}]",
+        )
+        for n, version in enumerate(bundle["guidelines"])
+    }
+
+    def guideline_of(number: int | None) -> GuidelineVersion | None:
+        return guideline_versions[number] if number is not None else None
+
     progress(f"{len(bundle['annotations'])} annotations")
     annotations = {}
     for n, item in enumerate(bundle["annotations"]):
@@ -760,8 +825,11 @@ def _store(
                 annotator=people[item["annotator"]],
                 taxonomy=taxonomies[item["taxonomy"]],
                 reviewer=people[item["reviewer"]] if item.get("reviewer") else None,
+                review_guideline_version=guideline_of(item["review_guideline_version"]),
                 **{f: item[f] for f in ANNOTATION_FIELDS},
                 **{f: parse(item[f]) for f in ANNOTATION_TIMES},
+                purpose=item.get("purpose", Annotation.Purpose.WORK),
+                attempt=item.get("attempt", 1),
             ),
             f"annotations[{n}]",
         )
@@ -782,6 +850,7 @@ def _store(
                     segmentation_modes=correction["segmentation"]["modes"],
                     corrected_windows=correction["segmentation"]["windows"],
                     updated_at=parse(correction["updated_at"]),
+                    guideline_version=guideline_of(correction["guideline_version"]),
                 ),
                 f"annotations[{n}].passes.{kind}",
             )
@@ -805,6 +874,25 @@ def _store(
                 raise ImportRefused([f"{where}: {error}"]) from error
             # In an order the database's overlap check accepts row by row (SQLite).
             window_rows_write({w.pk: (w.start, w.end) for w in windows[key].values()}, corrections)
+
+    # The gold items, on their gold annotations (checked: each names one), and the gold settings
+    # (checked again as the gold page checks them; the pool is not, as the study had them).
+    for n, entry in enumerate(record.get("gold_items", [])):
+        key = (entry["clip"], entry["model"])
+        verdict = next(a for (clip, model, *_), a in annotations.items()
+                       if (clip, model) == key and a.purpose == Annotation.Purpose.GOLD)
+        _insert(GoldItem(study=study, caption=captions[key], gold=verdict, made_by=verdict.annotator,
+                         in_practice_set=entry["in_practice_set"], source=entry["source"],
+                         created_at=verdict.assigned_at),
+                f"study.gold_items[{n}]")
+    if record.get("gold_settings"):
+        cleaned, problems = study_settings.settings_check(
+            {k: v for k, v in record["gold_settings"].items() if k in GOLD_FIELDS}, designs=(), languages=())
+        if problems:
+            raise ImportRefused([f"study.gold_settings.{field}: {why}" for field, why in problems.items()])
+        Study.objects.filter(pk=study.pk).update(**cleaned)
+        for name, value in cleaned.items():
+            setattr(study, name, value)
 
     # Submitting stores an annotation's review risk; these were stored without being submitted.
     annotations_risk_refresh(study=study)
@@ -830,6 +918,6 @@ def _store(
     study.refresh_from_db(fields=["state"])
     report.counts = {
         name: len(bundle[name])
-        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit")
+        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit", "guidelines")
     }
     return report

@@ -184,14 +184,35 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+EMAIL_MAX = 254
+
+
+def email_problem(email: object) -> str | None:
+    """Why `email` is not an address an invitation can be sent to, or None."""
+    if not isinstance(email, str) or len(email) > EMAIL_MAX:
+        return f"An e-mail address has at most {EMAIL_MAX} characters."
+    try:
+        validate_email(email)
+    except ValidationError:
+        return f"{email!r:.80} is not an e-mail address."
+    return None
+
+
 @transaction.atomic
 def invitation_create(
-    *, study: Study, actor, roles: list[str], note: str = "", days: int = INVITATION_DAYS_DEFAULT
+    *, study: Study, actor, roles: list[str], note: str = "", days: int = INVITATION_DAYS_DEFAULT,
+    email: str = "",
 ) -> tuple[Invitation, str]:
     """A new invitation and its token: the only time the token exists outside the link (the
-    database keeps its sha256). Audited as `invitation_create`."""
+    database keeps its sha256). `email`, when given, is the address it is for (sending it is
+    annotation.services.invitation_mail's). Audited as `invitation_create`."""
     study_require(study, Write.MEMBERS)
     errors = {}
+    email = email.strip() if isinstance(email, str) else email
+    if email:
+        problem = email_problem(email)
+        if problem:
+            errors["email"] = problem
     problem = roles_problem(roles)
     if problem:
         errors["roles"] = problem
@@ -205,11 +226,13 @@ def invitation_create(
     token = secrets.token_urlsafe(TOKEN_BYTES)
     invitation = Invitation.objects.create(
         study=study, token_hash=token_hash(token), roles=roles, note=note.strip(), created_by=actor,
-        expires_at=timezone.now() + timedelta(days=days),
+        expires_at=timezone.now() + timedelta(days=days), email=email or "",
     )
-    study_audit(study=study, actor=actor, action="invitation_create", before={},
-                after={"invitation": invitation.pk, "roles": roles, "note": invitation.note,
-                       "expires_at": invitation.expires_at.isoformat()})
+    after = {"invitation": invitation.pk, "roles": roles, "note": invitation.note,
+             "expires_at": invitation.expires_at.isoformat()}
+    if invitation.email:
+        after["email"] = invitation.email
+    study_audit(study=study, actor=actor, action="invitation_create", before={}, after=after)
     return invitation, token
 
 

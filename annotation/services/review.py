@@ -48,6 +48,7 @@ from annotation.services.annotation_common import (
     pass_window_rows,
     undo_seconds_of,
 )
+from annotation.services.guidelines import guideline_version_now
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.final import carry_window_amendments
 
@@ -61,6 +62,8 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
     _require_running(study)
     if annotation.annotator_id == actor.pk:
         raise NotAllowed("Nobody reviews their own annotation.")
+    if annotation.purpose in (Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE):
+        raise NotAllowed("This annotation is not reviewed: QC reviews the study's work.")
     # Their own verdict on the same caption would weigh in: reviews must be independent.
     if Annotation.objects.filter(caption_id=annotation.caption_id, annotator=actor).exists():
         raise NotAllowed(
@@ -172,6 +175,7 @@ def review_approve(*, annotation_id: int, actor) -> Annotation:
     _require_reviewer(annotation, actor)
     annotation = _finish_review(
         annotation_id, actor, "approve", reviewed_at=timezone.now(),
+        review_guideline_version_id=guideline_version_now(annotation.caption.clip.study_id),
         **_undo_window("approve", actor, study=annotation.caption.clip.study),
     )
     _after_final_verdict(annotation.pk)
@@ -216,12 +220,14 @@ def review_amend(*, annotation_id: int, actor, changes: Mapping[str, Any]) -> An
     segmentation = changes.get("segmentation")
     if not (isinstance(segmentation, Mapping) and "windows" in segmentation):
         _carry_into_timeline(annotation, annotator_pass, qc)
+    guidelines_id = guideline_version_now(annotation.caption.clip.study_id)
+    qc.guideline_version_id = guidelines_id
     qc.save()
     problems = pass_problems(annotation, qc)
     if problems:
         raise ServiceError("The amended version is incomplete: " + " ".join(problems))
     annotation = _finish_review(
-        annotation_id, actor, "amend", reviewed_at=timezone.now(),
+        annotation_id, actor, "amend", reviewed_at=timezone.now(), review_guideline_version_id=guidelines_id,
         **_undo_window("amend", actor, study=annotation.caption.clip.study),
     )
     _after_final_verdict(annotation.pk)
@@ -429,7 +435,8 @@ def decision_undo(*, annotation_id: int, actor) -> Annotation:
             returned_units=before.get("returned_units", []),
         )
     else:  # approve, amend: back to the reviewer's claim, as it was just before
-        fields.update(reviewed_at=None, claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
+        fields.update(reviewed_at=None, review_guideline_version=None,
+                      claim_expires_at=now + timedelta(minutes=CLAIM_MINUTES))
     if action == "amend":
         _delete_qc_pass(annotation)
     try:

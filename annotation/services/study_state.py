@@ -3,7 +3,10 @@
 A study moves setup -> running -> closed -> archived (annotation.services.lifecycle). What may be
 written to it depends on where it stands, and only on that:
 
-- **setup**: everything but work (annotating and reviewing open when the study starts);
+- **setup**: everything but work (annotating and reviewing open when the study starts) and
+  recruitment (participants join through its links only while it runs); gold items may be named
+  and the practice set chosen, but gold verdicts are made in the workspace, which opens when the
+  study runs;
 - **running**: everything but the frozen settings (taxonomy, thresholds, assignment design:
   ``lifecycle.FROZEN_FIELDS``);
 - **closed**: nothing but reading, exporting, the data release and archiving;
@@ -36,13 +39,15 @@ class Write(StrEnum):
     MEMBERS = "members"  # memberships and invitations (made, revoked, accepted)
     ASSIGN = "assign"  # giving captions to annotators
     WORK = "work"  # annotating and reviewing
+    GOLD = "gold"  # gold items, the practice set and its rule, qualification decisions (annotation.services.gold)
+    RECRUIT = "recruit"  # a participant joining through a recruitment link (an account, a member, work)
     SCORING = "scoring"  # score jobs (started, cancelled) and imported external scores
     EXPORT = "export"  # profile exports and the data release: files, the study's rows unchanged
 
 
 # The rule, in one table: what each state allows.
 ALLOWED: dict[str, frozenset[Write]] = {
-    StudyState.SETUP: frozenset(Write) - {Write.WORK},
+    StudyState.SETUP: frozenset(Write) - {Write.WORK, Write.RECRUIT},
     StudyState.RUNNING: frozenset(Write) - {Write.FROZEN_SETTINGS},
     StudyState.CLOSED: frozenset({Write.EXPORT}),
     StudyState.ARCHIVED: frozenset({Write.EXPORT}),

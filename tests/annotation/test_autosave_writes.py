@@ -91,3 +91,35 @@ def test_the_answer_to_a_save_is_the_pass_as_stored(annotation, personas, client
     assert answer["annotator_pass"] == fresh["annotator_pass"]
     assert answer["annotator_pass"]["windows"][0]["shot"] == "Wide shot."
     assert answer["version"] == fresh["version"]
+
+
+def test_a_save_reads_the_passes_once_and_answers_them_as_stored(annotation, personas, client):
+    """The annotator pass is read with the other passes in one statement; the answer's snapshot
+    shows the passes from that read and from the save itself, never an older copy: it equals a
+    fresh read, a QC pass included (made here by hand: the workflow makes one only on approval)."""
+    from annotation.models import CorrectionPass
+    from annotation.services.workflow import annotation_snapshot
+
+    annotator = personas["annotator"]
+    annotation = annotation_open(annotation=annotation, actor=annotator)
+    first = annotation_save(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version,
+                            changes={"overview": {"verdict": "reject", "text": "First.", "modes": ["factual"]}})
+    CorrectionPass.objects.create(annotation_id=annotation.pk, kind=CorrectionPass.Kind.QC,
+                                  author=personas["reviewer"], overview_text="The reviewer's text.")
+    client.force_login(annotator)
+    with CaptureQueriesContext(connection) as captured:
+        answer = client.patch(f"/api/annotations/{annotation.pk}/draft/",
+                              {"base_version": first.version, "changes": {"overview": {"text": "Second."}}},
+                              content_type="application/json")
+    assert answer.status_code == 200
+    reads = [q["sql"] for q in captured.captured_queries
+             if q["sql"].startswith("SELECT") and 'FROM "annotation_correctionpass"' in q["sql"]]
+    assert len(reads) == 1, reads
+    fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
+    body = answer.json()
+    assert body["annotator_pass"] == fresh["annotator_pass"]
+    assert body["annotator_pass"]["overview"]["text"] == "Second."
+    assert body["qc_pass"] == fresh["qc_pass"]
+    assert body["qc_pass"]["overview"]["text"] == "The reviewer's text."
+    assert body["version"] == fresh["version"] == first.version + 1
+

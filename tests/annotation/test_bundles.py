@@ -21,6 +21,7 @@ from annotation.interchange import bundles
 from annotation.models import Annotation, AuditEvent, Caption, Study
 from annotation.rules.taxonomy import taxonomy_hash
 from annotation.services.bundles import bundle_export, bundle_import
+from annotation.services.guidelines import guidelines_save
 from annotation.services.studies import membership_grant
 from annotation.services.workflow import (
     annotation_open,
@@ -108,7 +109,11 @@ def worked(study, personas, make_user):
         )
     reviewer = personas["reviewer"]
     items = list(Annotation.objects.order_by("pk"))
-    done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:4]]
+    example = {"mode": "camera", "excerpt": "It pans.", "correction": "It is still.", "why": "Tripod."}
+    guidelines_save(study=study, actor=personas["admin"], text="# Rules\n\nJudge each window.\n", examples=[example])
+    done = [complete(item, item.annotator, active_seconds=12.5) for item in items[:2]]
+    guidelines_save(study=study, actor=personas["admin"], text="# Rules\n\nJudge each window and count.\n")
+    done += [complete(item, item.annotator, active_seconds=12.5) for item in items[2:4]]
     review_claim(annotation_id=done[0].pk, actor=reviewer)
     review_approve(annotation_id=done[0].pk, actor=reviewer)
     review_claim(annotation_id=done[1].pk, actor=reviewer)
@@ -757,8 +762,45 @@ def test_a_version_3_bundle_reads_as_a_running_study_in_english_without_overlap_
     report = bundle_import(data=bundles.dumps(old), slug="s1-v3", grant_existing=True)
     assert _settings_of(report.study) == ("running", "en", 0, None)
     again = bundle_export(study=report.study)
-    assert again["format_version"] == bundles.FORMAT_VERSION == 4
+    assert again["format_version"] == bundles.FORMAT_VERSION == 5
     assert len(again["annotations"]) == len(old["annotations"])
+
+
+def test_the_bundle_carries_the_guideline_versions_and_the_version_of_each_verdict(worked):
+    bundle = bundle_export(study=worked)
+    assert [(g["number"], g["created_by"]) for g in bundle["guidelines"]] == [(1, "admin"), (2, "admin")]
+    assert bundle["guidelines"][0]["examples"][0]["mode"] == "camera"
+    submitted = {a["passes"]["annotator"]["guideline_version"] for a in bundle["annotations"]
+                 if a["passes"]["annotator"] and a["submitted_at"]}
+    assert submitted == {1, 2}
+    assert {a["review_guideline_version"] for a in bundle["annotations"] if a["state"] == "approved"} == {2}
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-guided", grant_existing=True)
+    assert report.counts["guidelines"] == 2
+    assert bundle_export(study=report.study)["guidelines"] == bundle["guidelines"]
+
+
+def test_a_version_4_bundle_reads_as_a_study_without_guidelines(worked):
+    old = bundle_export(study=worked)
+    old["format_version"] = 4
+    del old["guidelines"]
+    for annotation in old["annotations"]:
+        del annotation["review_guideline_version"]
+        for correction in annotation["passes"].values():
+            if correction:
+                del correction["guideline_version"]
+    report = bundle_import(data=bundles.dumps(old), slug="s1-v4", grant_existing=True)
+    again = bundle_export(study=report.study)
+    assert again["guidelines"] == []
+    assert {a["review_guideline_version"] for a in again["annotations"]} == {None}
+
+
+def test_a_verdict_naming_a_guideline_version_the_bundle_lacks_is_refused(worked):
+    bundle = bundle_export(study=worked)
+    bundle["annotations"][0]["review_guideline_version"] = 7
+    bundle["guidelines"][1]["text"] = "x" * 100_001
+    problems = bundles.check(bundle)
+    assert any("review_guideline_version" in p for p in problems)
+    assert any(p.startswith("guidelines[1].text:") and "100 kB" in p for p in problems)
 
 
 def test_the_bundle_knows_the_states_and_languages_the_database_does():

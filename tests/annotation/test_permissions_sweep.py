@@ -31,6 +31,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from annotation.models import Annotation, Clip, Reference
+from annotation.services.guidelines import guidelines_save
 from annotation.services.workflow import annotations_assign, review_approve, review_claim
 from tests.annotation.studybuild import (
     SECRET_MODEL,
@@ -55,6 +56,7 @@ READERS = frozenset({"annotator", "reviewer", "admin", "researcher"})
 QC = frozenset({"reviewer"})
 QC_AND_ADMINS = frozenset({"reviewer", "admin"})
 SEE_SCORES = frozenset({"admin", "researcher"})
+PEOPLE_READERS = frozenset({"admin", "researcher"})
 # The sweep's admin and outsider also hold the "may create studies" permission (annotation.add_study).
 CREATORS = frozenset({"admin", "outsider"})
 NOBODY: frozenset[str] = frozenset()
@@ -96,9 +98,14 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "study-settings": {"GET": Expect(ADMINS)},
     "study-members": {"GET": Expect(ADMINS)},
     "study-history": {"GET": Expect(ADMINS)},
+    "study-guidelines": {"GET": Expect(ADMINS)},
     # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
     # on content (400).
     "invitation": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    # Anyone holding a recruitment link sees its page; without a participant id it is refused on
+    # content (400), GET and POST alike. The completion page is a participant's only (none here).
+    "recruitment": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
+    "participant-done": {"GET": Expect(NOBODY)},
     "clip": {"GET": Expect(MEMBERS)},
     "clip-video": {"GET": Expect(MEMBERS)},
     "clip-poster": {"GET": Expect(MEMBERS)},
@@ -127,7 +134,20 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-member-deactivate": {"POST": api_post(ADMINS)},
     "api-invitations": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
     "api-invitation-revoke": {"POST": api_post(ADMINS)},
+    # The swept invitation has no e-mail address: past the gate, refused on content (400).
+    "api-invitation-send": {"POST": api_post(ADMINS)},
     "api-study-history": {"GET": Expect(ADMINS)},
+    # Recruitment links: a study admin's; the swept POST lacks the cap (400 once past the gate).
+    "api-recruitment-links": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "api-recruitment-link-close": {"POST": api_post(ADMINS)},
+    "api-participants": {"GET": Expect(ADMINS)},
+    # Guidelines: every member reads them (annotators too, before work opens); study admins
+    # write them; each person dismisses their own notice (a version that does not exist: 400).
+    "api-guidelines": {"GET": Expect(MEMBERS), "PUT": api_post(ADMINS, {"text": "Read me."}),
+                       "POST": api_post(ADMINS, {"text": "Read me."})},
+    "api-guideline-version": {"GET": Expect(MEMBERS)},
+    "api-guidelines-diff": {"GET": Expect(MEMBERS)},
+    "api-guidelines-dismiss": {"POST": api_post(MEMBERS, {"version": 1})},
     "api-clips": {"GET": Expect(MEMBERS)},
     "api-models": {"GET": Expect(MEMBERS)},
     "api-captions": {"GET": Expect(MEMBERS)},
@@ -183,8 +203,26 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-study-start": {"POST": api_post(ADMINS)},
     "api-study-close": {"POST": api_post(ADMINS)},
     "api-study-archive": {"POST": api_post(ADMINS)},
+    # Gold verdicts, the practice set and qualification: study admins (and gold experts, who are
+    # not among the sweep's personas); one's own practice, any member; a practice item's feedback,
+    # its annotator and the study's admins.
+    "api-gold": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
+    "study-gold": {"GET": Expect(ADMINS), "POST": Expect(ADMINS, body={"action": "nothing"}, json=False)},
+    "api-gold-import": {"POST": Expect(ADMINS, **UPLOAD)},
+    "api-practice": {"GET": Expect(ADMINS), "PATCH": api_post(ADMINS)},
+    "api-practice-mine": {"GET": Expect(MEMBERS)},
+    "api-qualifications": {"GET": Expect(ADMINS)},
+    "api-qualification-retry": {"POST": api_post(ADMINS)},
+    "api-practice-feedback": {"GET": Expect(OWNER | ADMINS)},
     # The data release: admins and researchers (people appear as pseudonyms only).
     "study-release": {"GET": Expect(SEE_SCORES)},
+    # How the people worked (the annotator quality page, its CSV, the work log): admins by name,
+    # researchers by pseudonym.
+    "annotator-quality": {"GET": Expect(PEOPLE_READERS)},
+    "annotator-quality-csv": {"GET": Expect(PEOPLE_READERS)},
+    "work-log": {"GET": Expect(PEOPLE_READERS)},
+    "api-annotator-quality": {"GET": Expect(PEOPLE_READERS)},
+    "api-work-log": {"GET": Expect(PEOPLE_READERS)},
 }
 # The Django admin site is for site staff; no study role opens it. Its routes are generated per
 # registered model, so they share one entry: every route (named or not) is closed to all
@@ -324,6 +362,7 @@ def world(study, other_study, personas):
     final = complete(mine.get(caption__clip__name="a"), personas["annotator"])
     review_claim(annotation_id=final.pk, actor=personas["reviewer"])
     review_approve(annotation_id=final.pk, actor=personas["reviewer"])
+    guidelines_save(study=study, actor=personas["admin"], text="Watch each clip to the end.")
     may_create = Permission.objects.get(codename="add_study", content_type__app_label="annotation")
     for persona in CREATORS:
         personas[persona].user_permissions.add(may_create)
@@ -392,6 +431,27 @@ def _invitation_token(world) -> str:
     return invitation_create(study=world["study"], actor=world["personas"]["admin"], roles=["reviewer"])[1]
 
 
+def _practice_annotation_id(world) -> int:
+    """The annotator's submitted practice attempt at a gold item the admin made (clip b's caption
+    by the other model; a second attempt, beside the annotator's work on that caption)."""
+    from annotation.models import Caption
+    from annotation.services.gold import gold_start
+
+    admin, annotator = world["personas"]["admin"], world["personas"]["annotator"]
+    caption = Caption.objects.get(clip=world["clip"], model__name=OTHER_SECRET_MODEL)
+    item = gold_start(study=world["study"], actor=admin, caption_id=caption.pk)
+    complete(item.gold, admin)
+    practice = Annotation.objects.create(caption=caption, annotator=annotator, taxonomy=world["study"].taxonomy,
+                                         purpose="practice", attempt=2)
+    return complete(practice, annotator).pk
+
+
+def _recruitment_link(world):
+    from annotation.services.recruitment import recruitment_link_create
+
+    return recruitment_link_create(study=world["study"], actor=world["personas"]["admin"], cap=5, quota=1)
+
+
 def _caption_import_job_id(world) -> int:
     """A caption import job of the study, queued (its task never runs in the sweep)."""
     from django.core.files.base import ContentFile
@@ -416,6 +476,8 @@ def url_for(route: Route, world) -> str:
         "username": lambda: "annotator",
         "invitation_id": lambda: _invitation_id(world),
         "token": lambda: _invitation_token(world),
+        "link_id": lambda: _recruitment_link(world)[0].pk,
+        "number": lambda: 1,  # the world's guideline version
         # The admin's own parameters.
         "object_id": lambda: 1,
         "content_type_id": lambda: 1,
@@ -426,6 +488,8 @@ def url_for(route: Route, world) -> str:
     # Where a route's parameter of the same name means something else.
     values_of_route = {
         "api-caption-import-job": {"job_id": lambda: _caption_import_job_id(world)},
+        "api-practice-feedback": {"annotation_id": lambda: _practice_annotation_id(world)},
+        "recruitment": {"token": lambda: _recruitment_link(world)[1]},
         "profile-job-file": {
             "job": lambda: _profile_job(world, finished=True),
             "name": lambda: "table.csv",

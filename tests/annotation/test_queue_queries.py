@@ -108,6 +108,13 @@ def test_the_queue_page_costs_the_same(studies):
     same_cost(studies, annotator, "get", "/studies/{slug}/queue/")
 
 
+@pytest.mark.parametrize("who", [annotator, reviewer, lambda built: built.admin])
+def test_the_study_page_costs_the_same(studies, who):
+    """The page a crowd's participants open first: one query for all the clips, none per clip
+    (it counted each clip's references, one query a clip, for a figure no page showed)."""
+    same_cost(studies, who, "get", "/studies/{slug}/")
+
+
 def test_start_next_costs_the_same(studies):
     same_cost(studies, annotator, "post", "/api/studies/{slug}/my-queue/next/")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,9 +27,11 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Caption, Study
+from annotation.services.guidelines import guidelines_save
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
+from annotation.services.recruitment import recruitment_link_create
 from annotation.services.studies import membership_grant, study_create
 from annotation.services.workflow import annotation_open, annotations_assign
 from tests.annotation.studybuild import SECRET_MODEL, caption_record, captions_add, complete, fake_clip
@@ -41,8 +44,8 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 # What each state allows, by kind of write (the README's lifecycle, item by item).
 ALLOWED_IN = {
-    "setup": {"settings", "content", "members", "assign", "scoring", "export"},
-    "running": {"settings", "content", "members", "assign", "work", "scoring", "export"},
+    "setup": {"settings", "content", "members", "assign", "gold", "scoring", "export"},
+    "running": {"settings", "content", "members", "assign", "gold", "work", "recruit", "scoring", "export"},
     "closed": {"export"},
     "archived": {"export"},
 }
@@ -88,6 +91,7 @@ def version_of(name: str):
 
 
 SLUG = {"slug": lambda world: "s1"}
+EDITS = itertools.count(1)  # each guideline write says something new, so that it stores
 # In setup annotators and reviewers do not see the study's work at all: an annotation's routes
 # answer 404 (annotation.api.workflow.get_annotation_for), stricter than the state's 409.
 HIDDEN_IN_SETUP = {"setup": 404}
@@ -98,6 +102,13 @@ WRITES: dict[tuple[str, str], Write] = {
     # Settings (item 1 of issue 27: description and undo seconds of a closed study).
     ("api-study", "PATCH"): Write("settings", "admin", lambda w: {"description": "Changed.", "undo_seconds": 30},
                                   kwargs=SLUG, stores=True),
+    # Guidelines: a settings-like write of the study's admins (in setup it replaces the draft).
+    ("api-guidelines", "PUT"): Write("settings", "admin", lambda w: {"text": f"Rules {next(EDITS)}."},
+                                     kwargs=SLUG, stores=True),
+    ("api-guidelines", "POST"): Write("settings", "admin", lambda w: {"text": f"Rules {next(EDITS)}."},
+                                      kwargs=SLUG, stores=True),
+    # Dismissing the notice of a version read: a worker's write, as annotating is.
+    ("api-guidelines-dismiss", "POST"): Write("work", "annotator", lambda w: {"version": 1}, kwargs=SLUG),
     # Members and invitations.
     ("api-members", "POST"): Write("members", "admin", lambda w: {"username": "newcomer", "roles": ["reviewer"]},
                                    kwargs=SLUG, stores=True),
@@ -110,6 +121,17 @@ WRITES: dict[tuple[str, str], Write] = {
     ("api-invitation-revoke", "POST"): Write("members", "admin",
                                              kwargs={**SLUG, "invitation_id": lambda w: w["invitation"].pk},
                                              stores=True),
+    ("api-invitation-send", "POST"): Write("members", "admin", lambda w: {"email": "ana@example.org"},
+                                           kwargs={**SLUG, "invitation_id": lambda w: w["mailed"].pk},
+                                           stores=True),
+    # Recruitment links: made and closed like invitations; joining through one only while running
+    # (before the assign route below takes the last unassigned caption).
+    ("api-recruitment-links", "POST"): Write("members", "admin", lambda w: {"cap": 5, "quota": 1}, kwargs=SLUG,
+                                             stores=True),
+    ("api-recruitment-link-close", "POST"): Write("members", "admin",
+                                                  kwargs={**SLUG, "link_id": lambda w: w["link"].pk}, stores=True),
+    ("recruitment", "POST"): Write("recruit", "guest", lambda w: {"PROLIFIC_PID": "5f2a9c8e1b3d4a6f7e8c9d01"},
+                                   kwargs={"token": lambda w: w["recruit_token"]}, multipart=True, stores=True),
     # An invitation made before, accepted now (while running it makes a member; closed, nothing).
     ("invitation", "POST"): Write("members", "guest", lambda w: {"account": "guest"},
                                   kwargs={"token": lambda w: w["token"]}, multipart=True, stores=True),
@@ -166,10 +188,32 @@ WRITES: dict[tuple[str, str], Write] = {
                                   kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
     ("api-approve", "POST"): Write("work", "reviewer", kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
     ("api-release", "POST"): Write("work", "reviewer", kwargs=ON_SUBMITTED, instead=HIDDEN_IN_SETUP),
+    # Gold items, the practice set and qualification (gold verdicts are made as work is: the
+    # import, which makes them through the workspace's services, only while the study runs).
+    ("api-gold", "POST"): Write("gold", "admin", lambda w: {"caption": w["gold_caption"].pk}, kwargs=SLUG,
+                                stores=True),
+    ("api-gold-import", "POST"): Write(
+        "work", "admin", lambda w: {"file": upload("g.jsonl", jsonl(GOLD_RECORD))}, multipart=True, kwargs=SLUG,
+        stores=True),
+    ("api-practice", "PATCH"): Write("gold", "admin", lambda w: {"gold_drift_threshold": 0.6}, kwargs=SLUG,
+                                     stores=True),
+    ("study-gold", "POST"): Write("gold", "admin", lambda w: {"action": "practice", **GOLD_FORM}, multipart=True,
+                                  kwargs=SLUG, stores=True),
+    ("api-qualification-retry", "POST"): Write("gold", "admin", kwargs={**SLUG, "username": lambda w: "annotator"},
+                                               stores=True),
     # The workspace's Start button.
     ("workspace", "POST"): Write("work", "annotator", kwargs=ON_FRESH,
                                  multipart=True, instead=HIDDEN_IN_SETUP),
 }
+# A gold verdict on the caption that no one was assigned, in the bundle's annotation format.
+GOLD_RECORD = {"clip": "a", "model": "Late", "passes": {"annotator": {
+    "overview": {"verdict": "accept", "text": "", "modes": []},
+    "windows": [{"index": i, "verdict": "accept", "scene": "", "shot": "", "start": 2 * i, "end": 2 * i + 2,
+                 "modes": []} for i in range(3)],
+    "segmentation": {"verdict": "accept", "modes": [], "windows": []}}}}
+# The gold page's practice form: the defaults, with another drift threshold.
+GOLD_FORM = {"practice_min_items": "5", "practice_min_overview_agreement": "0.8", "practice_min_mode_f1": "0.5",
+             "practice_min_window_agreement": "0.7", "gold_rate": "0", "gold_drift_threshold": "0.55"}
 # The study's own moves: each from one state only (annotation.services.lifecycle), 409 elsewhere.
 MOVES = {
     ("api-study-start", "POST"): "setup",
@@ -226,7 +270,10 @@ def study_digest() -> dict[str, str]:
     for label in ("annotation.Study", "annotation.Membership", "annotation.Invitation", "annotation.Clip",
                   "annotation.CandidateModel", "annotation.Caption", "annotation.Window", "annotation.Reference",
                   "annotation.CaptionImportJob", "annotation.Annotation", "annotation.CorrectionPass",
-                  "annotation.WindowCorrection", "annotation.AuditEvent", "scoring.ScoreJob", "scoring.ScoreChunk",
+                  "annotation.WindowCorrection", "annotation.AuditEvent", "annotation.GoldItem",
+                  "annotation.Qualification", "annotation.RecruitmentLink", "annotation.Participant",
+                  "annotation.GuidelineVersion", "annotation.GuidelineNotice",
+                  "scoring.ScoreJob", "scoring.ScoreChunk",
                   "scoring.ScoreResult", "scoring.ExternalScore"):
         rows = list(apps.get_model(label).objects.order_by("pk").values_list())
         digest[label] = f"{len(rows)}:{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
@@ -254,13 +301,22 @@ def world(make_user, clip_files):
     annotations_assign(study=study, annotators=[people["annotator"]], design="clip_blocks")
     captions_add(study, [caption_record("a", "Late")])  # left for the assign route
     mine = Annotation.objects.filter(annotator=people["annotator"]).order_by("pk")
+    # A failed practice attempt, for the admin's retry.
+    apps.get_model("annotation.Qualification").objects.create(
+        study=study, user=people["annotator"], state="failed", attempts=1, attempts_allowed=1)
     return {
+        "gold_caption": Caption.objects.get(clip__name="b", model__name="Other"),
         "study": study,
         "people": people,
         "annotations": {"fresh": mine[0], "started": mine[1], "submitted": mine[2]},
         "invitation": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[0],
         "token": invitation_create(study=study, actor=people["admin"], roles=["reviewer"])[1],
+        "link": recruitment_link_create(study=study, actor=people["admin"], cap=5, quota=1)[0],
+        "recruit_token": recruitment_link_create(study=study, actor=people["admin"], cap=5, quota=1)[1],
+        "mailed": invitation_create(study=study, actor=people["admin"], roles=["annotator"],
+                                    email="ana@exmaple.org")[0],
         "score_job": score_job_create(study=study, metrics=["bleu4"], enqueue=False),
+        "guidelines": guidelines_save(study=study, actor=people["admin"], text="Rules.")[0],
         "video": clip_files["c"].read_bytes(),
     }
 

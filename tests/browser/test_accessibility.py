@@ -118,6 +118,9 @@ def test_the_annotators_pages_including_the_workspace(as_role, live_server, work
     page.keyboard.press("r")  # the editor of a rejected overview, with its redline
     page.keyboard.press("Escape")
     problems["workspace, rejecting"] = serious_violations(page, axe_source)
+    page.keyboard.press("g")  # the study's guidelines in their side panel
+    page.wait_for_selector("#guidelines-panel:not([hidden])")
+    problems["workspace, guidelines"] = serious_violations(page, axe_source)
     assert {where: found for where, found in problems.items() if found} == {}
 
 
@@ -140,7 +143,8 @@ def test_the_reviewers_pages_in_each_state_of_the_review(as_role, live_server, w
 
 def test_the_researchers_pages_and_the_progress_page_they_may_not_see(as_role, live_server, worked, axe_source):
     page = as_role("researcher")
-    paths = ["/", "/studies/s1/", "/studies/s1/profiles/", "/studies/s1/clips/a/"]
+    paths = ["/", "/studies/s1/", "/studies/s1/profiles/", "/studies/s1/clips/a/",
+             "/studies/s1/annotator-quality/", "/studies/s1/work-log/"]
     problems = sweep(page, live_server, axe_source, paths)
     response = page.goto(f"{live_server.url}/studies/s1/progress/")
     assert response.status == 403
@@ -154,7 +158,11 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
     paths = ["/", "/studies/s1/", "/studies/s1/progress/", "/studies/s1/profiles/", "/studies/s1/review/",
              f"/review/{worked['submitted'].pk}/", "/studies/s1/clips/a/",
              # Setting a study up: the New study page, its settings, members and history.
-             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/"]
+             "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
+             # Gold items, the practice set and qualification; the guidelines.
+             "/studies/s1/gold/", "/studies/s1/guidelines/",
+             # How the people worked.
+             "/studies/s1/annotator-quality/", "/studies/s1/work-log/"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
@@ -178,3 +186,57 @@ def test_the_profile_page_with_its_wide_tables(as_role, live_server, axe_source)
     region = page.locator(".scroll:has(#profile-main-table)")
     assert region.evaluate("node => node.scrollWidth > node.clientWidth"), "the table does not overflow here"
     assert serious_violations(page, axe_source) == []
+
+
+def test_a_practice_items_feedback_and_the_practice_queue(as_role, live_server, study, personas, axe_source):
+    """The annotator's queue with its practice notice, and a submitted practice item's feedback."""
+    from annotation.models import Caption
+    from annotation.services import gold
+    from annotation.services.workflow import annotation_start_next
+
+    fake_clip(study, "c")
+    captions_add(study, [caption_record("c", SECRET_MODEL)])
+    admin, annotator = personas["admin"], personas["annotator"]
+    item = gold.gold_start(study=study, actor=admin, caption_id=Caption.objects.get(clip__name="c").pk)
+    complete(item.gold, admin)
+    gold.practice_configure(study=study, actor=admin, practice_items=[item.pk],
+                            settings={"practice_min_items": 1, "requires_qualification": True})
+    page = as_role("annotator")
+    problems = sweep(page, live_server, axe_source, ["/studies/s1/queue/"])
+    practice = Annotation.objects.get(pk=annotation_start_next(study=study, annotator=annotator))
+    complete(practice, annotator, overview={"verdict": "accept"})
+    problems.update(sweep(page, live_server, axe_source, [f"/annotate/{practice.pk}/"],
+                          {"/annotate/": "#practice-redline"}))
+    assert problems == {}
+
+
+def test_a_crowd_participants_pages(page, browser, live_server, worked, personas, axe_source):
+    """A recruitment link's landing page, the queue it leads to, a refused id and the completion
+    page, as a participant who has no account sees them."""
+    from annotation.models import Annotation, Participant
+    from annotation.services.captions import captions_import_jsonl
+    from annotation.services.recruitment import recruitment_link_create
+    from tests.annotation.studybuild import complete
+    from tests.conftest import CAPTION_B, jsonl
+
+    study = worked["new"].caption.clip.study
+    captions_import_jsonl(study=study, data=jsonl({**CAPTION_B, "model": "m-fresh"}))  # nobody's yet
+    link, token = recruitment_link_create(study=study, actor=personas["admin"], cap=5, quota=1,
+                                          completion_url=f"{live_server.url}/login/")
+    context = browser.new_context(bypass_csp=True)
+    try:
+        participant = context.new_page()
+        problems = sweep(participant, live_server, axe_source,
+                         [f"/join/{token}/?PROLIFIC_PID=a11y0participant", f"/join/{token}/?PROLIFIC_PID=x%20y"])
+        participant.goto(f"{live_server.url}/join/{token}/?PROLIFIC_PID=a11y0participant")
+        participant.get_by_role("button", name="Start").click()
+        participant.wait_for_url(f"{live_server.url}/studies/s1/queue/")
+        problems["queue"] = serious_violations(participant, axe_source)
+        joined = Participant.objects.get()
+        for item in Annotation.objects.filter(annotator=joined.user):
+            complete(item, joined.user)
+        participant.goto(f"{live_server.url}/studies/s1/done/")
+        problems["done"] = serious_violations(participant, axe_source)
+        assert {where: found for where, found in problems.items() if found} == {}
+    finally:
+        context.close()

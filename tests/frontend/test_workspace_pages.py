@@ -160,10 +160,11 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
     assert client_for(personas["outsider"]).get(f"/annotate/{annotation.pk}/").status_code == 404
 
 
-def test_the_workspace_page_reads_the_study_once(annotation, personas, django_assert_max_num_queries):
+def test_the_workspace_page_reads_the_annotation_once(annotation, personas, django_assert_max_num_queries):
     """The session, the user, the annotation with its study, the annotator's roles, then the
-    annotation again with its passes, window corrections, windows and failure modes: the study is
-    not read a second time (through a three-table join) to check membership."""
+    annotation's passes, window corrections, windows and failure modes, then the study's current
+    guidelines (none here): neither the study (through a three-table join) nor the annotation is
+    read a second time."""
     client = client_for(personas["annotator"])
     with django_assert_max_num_queries(9):
         assert client.get(f"/annotate/{annotation.pk}/").status_code == 200

@@ -54,3 +54,11 @@ test("the help lists every shortcut, grouped", () => {
   const text = container.textContent;
   for (const shortcut of SHORTCUTS) assert.ok(text.includes(shortcut.label), shortcut.label);
 });
+
+test("G opens the guidelines: a key no other shortcut takes, typed as a letter in text fields", () => {
+  assert.deepEqual(press("g"), { action: "guidelines" });
+  assert.deepEqual(press("g", { target: textarea, code: "KeyG", altKey: true }), { action: "guidelines" });
+  assert.equal(press("g", { target: textarea }), null);
+  const taken = SHORTCUTS.flatMap((shortcut) => shortcut.keys.flat()).filter((key) => key === "G");
+  assert.equal(taken.length, 1);
+});

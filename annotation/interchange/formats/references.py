@@ -1,5 +1,6 @@
 """References as JSON Lines ``{"clip", "text", "source"?, "language"?}``, and the checks every
-reference format shares (:mod:`annotation.interchange.formats.clip_cc_bench`, :mod:`annotation.interchange.formats.fm_v2t`).
+reference format shares (:mod:`annotation.interchange.formats.clip_cc_bench`,
+:mod:`annotation.interchange.formats.fm_v2t`).
 """
 
 from __future__ import annotations

@@ -126,6 +126,9 @@ function render(job) {
     renderTable(job.leaderboard, "profile-leaderboard", "profile-leaderboard-caption");
     renderTable(job.judge_agreement, "profile-agreement", "profile-agreement-caption");
     renderTable(job.rejection_by_exposure, "profile-exposure", "profile-exposure-caption");
+    // Only a study with hidden gold checks has one (tables/annotator_sensitivity).
+    renderTable(job.annotator_sensitivity, "profile-sensitivity", "profile-sensitivity-caption");
+    document.getElementById("profile-sensitivity-section").hidden = !job.annotator_sensitivity;
     renderFigures(job.figures, job.figures_failed, job.not_computable);
     results.hidden = false;
   }

@@ -16,6 +16,7 @@ import {
   element, modeTags, overviewEditor, redline, sameList, span, verdictBadge, windowEditor,
 } from "./review-units.js";
 import { segmentationEditor } from "./review-segmentation.js";
+import { isOpen as guidelinesOpen, toggle as toggleGuidelines } from "./guidelines-panel.js";
 
 const config = JSON.parse(document.getElementById("review-config").textContent);
 let data = JSON.parse(document.getElementById("review-data").textContent);
@@ -692,6 +693,7 @@ for (const cancel of document.querySelectorAll("[data-cancel]")) {
 }
 
 document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && guidelinesOpen()) { toggleGuidelines(false); return; }
   if (event.key === "Escape" && mode !== "view") { tell(""); setMode("view"); return; }
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
     if (mode === "amend") amend();
@@ -702,6 +704,7 @@ document.addEventListener("keydown", (event) => {
   if (typing || event.ctrlKey || event.metaKey || event.altKey || mode !== "view") return;
   const key = event.key.toLowerCase();
   if (key === "k") { player.toggle(); event.preventDefault(); return; }
+  if (key === "g") { if (!event.repeat) toggleGuidelines(); event.preventDefault(); return; }
   if (key === "n" && !event.shiftKey) {
     if (!nextButton.hidden && !nextButton.disabled) { event.preventDefault(); nextButton.click(); }
     return;

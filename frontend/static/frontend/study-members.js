@@ -121,6 +121,32 @@ if (addForm) {
 const inviteForm = document.getElementById("invite-form");
 const invitationsBody = document.querySelector("#invitations tbody");
 
+// How the e-mail of an invitation went, in one sentence.
+function mailSentence(invitation) {
+  if (invitation.mail_state === "sent") return `Sent to ${invitation.email}.`;
+  if (invitation.mail_state === "failed") return `Not sent to ${invitation.email}: ${invitation.mail_error}`;
+  if (invitation.mail_state === "sending") return `Sending to ${invitation.email}…`;
+  return "";
+}
+
+function mailCell(invitation) {
+  const cell = element("td");
+  cell.className = "invitation-mail";
+  if (!invitation.email) {
+    cell.textContent = "—";
+    return cell;
+  }
+  cell.appendChild(element("div", invitation.email));
+  const stateText = {
+    sent: `sent ${invitation.mail_sent_at ? new Date(invitation.mail_sent_at).toLocaleString() : ""}`,
+    failed: "not sent", sending: "sending…",
+  }[invitation.mail_state] || "";
+  const badge = element("span", stateText, `badge mail-${invitation.mail_state || "none"}`);
+  cell.appendChild(badge);
+  if (invitation.mail_state === "failed") cell.appendChild(element("div", invitation.mail_error, "field-error mail-error"));
+  return cell;
+}
+
 async function reloadInvitations() {
   const { ok, answer } = await call("GET", `${base}/invitations/`);
   if (!ok) return;
@@ -130,10 +156,23 @@ async function reloadInvitations() {
     row.dataset.invitation = String(invitation.id);
     row.append(
       element("td", invitation.note || "—"), element("td", invitation.roles.join(", ")),
-      element("td", invitation.state), element("td", invitation.created_by),
+      element("td", invitation.state), mailCell(invitation), element("td", invitation.created_by),
       element("td", new Date(invitation.expires_at).toLocaleString()), element("td", invitation.accepted_by || ""),
     );
     const actions = element("td");
+    if (invitation.state === "open" && invitation.email) {
+      const again = element("button", invitation.mail_state === "failed" ? "Send again" : "Re-send");
+      again.type = "button";
+      again.dataset.send = String(invitation.id);
+      again.title = "Sends a new link to this address; the link sent before stops working.";
+      again.addEventListener("click", async () => {
+        again.disabled = true;
+        const { ok: done, answer: said } = await call("POST", `${base}/invitations/${invitation.id}/send/`, {});
+        say(membersResult, done ? mailSentence(said) : said.detail, !done || said.mail_state === "failed");
+        await reloadInvitations();
+      });
+      actions.append(again, " ");
+    }
     if (invitation.state === "open") {
       const revoke = element("button", "Revoke");
       revoke.type = "button";
@@ -163,11 +202,13 @@ if (inviteForm) {
     if (!Number.isInteger(days) || days < 1 || days > data.days_max) {
       return say(place, `An invitation lasts from 1 to ${data.days_max} days.`, true);
     }
-    const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days });
+    const email = inviteForm.elements.email.value.trim();
+    const { ok, answer } = await call("POST", `${base}/invitations/`, { roles, note: inviteForm.elements.note.value, days, email });
     say(place, ok ? "" : answer.detail, !ok);
     if (ok) {
       inviteForm.reset();
       document.getElementById("invite-link").hidden = false;
+      say(document.getElementById("invite-mail"), mailSentence(answer), answer.mail_state === "failed");
       document.getElementById("invite-url").value = answer.url;
       await reloadInvitations();
     }
@@ -178,6 +219,89 @@ if (inviteForm) {
     navigator.clipboard?.writeText(url.value);
   });
   reloadInvitations();
+}
+
+// Recruitment links (crowd platforms) and their participants, by pseudonym.
+const recruitForm = document.getElementById("recruit-form");
+const linksBody = document.querySelector("#recruitment-links tbody");
+const participantsBody = document.querySelector("#participants tbody");
+const DEFAULT_PARAM = { prolific: "PROLIFIC_PID", other: "pid" };
+const when = (value) => (value ? new Date(value).toLocaleString() : "—");
+
+async function reloadRecruitment() {
+  const [links, people] = await Promise.all([call("GET", `${base}/recruitment-links/`), call("GET", `${base}/participants/`)]);
+  if (links.ok) {
+    linksBody.replaceChildren();
+    for (const link of links.answer) {
+      const row = element("tr");
+      row.dataset.link = String(link.id);
+      row.append(
+        element("td", link.label || "—"), element("td", link.platform === "prolific" ? "Prolific" : "another platform"),
+        element("td", `${link.joined} of ${link.cap}`), element("td", String(link.completed)),
+        element("td", String(link.quota)), element("td", link.completion_code), element("td", when(link.expires_at)),
+        element("td", link.state),
+      );
+      const actions = element("td");
+      if (link.state !== "closed") {
+        const close = element("button", "Close");
+        close.type = "button";
+        close.addEventListener("click", async () => {
+          if (!window.confirm("Close this link? Nobody new joins through it; its participants may finish.")) return;
+          const { ok, answer } = await call("POST", `${base}/recruitment-links/${link.id}/close/`);
+          if (!ok) say(membersResult, answer.detail, true);
+          await reloadRecruitment();
+        });
+        actions.appendChild(close);
+      }
+      row.appendChild(actions);
+      linksBody.appendChild(row);
+    }
+  }
+  if (people.ok) {
+    participantsBody.replaceChildren();
+    for (const person of people.answer) {
+      const row = element("tr");
+      row.dataset.participant = person.pseudonym;
+      row.append(
+        element("td", person.pseudonym), element("td", `#${person.link}`), element("td", when(person.joined_at)),
+        element("td", `${person.done} of ${person.assigned}`), element("td", when(person.completed_at)),
+      );
+      participantsBody.appendChild(row);
+    }
+  }
+}
+
+if (recruitForm) {
+  const fields = recruitForm.elements;
+  fields.platform.addEventListener("change", () => { fields.participant_param.placeholder = DEFAULT_PARAM[fields.platform.value]; });
+  recruitForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const place = document.getElementById("recruit-error");
+    const cap = Number(fields.cap.value);
+    const quota = Number(fields.quota.value);
+    if (!Number.isInteger(cap) || cap < 1) return say(place, "Give how many participants the link takes (1 or more).", true);
+    if (!Number.isInteger(quota) || quota < 1) return say(place, "Give how many items each participant does (1 or more).", true);
+    const body = {
+      platform: fields.platform.value, label: fields.label.value, cap, quota,
+      days: fields.days.value ? Number(fields.days.value) : null,
+      participant_param: fields.participant_param.value.trim(),
+      completion_code: fields.completion_code.value.trim(), completion_url: fields.completion_url.value.trim(),
+    };
+    const { ok, answer } = await call("POST", `${base}/recruitment-links/`, body);
+    say(place, ok ? "" : answer.detail, !ok);
+    if (ok) {
+      recruitForm.reset();
+      document.getElementById("recruit-link").hidden = false;
+      document.getElementById("recruit-url").value = answer.url;
+      await reloadRecruitment();
+    }
+  });
+  document.getElementById("recruit-copy").addEventListener("click", () => {
+    const url = document.getElementById("recruit-url");
+    url.select();
+    navigator.clipboard?.writeText(url.value);
+  });
+  reloadRecruitment();
 }
 
 const joinForm = document.getElementById("join-form");

@@ -345,13 +345,18 @@ export async function submitAll() {
   say("");
   render();
   showStatus("readonly", {});
+  // A practice item's feedback (its verdicts against the gold ones) comes with the page.
+  if ($("workspace").dataset.practice) {
+    window.location.reload();
+    return;
+  }
   offerSubmitUndo(answer.undo);
 }
 
 export async function startNext() {
   try {
     const { response, answer } = await post(`/api/studies/${data.study}/my-queue/next/`);
-    if (response.ok) {
+    if (response.ok || answer.url) { // answer.url without ok: a participant's part is done (their code)
       window.location.assign(answer.url);
       return;
     }

@@ -29,6 +29,7 @@ export const SHORTCUTS = [
   { group: "Work", keys: [["U"], ["Ctrl", "Z"]], label: "Undo locking the overview or submitting, while the Undo notice shows (a few seconds; until then nobody else sees it)", action: "undo" },
   { group: "Work", keys: [["Ctrl", "S"]], label: "Save now (work also saves by itself)", action: "save" },
   { group: "Work", keys: [["Esc"]], label: "Leave the text field; close this help", action: "escape" },
+  { group: "Work", keys: [["G"]], label: "Show or hide the study's guidelines and failure-mode examples (side panel)", action: "guidelines" },
   { group: "Work", keys: [["?"]], label: "Show or hide these shortcuts", action: "help" },
 ];
 
@@ -36,7 +37,7 @@ const PLAIN = {
   " ": "play", k: "play", ",": "frameBack", ".": "frameForward", j: "back5", l: "forward5",
   arrowleft: "back5", arrowright: "forward5", "[": "slower", "]": "faster", o: "loop",
   a: "accept", r: "reject", n: "next", p: "previous", s: "setStart", e: "setEnd",
-  m: "merge", x: "split", "?": "help", "=": "zoomIn", "+": "zoomIn", "-": "zoomOut", 0: "zoomFit",
+  m: "merge", x: "split", g: "guidelines", "?": "help", "=": "zoomIn", "+": "zoomIn", "-": "zoomOut", 0: "zoomFit",
 };
 
 const CODES = { Space: " ", Comma: ",", Period: ".", BracketLeft: "[", BracketRight: "]", Minus: "-", Equal: "=" };

@@ -19,6 +19,7 @@ import {
   accept, changeRate, goToUnit, lockOverview, mergeRow, move, offerLockUndo, offerSubmitUndo, post, reject, resetBoundaries, selectRow, setFromPlayhead, setMode, setRate, splitAtPlayhead, startNext, submitAll, toggleLoop, toggleMode,
 } from "./workspace-actions.js";
 import { conflict } from "./workspace-conflict.js";
+import { isOpen as guidelinesOpen, toggle as toggleGuidelines } from "./guidelines-panel.js";
 
 // The drawn controls call the actions through act (workspace-state.js); fill it before anything is drawn.
 Object.assign(act, {
@@ -134,8 +135,9 @@ const ACTIONS = {
   submit: () => (pass() === "overview" ? lockOverview() : pass() === "windows" ? submitAll() : startNext()),
   save: () => S.sync.save(),
   help: () => toggleHelp(),
+  guidelines: () => toggleGuidelines(),
 };
-const ONCE = new Set(["accept", "reject", "mode", "loop", "merge", "split", "submit", "help", "next", "previous"]);
+const ONCE = new Set(["accept", "reject", "mode", "loop", "merge", "split", "submit", "help", "guidelines", "next", "previous"]);
 
 document.addEventListener("keydown", (event) => {
   if (!conflictDialog.hidden) return;
@@ -149,6 +151,7 @@ document.addEventListener("keydown", (event) => {
   }
   if (hit.action === "escape") {
     if (!helpDialog.hidden) toggleHelp(false);
+    else if (guidelinesOpen()) toggleGuidelines(false);
     else if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
     return;
   }

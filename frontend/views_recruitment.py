@@ -1,0 +1,112 @@
+"""The pages of a recruitment link's participants: the link's landing page (GET shows what the
+study asks, POST starts or resumes, signing the participant in to this browser), and the
+completion page with the code (and the way back to the platform).
+
+Nothing is created on GET: link previews and mail scanners open links too. Every open of a
+link, GET or POST, counts against the address (RECRUITMENT_OPENS_PER_ADDRESS per
+RECRUITMENT_WINDOW_SECONDS), so links and ids cannot be tried in bulk."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
+
+from annotation.errors import StudyStateRefused
+from annotation.models import Participant, Study, StudyState
+from annotation.services import recruitment as service
+from annotation.services.study_state import Write, refusal_message, study_allows
+from frontend.throttle import address_try, client_address
+
+# The page's status for each refusal: a closed, expired or full link is gone for good for this
+# person (410); the rest are the request's own.
+STATUS = {"unknown": 404, "closed": 410, "expired": 410, "full": 410, "no_work": 410, "bad_id": 400}
+
+
+def _params(request, link) -> dict[str, object]:
+    """The link's parameters in the request (the query on GET, the form on POST): a parameter
+    given twice is passed as a list, for the id check to refuse."""
+    source = request.POST if request.method == "POST" else request.GET
+    values: dict[str, object] = {}
+    for name in (link.participant_param, link.study_param, link.session_param):
+        if name and name in source:
+            given = source.getlist(name)
+            values[name] = given[0] if len(given) == 1 else given
+    return values
+
+
+def _page(request, context: dict, status: int = 200):
+    return render(request, "frontend/recruitment.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def recruitment(request, token: str):
+    wait = address_try("recruitment", client_address(request), limit=settings.RECRUITMENT_OPENS_PER_ADDRESS,
+                       seconds=settings.RECRUITMENT_WINDOW_SECONDS)
+    if wait:
+        minutes = max(1, -(-wait // 60))
+        response = _page(request, {"refused": f"This address opened study links too often. Wait {minutes} "
+                                              "minute(s) and open the link again."}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    try:
+        link = service.recruitment_link_find(token)
+    except service.RecruitmentRefused as refusal:
+        return _page(request, {"refused": str(refusal)}, status=404)
+    study = link.study
+    context: dict = {"study": study, "link": link}
+    if not study_allows(study, Write.RECRUIT):
+        # The same sentence as every other path the study's state refuses (409 on a POST); a
+        # closed study's link shows it is closed (gone, 410) to whoever opens it.
+        closed = study.state in (StudyState.CLOSED, StudyState.ARCHIVED)
+        context.update(closed=closed, refused=refusal_message(study, Write.RECRUIT))
+        status = 409 if request.method == "POST" or not closed else 410
+        return _page(request, context, status=status)
+    params = _params(request, link)
+    try:
+        service.participant_id_from(link, params)
+    except service.RecruitmentRefused as refusal:
+        return _page(request, {**context, "refused": str(refusal)}, status=400)
+    if request.method != "POST":
+        digest = service.participant_hash(study, params[link.participant_param])
+        known = Participant.objects.filter(study=study, pid_hash=digest).first()
+        if known is None:
+            try:
+                service.refuse_new(link)
+            except service.RecruitmentRefused as refusal:
+                return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
+        hidden = [(name, value) for name, value in params.items()]
+        # Someone else signed in here (a study admin trying their own link) is signed out by Start.
+        other = request.user if request.user.is_authenticated and (
+            known is None or known.user_id != request.user.pk) else None
+        return _page(request, {**context, "known": known, "hidden": hidden, "signed_in_other": other})
+    try:
+        joined = service.participant_join(link=link, params=params)
+    except service.RecruitmentRefused as refusal:
+        return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
+    except StudyStateRefused as refusal:  # the study closed since the page was shown
+        return _page(request, {**context, "refused": str(refusal)}, status=409)
+    login(request, joined.participant.user, backend="django.contrib.auth.backends.ModelBackend")
+    if service.participant_complete(participant=joined.participant):
+        return redirect("participant-done", slug=study.slug)
+    return redirect("annotator-queue", slug=study.slug)
+
+
+@login_required
+@require_safe
+def participant_done(request, slug: str):
+    """The participant's completion code once their work is done (their queue until then); the
+    platform's completion URL, when the link has one, is where the page goes next."""
+    study = get_object_or_404(Study, slug=slug)
+    participant = service.participant_of(study=study, user=request.user)
+    if participant is None:
+        raise Http404("No such page.")
+    if not service.participant_complete(participant=participant):
+        return redirect("annotator-queue", slug=study.slug)
+    done, total = service.participant_progress(participant)
+    return render(request, "frontend/participant_done.html", {
+        "study": study, "participant": participant, "link": participant.link, "done": done, "total": total,
+    })

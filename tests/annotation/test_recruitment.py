@@ -1,0 +1,434 @@
+"""Recruitment links: made by a study admin (API, validated field by field), opened by crowd
+participants who become annotators without a password (only a keyed hash of their id kept),
+resumed on a second visit, refused politely when the link is closed, expired or full or the id
+missing or malformed (nothing created), refused by the study's state unless it runs; the quota
+of items per participant; completion recorded once and shown again. The race of one id in two
+requests is PostgreSQL's."""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from annotation.errors import FieldErrors, StudyStateRefused
+from annotation.models import Annotation, AuditEvent, Membership, Participant, RecruitmentLink
+from annotation.rules import recruitment
+from annotation.rules.assignment import Item
+from annotation.services import recruitment as service
+from annotation.services.lifecycle import study_close
+from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from tests.conftest import in_setup
+
+pytestmark = pytest.mark.django_db
+
+PID = "5f2a9c8e1b3d4a6f7e8c9d01"  # Prolific's ids are 24 hexadecimal digits
+PARAMS = {"PROLIFIC_PID": PID, "STUDY_ID": "60a1b2c3d4e5f6a7b8c9d0e1", "SESSION_ID": "sess1234abcd"}
+
+
+def api(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def running(study, personas):
+    """Study s1 running: three clips with two models' captions each (six items, nobody's yet)."""
+    for clip in ("a", "b", "c"):
+        fake_clip(study, clip)
+    captions_add(study, [caption_record(clip, model) for clip in ("a", "b", "c") for model in ("M-one", "M-two")])
+    assert study.state == "running"  # the default studies are made running
+    return study
+
+
+def make_link(study, admin, **fields):
+    return service.recruitment_link_create(study=study, actor=admin, **{"cap": 2, "quota": 2, **fields})
+
+
+# --------------------------------------------------------------------------- pure rules
+
+
+def test_pick_items_gives_one_caption_per_clip_under_one_model_per_clip_and_stays_within_the_quota():
+    items = [Item(f"{clip}{model}", clip, model) for clip in "abcd" for model in "xy"]
+    picked = recruitment.pick_items(items=items, quota=3, one_per_clip=True, seed="s")
+    assert len(picked) == 3 and len({item.clip for item in picked}) == 3
+    assert recruitment.pick_items(items=items, quota=10, one_per_clip=True, seed="s").__len__() == 4
+    assert len(recruitment.pick_items(items=items, quota=10, one_per_clip=False, seed="s")) == 8
+    assert recruitment.pick_items(items=items, quota=3, one_per_clip=True, seed="s") == picked  # seeded
+
+
+def test_pick_items_takes_the_model_with_most_captions_left():
+    items = [Item("a1", "a", "x"), Item("b1", "b", "x"), Item("b2", "b", "y")]
+    assert {item.model for item in recruitment.pick_items(items=items, quota=2, one_per_clip=True, seed=1)} == {"x"}
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (None, "needs your participant id"),
+    ("", "needs your participant id"),
+    ("{{%PROLIFIC_PID%}}", "placeholder"),
+    ("a b", "not an id"),
+    ("x" * 65, "not an id"),
+    (["one", "two"], "more than once"),
+    ("<script>", "not an id"),
+])
+def test_a_missing_or_malformed_id_is_refused_saying_why(value, message):
+    assert message in recruitment.id_problem(value, name="PROLIFIC_PID", required=True)
+
+
+def test_the_url_for_the_platform_carries_its_placeholders():
+    url = recruitment.recruitment_url("https://r.example/join/T/", platform="prolific", participant="PROLIFIC_PID",
+                                      study="STUDY_ID", session="SESSION_ID")
+    assert url == ("https://r.example/join/T/?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+                   "&SESSION_ID={{%SESSION_ID%}}")
+    assert recruitment.recruitment_url("https://r.example/join/T/", platform="other", participant="pid",
+                                       study="", session="") == "https://r.example/join/T/?pid={pid}"
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def test_a_study_admin_makes_a_prolific_link_whose_url_is_shown_once(running, personas):
+    answer = api(personas["admin"]).post("/api/studies/s1/recruitment-links/", {
+        "cap": 30, "quota": 2, "days": 7, "label": "pilot",
+        "completion_url": "https://app.prolific.com/submissions/complete?cc=C0DE1234", "completion_code": "C0DE1234",
+    }, format="json")
+    assert answer.status_code == 201, answer.json()
+    body = answer.json()
+    assert (body["platform"], body["participant_param"], body["study_param"], body["session_param"]) == (
+        "prolific", "PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+    assert (body["role"], body["cap"], body["quota"], body["state"], body["joined"]) == ("annotator", 30, 2, "open", 0)
+    token = re.fullmatch(r"http://testserver/join/([A-Za-z0-9_-]{43})/\?PROLIFIC_PID=\{\{%PROLIFIC_PID%\}\}"
+                         r"&STUDY_ID=\{\{%STUDY_ID%\}\}&SESSION_ID=\{\{%SESSION_ID%\}\}", body["url"])[1]
+    link = RecruitmentLink.objects.get()
+    assert token not in str(RecruitmentLink.objects.values().get()) and link.token_hash != token
+    listed = api(personas["admin"]).get("/api/studies/s1/recruitment-links/").json()
+    assert "url" not in listed[0] and listed[0]["id"] == body["id"]
+    generic = api(personas["admin"]).post("/api/studies/s1/recruitment-links/", {
+        "platform": "other", "cap": 5, "quota": 1}, format="json").json()
+    assert (generic["participant_param"], generic["study_param"], generic["session_param"]) == ("pid", "", "")
+    assert generic["url"].endswith("/?pid={pid}") and re.fullmatch(r"[0-9A-F]{8}", generic["completion_code"])
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"cap": 0, "quota": 2}, "cap"),
+    ({"cap": 2, "quota": 0}, "quota"),
+    ({"cap": 2, "quota": 2, "days": 0}, "days"),
+    ({"cap": 2, "quota": 2, "participant_param": "bad name"}, "participant_param"),
+    ({"cap": 2, "quota": 2, "participant_param": "STUDY_ID"}, "participant_param"),
+    ({"cap": 2, "quota": 2, "completion_url": "javascript:alert(1)"}, "completion_url"),
+    ({"cap": 2, "quota": 2, "completion_code": "no spaces here"}, "completion_code"),
+    ({"cap": 2, "quota": 2, "platform": "mturk"}, "platform"),
+    ({"quota": 2}, "cap"),
+])
+def test_bad_link_settings_are_refused_naming_the_field_and_nothing_is_stored(running, personas, body, field):
+    answer = api(personas["admin"]).post("/api/studies/s1/recruitment-links/", body, format="json")
+    assert answer.status_code == 400 and field in answer.json(), answer.json()
+    assert not RecruitmentLink.objects.exists()
+
+
+def test_only_the_study_admin_makes_lists_and_closes_links(running, personas):
+    link, _ = make_link(running, personas["admin"])
+    for persona in ("annotator", "reviewer", "researcher", "outsider"):
+        client = api(personas[persona])
+        assert client.get("/api/studies/s1/recruitment-links/").status_code in (403, 404)
+        assert client.post("/api/studies/s1/recruitment-links/", {"cap": 1, "quota": 1}, format="json").status_code in (
+            403, 404)
+        assert client.post(f"/api/studies/s1/recruitment-links/{link.pk}/close/").status_code in (403, 404)
+    closed = api(personas["admin"]).post(f"/api/studies/s1/recruitment-links/{link.pk}/close/")
+    assert closed.status_code == 200 and closed.json()["state"] == "closed"
+    again = api(personas["admin"]).post(f"/api/studies/s1/recruitment-links/{link.pk}/close/")
+    assert again.status_code == 409
+
+
+def test_a_link_of_one_study_is_not_found_under_another(running, personas, other_study):
+    link, _ = make_link(running, personas["admin"])
+    answer = api(personas["outsider"]).post(f"/api/studies/s2/recruitment-links/{link.pk}/close/")
+    assert answer.status_code == 404
+
+
+# --------------------------------------------------------------------------- joining
+
+
+def test_opening_the_link_makes_a_passwordless_annotator_with_the_quota_and_only_a_hash_of_the_id(running, personas):
+    link, token = make_link(running, personas["admin"])
+    joined = service.participant_join(link=link, params=PARAMS)
+    participant = joined.participant
+    assert not joined.resumed
+    user = participant.user
+    assert not user.has_usable_password()
+    assert list(Membership.objects.filter(study=running, user=user).values_list("role", flat=True)) == ["annotator"]
+    items = Annotation.objects.filter(annotator=user)
+    assert items.count() == 2 == participant.assigned
+    assert len({item.caption.clip_id for item in items}) == 2  # one model per clip
+    assert participant.pseudonym.startswith("P-") and PID not in user.username
+    assert participant.pid_hash == service.participant_hash(running, PID) != PID
+    stored = [str(row) for model in (Participant, AuditEvent) for row in model.objects.values_list()]
+    assert not any(PID in row for row in stored)
+    event = AuditEvent.objects.get(action="participant_join")
+    assert event.after == {"participant": participant.pseudonym, "user": user.username, "link": link.pk, "items": 2}
+
+
+def test_the_same_id_resumes_and_another_study_knows_it_under_another_pseudonym(running, personas, other_study):
+    link, _ = make_link(running, personas["admin"])
+    first = service.participant_join(link=link, params=PARAMS).participant
+    again = service.participant_join(link=link, params={"PROLIFIC_PID": PID})
+    assert again.resumed and again.participant.pk == first.pk
+    assert Participant.objects.count() == 1 and Annotation.objects.filter(annotator=first.user).count() == 2
+    other = make_link(running, personas["admin"], cap=5)[0]  # a second link of the study: the same person
+    assert service.participant_join(link=other, params=PARAMS).participant.pk == first.pk
+    assert service.participant_hash(other_study, PID) != first.pid_hash
+
+
+def test_a_full_closed_or_expired_link_refuses_newcomers_but_lets_participants_come_back(running, personas):
+    link, _ = make_link(running, personas["admin"], cap=1, quota=1)
+    first = service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).participant
+    users = Participant.objects.count(), type(first.user).objects.count()
+    with pytest.raises(service.RecruitmentRefused, match="all the participants it needs") as refusal:
+        service.participant_join(link=link, params={"PROLIFIC_PID": "b" * 24})
+    assert refusal.value.kind == "full"
+    RecruitmentLink.objects.filter(pk=link.pk).update(cap=5, expires_at=timezone.now() - timedelta(seconds=1))
+    link.refresh_from_db()
+    with pytest.raises(service.RecruitmentRefused, match="expired") as refusal:
+        service.participant_join(link=link, params={"PROLIFIC_PID": "b" * 24})
+    service.recruitment_link_close(link=link, actor=personas["admin"])
+    with pytest.raises(service.RecruitmentRefused, match="no longer taking participants"):
+        service.participant_join(link=link, params={"PROLIFIC_PID": "b" * 24})
+    assert (Participant.objects.count(), type(first.user).objects.count()) == users
+    assert service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).resumed
+
+
+def test_a_missing_or_malformed_id_creates_nothing(running, personas, django_user_model):
+    link, _ = make_link(running, personas["admin"])
+    users = django_user_model.objects.count()
+    for params in ({}, {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}"}, {"PROLIFIC_PID": "x y"},
+                   {**PARAMS, "SESSION_ID": "bad session"}):
+        with pytest.raises(service.RecruitmentRefused) as refusal:
+            service.participant_join(link=link, params=params)
+        assert refusal.value.kind == "bad_id"
+    assert django_user_model.objects.count() == users and not Participant.objects.exists()
+
+
+def test_no_work_left_refuses_a_newcomer_and_creates_nothing(running, personas, django_user_model):
+    link, _ = make_link(running, personas["admin"], cap=10, quota=3)
+    service.participant_join(link=link, params={"PROLIFIC_PID": "a1"})
+    service.participant_join(link=link, params={"PROLIFIC_PID": "a2"})  # six items given
+    users = django_user_model.objects.count()
+    with pytest.raises(service.RecruitmentRefused, match="no work left"):
+        service.participant_join(link=link, params={"PROLIFIC_PID": "a3"})
+    assert django_user_model.objects.count() == users and Participant.objects.count() == 2
+
+
+def test_no_one_joins_a_study_in_setup_and_closing_the_study_closes_its_links(study, personas):
+    fake_clip(study, "a")
+    captions_add(study, [caption_record("a", "M-one")])
+    with in_setup(study):
+        study.refresh_from_db()
+        link, _ = make_link(study, personas["admin"])  # links are made in setup, for the platform's page
+        with pytest.raises(StudyStateRefused, match="being set up"):
+            service.participant_join(link=link, params=PARAMS)
+    assert not Participant.objects.exists()
+    study.refresh_from_db()
+    study_close(study=study, actor=personas["admin"], confirm=True)
+    link.refresh_from_db()
+    assert link.state == "closed"
+    with pytest.raises(StudyStateRefused, match="is closed"):
+        service.participant_join(link=link, params=PARAMS)
+    with pytest.raises(StudyStateRefused):
+        make_link(study, personas["admin"])
+
+
+def test_completion_is_recorded_once_when_every_item_is_done(running, personas):
+    link, _ = make_link(running, personas["admin"])
+    participant = service.participant_join(link=link, params=PARAMS).participant
+    user = participant.user
+    first, second = Annotation.objects.filter(annotator=user).order_by("queue_position")
+    assert not service.participant_complete(participant=participant)
+    complete(first, user)
+    assert not service.participant_complete(participant=participant)
+    complete(second, user)
+    assert service.participant_complete(participant=participant)
+    assert service.participant_complete(participant=participant)
+    assert AuditEvent.objects.filter(action="participant_complete").count() == 1
+    assert Participant.objects.get().completed_at is not None
+    [row] = service.participants_list(study=running)
+    assert (row.pseudonym, row.done, row.assigned) == (participant.pseudonym, 2, 2) and row.completed_at
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+def join_url(token: str, **params) -> str:
+    query = "&".join(f"{name}={value}" for name, value in params.items())
+    return f"/join/{token}/?{query}"
+
+
+def test_the_landing_page_creates_nothing_and_its_start_signs_the_participant_in(running, personas, settings):
+    link, token = make_link(running, personas["admin"], completion_code="C0DE1234",
+                            completion_url="https://app.prolific.com/submissions/complete?cc=C0DE1234")
+    browser = Client()
+    page = browser.get(join_url(token, **PARAMS))
+    assert page.status_code == 200 and b"recruitment-start" in page.content
+    assert not Participant.objects.exists()
+    started = browser.post(f"/join/{token}/", PARAMS)
+    assert started.status_code == 302 and started["Location"] == "/studies/s1/queue/"
+    participant = Participant.objects.get()
+    assert browser.get("/studies/s1/queue/").status_code == 200
+    assert browser.get("/studies/s1/done/").status_code == 302  # not done yet: back to the queue
+    for item in Annotation.objects.filter(annotator=participant.user):
+        complete(item, participant.user)
+    assert browser.get("/studies/s1/queue/")["Location"] == "/studies/s1/done/"
+    done = browser.get("/studies/s1/done/")
+    assert done.status_code == 200
+    text = done.content.decode()
+    assert 'id="completion-code">C0DE1234<' in text
+    assert 'data-return-url="https://app.prolific.com/submissions/complete?cc=C0DE1234"' in text
+    assert "frontend/participant-done.js" in text
+    answer = browser.post("/api/studies/s1/my-queue/next/")
+    assert answer.status_code == 404 and answer.json()["url"] == "/studies/s1/done/"
+    # Coming back through the link, in another browser: the code again, no new work.
+    again = Client()
+    assert b"Welcome back" in again.get(join_url(token, **PARAMS)).content
+    assert again.post(f"/join/{token}/", PARAMS)["Location"] == "/studies/s1/done/"
+    assert Annotation.objects.filter(annotator=participant.user).count() == 2
+
+
+@pytest.mark.parametrize(("params", "status", "words"), [
+    ({}, 400, "needs your participant id"),
+    ({"PROLIFIC_PID": "{{%PROLIFIC_PID%}}"}, 400, "placeholder"),
+])
+def test_the_landing_page_refuses_a_bad_id_with_a_message(running, personas, params, status, words):
+    _, token = make_link(running, personas["admin"])
+    for answer in (Client().get(f"/join/{token}/", params), Client().post(f"/join/{token}/", params)):
+        assert answer.status_code == status and words in answer.content.decode()
+    assert not Participant.objects.exists()
+
+
+def test_an_unknown_link_is_a_404_page_and_a_closed_studys_link_a_closed_page(running, personas):
+    _, token = make_link(running, personas["admin"])
+    assert Client().get(join_url("x" * 43, PROLIFIC_PID=PID)).status_code == 404
+    study_close(study=running, actor=personas["admin"], confirm=True)
+    page = Client().get(join_url(token, PROLIFIC_PID=PID))
+    assert page.status_code == 410 and "This study is closed" in page.content.decode()
+    assert Client().post(f"/join/{token}/", PARAMS).status_code == 409
+
+
+def test_a_full_link_says_so_on_its_page(running, personas):
+    _, token = make_link(running, personas["admin"], cap=1, quota=1)
+    assert Client().post(f"/join/{token}/", {"PROLIFIC_PID": "first1"}).status_code == 302
+    page = Client().get(join_url(token, PROLIFIC_PID="second2"))
+    assert page.status_code == 410 and "all the participants it needs" in page.content.decode()
+
+
+def test_opening_links_is_rate_limited_per_address(running, personas, settings):
+    settings.RECRUITMENT_OPENS_PER_ADDRESS = 3
+    _, token = make_link(running, personas["admin"])
+    browser = Client(REMOTE_ADDR="203.0.113.9")
+    for _ in range(3):
+        assert browser.get(join_url("y" * 43, PROLIFIC_PID=PID)).status_code == 404
+    refused = browser.get(join_url(token, PROLIFIC_PID=PID))
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "too often" in refused.content.decode()
+    assert Client(REMOTE_ADDR="203.0.113.10").get(join_url(token, PROLIFIC_PID=PID)).status_code == 200
+
+
+def test_the_participants_are_listed_to_the_admin_by_pseudonym(running, personas):
+    link, _ = make_link(running, personas["admin"])
+    participant = service.participant_join(link=link, params=PARAMS).participant
+    rows = api(personas["admin"]).get("/api/studies/s1/participants/").json()
+    assert [(r["pseudonym"], r["done"], r["assigned"], r["link"]) for r in rows] == [
+        (participant.pseudonym, 0, 2, link.pk)]
+    assert PID not in str(rows)
+    links = api(personas["admin"]).get("/api/studies/s1/recruitment-links/").json()
+    assert (links[0]["joined"], links[0]["completed"]) == (1, 0)
+
+
+# --------------------------------------------------------------------------- races
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_id_opened_twice_at_once_makes_one_participant(running, personas):
+    link, _ = make_link(running, personas["admin"], cap=5)
+    barrier = threading.Barrier(2)
+    results, errors = [], []
+
+    def join():
+        try:
+            barrier.wait()
+            results.append(service.participant_join(link=link, params=PARAMS))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=join) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert sorted(joined.resumed for joined in results) == [False, True]
+    assert Participant.objects.count() == 1 and len({joined.participant.pk for joined in results}) == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_cap_holds_when_newcomers_arrive_at_once(running, personas):
+    link, _ = make_link(running, personas["admin"], cap=2, quota=1)
+    barrier = threading.Barrier(4)
+    outcomes = []
+
+    def join(n):
+        try:
+            barrier.wait()
+            service.participant_join(link=link, params={"PROLIFIC_PID": f"racer{n}"})
+            outcomes.append("joined")
+        except service.RecruitmentRefused as refusal:
+            outcomes.append(refusal.kind)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=join, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["full", "full", "joined", "joined"]
+    assert Participant.objects.count() == 2
+
+
+def test_field_errors_name_every_bad_field_at_once(running, personas):
+    with pytest.raises(FieldErrors) as refusal:
+        make_link(running, personas["admin"], cap=0, quota=0, days=999)
+    assert set(refusal.value.errors) == {"cap", "quota", "days"}
+
+
+def test_a_participant_the_admin_deactivated_does_not_come_back(running, personas):
+    from annotation.services.members import member_deactivate
+
+    link, token = make_link(running, personas["admin"])
+    participant = service.participant_join(link=link, params=PARAMS).participant
+    member_deactivate(study=running, actor=personas["admin"], user=participant.user)
+    with pytest.raises(service.RecruitmentRefused, match="no longer take part"):
+        service.participant_join(link=link, params=PARAMS)
+    browser = Client()
+    page = browser.post(f"/join/{token}/", PARAMS)
+    assert page.status_code == 410 and "no longer take part" in page.content.decode()
+    assert "_auth_user_id" not in browser.session
+
+
+def test_someone_signed_in_is_told_that_start_signs_them_out(running, personas):
+    _, token = make_link(running, personas["admin"])
+    browser = Client()
+    browser.force_login(personas["admin"])
+    page = browser.get(join_url(token, **PARAMS)).content.decode()
+    assert "You are signed in here as admin" in page
+    assert browser.post(f"/join/{token}/", PARAMS).status_code == 302
+    assert int(browser.session["_auth_user_id"]) == Participant.objects.get().user_id
