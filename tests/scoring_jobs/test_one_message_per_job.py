@@ -34,9 +34,11 @@ def broker(tmp_path, settings):
     server = RedisServer(tmp_path)
     server.start()
     settings.CELERY_BROKER_URL = server.url
-    settings.CELERY_TASK_ALWAYS_EAGER = False
     client = redis.Redis.from_url(server.url)
+    # Not eager from here on, and only here: jobs_sent_to keeps Celery's own setting as it found
+    # it, so it must find the suite's (eager) one for the tests after this one.
     with jobs_sent_to(server.url, settings):
+        settings.CELERY_TASK_ALWAYS_EAGER = False
         yield client
     client.close()
     server.stop()
