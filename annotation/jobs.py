@@ -22,15 +22,25 @@ workers' recovery clock (:mod:`scoring.jobs_recovery`, every ``JOB_RECOVERY_SECO
 with :func:`unsent_jobs_send` once the broker answers again. A task that gives up on a database
 or broker error is kept the same way instead of failing its job: a job fails for good only for a
 reason in its own data.
+
+**One message per job.** Recovery sends a queued job again only when its message is really
+gone: :func:`broker_look` reads what the broker holds (the messages waiting in its queues, and
+those a worker took and has not acknowledged), and :meth:`BrokerLook.holds` says whether a job's
+message is among them. A job that merely waits its turn behind a long queue gets no second
+message (the soak's 30-minute run had 2,363 messages for 174 jobs when recovery went by time
+alone: every lease, every waiting job got one more, and the workers chewed duplicates).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from celery import Task
@@ -199,3 +209,132 @@ def unsent_jobs_send(*, limit: int = 500) -> list[str]:
     if sent:
         logger.warning("sent %s job(s) kept while the broker did not answer", len(sent))
     return sent
+
+
+def _args_key(args: Sequence[Any]) -> str:
+    return json.dumps(list(args), separators=(",", ":"), default=str)
+
+
+def task_name(task: str | Any) -> str:
+    """The name a task's messages carry (a dotted path is imported to read it)."""
+    if isinstance(task, str):
+        try:
+            return import_string(task).name
+        except ImportError:
+            return task
+    return task.name
+
+
+@dataclass(frozen=True)
+class BrokerLook:
+    """What the broker held when looked at: the (task name, arguments) of each message waiting
+    in a queue, and of each message a worker took and has not acknowledged yet, with the time
+    it took it (a worker killed meanwhile leaves its message there until the broker's visibility
+    timeout). ``answered`` False: the broker did not answer, so nothing can be known (and
+    nothing could be sent): every job counts as held."""
+
+    waiting: frozenset[tuple[str, str]] = frozenset()
+    delivered: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    answered: bool = True
+
+    def holds(self, task: str | Any, args: Sequence[Any], *, taken_within: float | None = None) -> bool:
+        """Whether a message of ``task(*args)`` is waiting in a queue, or (``taken_within``
+        seconds given) was taken by a worker less than that long ago and not acknowledged."""
+        if not self.answered:
+            return True
+        key = (task_name(task), _args_key(args))
+        if key in self.waiting:
+            return True
+        if taken_within is None:
+            return False
+        taken = self.delivered.get(key)
+        return taken is not None and time.time() - taken < taken_within
+
+
+def _message_key(payload: Any) -> tuple[str, str] | None:
+    """(task name, arguments) of a Celery message as kombu's Redis transport stores it."""
+    if not isinstance(payload, dict):
+        return None
+    headers = payload.get("headers") or {}
+    task = headers.get("task")
+    if not task:
+        return None
+    try:
+        body = payload.get("body")
+        if (payload.get("properties") or {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        args = json.loads(body)[0]  # protocol 2: [args, kwargs, embed]
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    return task, _args_key(args)
+
+
+def broker_queues() -> list[str]:
+    """The queues jobs are sent to: the default one, the scoring families' and the exports' own."""
+    names = [settings.CELERY_TASK_DEFAULT_QUEUE]
+    names += [name for name in getattr(settings, "SCORING_QUEUES", {}).values() if name]
+    names += [name for name in [getattr(settings, "PROFILE_QUEUE", "")] if name]
+    return list(dict.fromkeys(names))
+
+
+def broker_look() -> BrokerLook | None:
+    """Read what the broker holds (see :class:`BrokerLook`). None when that cannot be read: jobs
+    run in threads or eagerly, or the broker is not Redis; callers then go by time alone."""
+    url = settings.CELERY_BROKER_URL
+    if (settings.JOB_RUNNER != "celery" or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
+            or not url.startswith(("redis://", "rediss://"))):
+        return None
+    import redis
+
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}) or {}
+    prefix = options.get("global_keyprefix", "")
+    separator = "\x06\x16"  # kombu's Redis transport: a queue's key for each priority step
+    timeout = float(options.get("socket_timeout") or 5)
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        try:
+            pipe = client.pipeline(transaction=False)
+            keys = [f"{prefix}{queue}{suffix}" for queue in broker_queues()
+                    for suffix in ("", *(f"{separator}{step}" for step in range(1, 10)))]
+            for key in keys:
+                pipe.lrange(key, 0, -1)
+            pipe.hgetall(f"{prefix}unacked")
+            pipe.zrange(f"{prefix}unacked_index", 0, -1, withscores=True)
+            *queued, unacked, index = pipe.execute()
+        finally:
+            client.close()
+    except Exception as error:  # noqa: BLE001 - not answering: nothing can be known this round
+        logger.warning("the broker did not answer (%s): no job is sent again this round", error)
+        return BrokerLook(answered=False)
+    waiting = set()
+    for messages in queued:
+        for raw in messages:
+            try:
+                key = _message_key(json.loads(raw))
+            except ValueError:
+                continue
+            if key is not None:
+                waiting.add(key)
+    taken_at = {tag.decode() if isinstance(tag, bytes) else tag: score for tag, score in index}
+    delivered: dict[tuple[str, str], float] = {}
+    for tag, raw in unacked.items():
+        try:
+            key = _message_key(json.loads(raw)[0])
+        except (ValueError, IndexError, TypeError):
+            continue
+        if key is not None:
+            tag = tag.decode() if isinstance(tag, bytes) else tag
+            delivered[key] = max(delivered.get(key, 0.0), taken_at.get(tag, time.time()))
+    return BrokerLook(frozenset(waiting), delivered)
+
+
+def message_lost(look: BrokerLook | None, task: str | Any, args: Sequence[Any], *, running: bool,
+                 lease_seconds: float) -> bool:
+    """Whether a job that recovery found stalled needs another message. A queued job does when
+    the broker holds none of its (not waiting in a queue, nor taken by a worker within the
+    lease); a running one whose heartbeat stopped (its worker may be dead, its message then
+    held until the broker's visibility timeout) does unless one is waiting in a queue. Without
+    a look (no Redis broker) both do, as time alone says."""
+    if look is None:
+        return True
+    return not look.holds(task, args, taken_within=None if running else lease_seconds)

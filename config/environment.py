@@ -242,6 +242,12 @@ VARIABLES = (
         '("Scaling out scoring")',
     ),
     Variable(
+        ('PROFILE_QUEUE',),
+        'unset: the default queue',
+        'the queue of profile exports, so that a worker of their own runs them and a long export '
+        'never holds up scoring ("Scaling out scoring")',
+    ),
+    Variable(
         ('SCORING_EMBED_DEVICE', 'SCORING_EMBED_BATCH'),
         '`cpu`, `64`',
         "where this worker's sentence-transformers judges run (`cuda`, `cuda:1`) and their encode "

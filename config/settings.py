@@ -259,6 +259,9 @@ SCORING_LIVE_DELAY_SECONDS = float(os.environ.get("SCORING_LIVE_DELAY_SECONDS", 
 SCORING_JOB_LEASE_SECONDS = int(os.environ.get("SCORING_JOB_LEASE_SECONDS", "900"))
 # The same for a profile export, whose status file is its heartbeat.
 PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900"))
+# Profile exports (minutes of bootstrap on a large study) go to this queue when set, so that a
+# worker of their own runs them and scoring never waits behind one.
+PROFILE_QUEUE = os.environ.get("PROFILE_QUEUE", "")
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))

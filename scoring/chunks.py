@@ -43,7 +43,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.jobs import job_send_or_keep
+from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.services.study_state import Write, study_require
 from scoring import families
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
@@ -158,8 +158,10 @@ def study_job_run(
     claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, heartbeat_at__lt=stale)
     if task_id:
         claimable |= Q(status=Status.RUNNING, task_id=task_id)
+    # The claim keeps its message's id (see scoring.services.score_job_run).
     claimed = ScoreJob.objects.filter(claimable, pk=job_id, chunks_total=0).update(
         status=Status.RUNNING, run_token=token, attempts=F("attempts") + 1,
+        **({"task_id": task_id} if task_id else {}),
         started_at=now, heartbeat_at=now, finished_at=None, progress_done=0, errors={},
     )
     if claimed != 1:
@@ -251,15 +253,22 @@ def _run_here(job: ScoreJob, on_progress: Callable[[Any], None]) -> None:
 
 def send_chunks(job: ScoreJob, *, only_stalled: bool = False) -> int:
     """Send the job's unfinished chunks to their queues; with ``only_stalled``, the queued ones
-    and those running with a stale heartbeat. Returns how many were sent."""
+    and those running with a stale heartbeat, each only when the broker holds no message of it
+    (:func:`annotation.jobs.message_lost`: a chunk waiting its turn gets no second message).
+    Returns how many were sent."""
     chunks = ScoreChunk.objects.filter(job=job, status__in=[Chunk.QUEUED, Chunk.RUNNING])
+    look = None
     if only_stalled:
         stale = timezone.now() - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
         chunks = chunks.filter(Q(status=Chunk.QUEUED) | Q(heartbeat_at__lt=stale))
+        look = broker_look()
     sent = 0
-    for chunk_id, chunk_task_id, queue in chunks.order_by("index").values_list(
-        "pk", "task_id", "queue"
+    for chunk_id, chunk_task_id, queue, status in chunks.order_by("index").values_list(
+        "pk", "task_id", "queue", "status"
     ):
+        if only_stalled and not message_lost(look, CHUNK_TASK, [chunk_id], running=status == Chunk.RUNNING,
+                                             lease_seconds=settings.SCORING_JOB_LEASE_SECONDS):
+            continue
         try:
             # A broker that does not answer: the chunk stays queued, kept to be sent later.
             job_send_or_keep(CHUNK_TASK, args=[chunk_id], task_id=chunk_task_id, queue=queue or None)

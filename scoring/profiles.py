@@ -71,7 +71,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.jobs import TRANSIENT_ERRORS, job_send_or_keep
+from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.rules import workflow
 from annotation.selectors.counted import counted_annotations
@@ -738,6 +738,7 @@ def export_zip(out_dir: str | Path, zip_path: str | Path, manifest: Mapping[str,
 
 JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+EXPORT_TASK = "scoring.profile_tasks.export_profile"
 MAX_RESAMPLES = 200_000
 
 
@@ -874,7 +875,7 @@ def _send(study_id: int, job_id: str) -> None:
     """Send the export to the workers; kept to be sent later when the broker does not answer
     (the job stays queued). Never raises: any other refusal is recorded on the job."""
     try:
-        job_send_or_keep("scoring.profile_tasks.export_profile", args=[study_id, job_id])
+        job_send_or_keep(EXPORT_TASK, args=[study_id, job_id], queue=settings.PROFILE_QUEUE or None)
     except Exception as error:  # noqa: BLE001 - recorded on the job, which then ends failed
         logger.exception("profile job %s could not be sent", job_id)
         study = Study.objects.get(pk=study_id)
@@ -898,10 +899,17 @@ def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> d
     """
     report: dict[str, list[str]] = {"resumed": [], "failed": []}
     waiting = (RUNNING, QUEUED)
+    look: BrokerLook | None = None
+    looked = False
     for status in profile_jobs(study=study):
         updated = datetime.fromisoformat(status["updated_at"]).timestamp()
         lost = lost_before is not None and status["state"] == QUEUED and updated < lost_before
         if status["state"] not in waiting or (time.time() - updated < _lease_seconds() and not lost):
+            continue
+        if not looked:  # what the broker holds: an export waiting its turn is not sent again
+            look, looked = broker_look(), True
+        if not message_lost(look, EXPORT_TASK, [study.pk, status["job"]], running=status["state"] == RUNNING,
+                            lease_seconds=_lease_seconds()):
             continue
         folder = job_dir(study, status["job"])
         attempts = status.get("attempts", 0)

@@ -78,7 +78,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.jobs import job_send_or_keep
+from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, Caption, Reference, Study
 from annotation.rules import workflow
 from annotation.selectors.counted import counted_annotations
@@ -91,6 +91,8 @@ from scoring.metrics.sentences import DEFAULT_SPLITTER, SPLITTERS
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 
 logger = logging.getLogger(__name__)
+
+JOB_TASK = "scoring.tasks.run_score_job"
 
 Subject = ScoreResult.Subject
 Status = ScoreJob.Status
@@ -202,7 +204,7 @@ def score_job_enqueue(*, job_id: int, delay_seconds: float | None = None) -> Non
     """
     job = ScoreJob.objects.get(pk=job_id)
     try:
-        job_send_or_keep("scoring.tasks.run_score_job", args=[job.pk], task_id=job.task_id,
+        job_send_or_keep(JOB_TASK, args=[job.pk], task_id=job.task_id,
                          countdown=delay_seconds)
     except Exception as error:  # noqa: BLE001 - recorded on the job, see the docstring
         logger.exception("scoring job %s could not be run", job_id)
@@ -336,11 +338,18 @@ def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[
     stalled |= Q(status=Status.QUEUED, created_at__lt=waited) & (
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=waited)
     )
-    jobs = ScoreJob.objects.filter(stalled)
+    found = ScoreJob.objects.filter(stalled)
     if study is not None:
-        jobs = jobs.filter(study=study)
+        found = found.filter(study=study)
+    jobs = list(found)
     report: dict[str, list[int]] = {"resumed": [], "failed": []}
+    # What the broker holds: a job whose message waits its turn is not sent again (one
+    # message per job, however long the queue).
+    look = broker_look() if jobs else None
     for job in jobs:
+        if not message_lost(look, JOB_TASK, [job.pk], running=job.status == Status.RUNNING,
+                            lease_seconds=settings.SCORING_JOB_LEASE_SECONDS):
+            continue
         # Only the recovery whose conditional update changes the row acts on the job.
         mine = ScoreJob.objects.filter(
             pk=job.pk, status=job.status, heartbeat_at=job.heartbeat_at
@@ -350,7 +359,11 @@ def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[
             if mine.update(status=Status.FAILED, errors=errors, finished_at=now):
                 logger.warning("scoring job %s stalled %s times: failed", job.pk, job.attempts)
                 report["failed"].append(job.pk)
-        elif mine.update(heartbeat_at=now):
+            continue
+        # A new task id, which only the message sent now carries: it may take the job over
+        # from a run presumed dead, and an older message of the job arriving late cannot take
+        # it from the run that holds it (a claim keeps its message's id).
+        if mine.update(heartbeat_at=now, task_id=uuid.uuid4().hex):
             logger.warning("scoring job %s stalled: sending it again", job.pk)
             score_job_enqueue(job_id=job.pk)
             report["resumed"].append(job.pk)
@@ -664,9 +677,12 @@ def score_job_run(
     claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, heartbeat_at__lt=stale)
     if task_id:
         claimable |= Q(status=Status.RUNNING, task_id=task_id)
+    # The claim keeps its message's id: only that message (a retry, a redelivery) or a newer one
+    # sent by recovery may take the job over while its heartbeat is fresh, never a duplicate.
     claimed = ScoreJob.objects.filter(claimable, pk=job_id).update(
         status=Status.RUNNING,
         run_token=token,
+        **({"task_id": task_id} if task_id else {}),
         attempts=F("attempts") + 1,
         started_at=Coalesce(F("started_at"), Value(now)),
         heartbeat_at=now,

@@ -435,6 +435,45 @@ def running_jobs(slug: str) -> list[str]:
     return left
 
 
+def unfinished_asked(slug: str, kind: str) -> int:
+    """How many jobs of `kind` that a person asked for are queued or running: "scoring" (study
+    jobs asked by someone, not a verdict's), "profile"."""
+    from django.conf import settings
+
+    from scoring.models import ScoreJob
+
+    if kind == "profile":
+        return sum(1 for state in profile_states(Path(settings.MEDIA_ROOT), slug).values()
+                   if state in ("queued", "running"))
+    return ScoreJob.objects.filter(study__slug=slug, kind="study", requested_by__isnull=False,
+                                   status__in=["queued", "running"]).count()
+
+
+def job_progress(slug: str) -> tuple[list[str], tuple[int, int, int]]:
+    """The jobs still running or queued, and a mark of progress that changes whenever a job
+    ends, starts or counts more work done: (jobs unfinished, running, work counted)."""
+    from django.conf import settings
+    from django.db.models import Sum
+
+    from scoring.models import ScoreChunk, ScoreJob
+
+    left = running_jobs(slug)
+    running = sum(1 for line in left if line.endswith("running"))
+    work = (ScoreJob.objects.filter(study__slug=slug, status__in=["queued", "running"])
+            .aggregate(done=Sum("progress_done"))["done"] or 0)
+    work += ScoreChunk.objects.filter(job__study__slug=slug, status="done").count()
+    work += sum(int(status.get("done") or 0) for status in profile_statuses(Path(settings.MEDIA_ROOT), slug).values()
+                if status.get("state") in ("queued", "running"))
+    return left, (len(left), running, work)
+
+
+def failed_jobs(jobs: list[Job]) -> list[str]:
+    """Every job that ended other than done, with its error (the planted import's refusal too)."""
+    return [f"{job.kind} job {job.name}: {job.state}" + (" (planted)" if job.planted else "")
+            + f": {job.error or '(no error recorded)'}"
+            for job in jobs if job.state not in ("done", "queued", "running")]
+
+
 def job_states(slug: str) -> dict[str, dict[str, int]]:
     from django.conf import settings
 

@@ -209,9 +209,14 @@ class Faults:
         written = self.media.fill()
         # An upload to import (kept in MEDIA_ROOT) while it is full; in the long soak a profile
         # export too, which writes its files there.
-        threading.Thread(target=self.admin.import_job, daemon=True).start()
-        if self.long_jobs:
-            threading.Thread(target=self.admin.profile_job, daemon=True).start()
+        # One after the other, in one thread: they share the admin's connection (two threads on
+        # one http.client connection broke it: the 30-minute run's IncompleteRead).
+        def ask() -> None:
+            self.admin.import_job()
+            if self.long_jobs:
+                self.admin.profile_job()
+
+        threading.Thread(target=ask, daemon=True).start()
         time.sleep(self.outage_seconds * 2)
         self.media.free()
         return f"{written / 2**20:.1f} MiB written to fill it"

@@ -26,6 +26,7 @@ from soak.people import Admin, Annotator, Client, Ledger, Reviewer
 from soak.stack import REPO, CeleryWorkers, Gunicorn, Media, Postgres, Redis, free_port
 
 SLUG = "demo"
+EXPORTS_QUEUE = "redline-exports"
 ANNOTATORS = ("annotator", "annotator2", "annotator3", "annotator4")
 REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 
@@ -35,12 +36,14 @@ REVIEWERS = ("reviewer", "reviewer2", "reviewer3")
 # small study: the demo study's design shows an annotator each clip once, so its annotators ran
 # out of work within minutes (31 % of a 30-minute run's requests found nothing in the queue).
 # profiles: the long soak also exports profiles (pandas, SciPy and matplotlib in every process).
+# settle_seconds: the most the jobs may take to end once the people stopped, as long as they make
+# progress; stall_seconds: how long without any progress ends the wait.
 SHORT = {"minutes": 0, "rounds": 1, "redis_seconds": 6, "outage_seconds": 1.5, "hang_seconds": 20, "gap": 3,
-         "retry_seconds": 45, "settle_seconds": 150, "models": 3, "study_models": 8, "demo": False,
-         "profiles": False}
+         "retry_seconds": 45, "settle_seconds": 300, "stall_seconds": 90, "models": 3, "study_models": 8,
+         "demo": False, "profiles": False}
 FULL = {"minutes": 10, "rounds": 0, "redis_seconds": 30, "outage_seconds": 3, "hang_seconds": 20, "gap": 8,
-        "retry_seconds": 75, "settle_seconds": 360, "models": 3, "study_models": 8, "demo": False,
-        "profiles": True}
+        "retry_seconds": 75, "settle_seconds": 900, "stall_seconds": 120, "models": 3, "study_models": 8,
+        "demo": False, "profiles": True}
 
 
 def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[str, str]:
@@ -73,6 +76,7 @@ def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[
         # again and again.
         "PROFILE_JOB_LEASE_SECONDS": "120",
         "CELERY_VISIBILITY_TIMEOUT": "60",
+        "PROFILE_QUEUE": EXPORTS_QUEUE,
         "LLMFACTS_BASE_URL": "",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -166,24 +170,63 @@ def signed_in_session(user) -> str:
     return session.session_key
 
 
-def settle(seconds: float) -> float | None:
+def unfinished_asked(kind: str) -> int:
+    """The admin's look before asking for another job (see soak.people.Admin): read from the
+    database and the profile folders; 0 when they cannot be read (the admin then asks, and the
+    request meets the fault)."""
+    from django.db import connections
+
+    try:
+        return checks.unfinished_asked(SLUG, kind)
+    except Exception:  # noqa: BLE001 - a fault: ask anyway
+        return 0
+    finally:
+        connections.close_all()
+
+
+def settle(seconds: float, stall_seconds: float, poll: float = 2.0) -> dict:
     """Wait, reading the database and the profile folders only (no page opened: the product
-    must recover its jobs by itself), until no job runs or waits, within `seconds`; how long
-    it took (None: jobs were still queued or running at the end)."""
+    must recover its jobs by itself), until no job runs or waits. It waits as long as the jobs
+    make progress (a job ends, starts, or counts more work done), up to `seconds` in all, and
+    gives up after `stall_seconds` without any. Returns what it saw: the seconds it took, the
+    jobs left when the people stopped and at the end, why it stopped, and how many jobs ended
+    each minute."""
     from django.db import connections
 
     began = time.monotonic()
-    while time.monotonic() - began < seconds:
+    last_change, last_seen, first_left = began, None, None
+    ended_per_minute: list[int] = []
+    left: list[str] = ["(not looked at)"]
+    why = "every job ended"
+    while True:
         try:
-            left = checks.running_jobs(SLUG)
+            left, progress = checks.job_progress(SLUG)
         except Exception:  # noqa: BLE001 - a look that failed settles nothing
-            left = ["(could not look)"]
+            left, progress = ["(could not look)"], last_seen
         finally:
             connections.close_all()
+        now = time.monotonic()
+        if first_left is None:
+            first_left = len(left)
+        minute = int((now - began) // 60)
+        while len(ended_per_minute) <= minute:
+            ended_per_minute.append(0)
+        if last_seen is not None and progress != last_seen:
+            last_change = now
+            ended_per_minute[minute] += max(0, last_seen[0] - progress[0]) if progress else 0
+        last_seen = progress
         if not left:
-            return round(time.monotonic() - began, 1)
-        time.sleep(2)
-    return None
+            break
+        if now - began >= seconds:
+            why = f"jobs still waiting after {seconds:g} s"
+            break
+        if now - last_change >= stall_seconds:
+            why = f"no job made progress for {stall_seconds:g} s"
+            break
+        time.sleep(poll)
+    return {"seconds": round(time.monotonic() - began, 1), "settled": not left, "why": why,
+            "jobs left when the people stopped": first_left, "jobs left": left[:50],
+            "jobs ended per minute": ended_per_minute}
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -279,12 +322,16 @@ def run(options: dict) -> dict:
         sys.path.insert(0, str(REPO))
         sessions, clips = build_study(pg, scratch, options["demo"], options["study_models"])
         web = Gunicorn(free_port(58000), env, scratch / "gunicorn.log")
-        workers = CeleryWorkers(2, env, scratch / "celery.log")
+        # Two workers for scoring and imports; the exports (minutes of bootstrap each) on a
+        # third of their own (PROFILE_QUEUE), as the production layout advises, so that scoring
+        # never waits behind them: in the 30-minute run both workers were held by exports.
+        workers = CeleryWorkers(3, env, scratch / "celery.log", queues={2: EXPORTS_QUEUE})
         web.start()
         workers.start()
         built = time.time()
         print(f"soak: stack up in {built - started:.0f} s (PostgreSQL :{pg.port}, Redis :{redis.port}, "
-              f"gunicorn :{web.port} 2x4, 2 Celery workers, media {'tmpfs' if media.mounted else 'folder'})",
+              f"gunicorn :{web.port} 2x4, 3 Celery workers (one for exports), "
+              f"media {'tmpfs' if media.mounted else 'folder'})",
               flush=True)
 
         ledger, stop = Ledger(), threading.Event()
@@ -297,13 +344,14 @@ def run(options: dict) -> dict:
         # Profile exports load pandas, SciPy and matplotlib in the web and worker processes: the
         # long soak starts them, the short one (two busy cores) leaves them out.
         admin = Admin(client("admin"), SLUG, 7, 6.0, clips, list(ANNOTATORS), profiles=options["profiles"],
-                      models=options["models"])
+                      models=options["models"], unfinished=unfinished_asked)
         injector = Admin(client("admin"), SLUG, 8, 0, clips, list(ANNOTATORS))
         broker = redis_client.Redis(host="127.0.0.1", port=redis.port, db=0, socket_timeout=5)
         faults = Faults(pg, redis, web, workers, media, [a.client for a in annotators], injector,
                         options["redis_seconds"], options["outage_seconds"], options["profiles"],
                         hang_seconds=options["hang_seconds"], probe=client("admin"),
-                        broker_queue=lambda: broker.llen("redline") + broker.hlen("unacked"))
+                        broker_queue=lambda: (broker.llen("redline") + broker.llen(EXPORTS_QUEUE)
+                                              + broker.hlen("unacked")))
         people = [*annotators, *reviewers, admin]
         since = datetime.now(UTC)
         for person in people:
@@ -324,9 +372,10 @@ def run(options: dict) -> dict:
             person.join(timeout=options["retry_seconds"] + 15)
         driven = time.time()
         print(f"soak: people stopped after {driven - built:.0f} s; settling the jobs", flush=True)
-        settled_in = settle(options["settle_seconds"])
+        settling = settle(options["settle_seconds"], options["stall_seconds"])
+        settled_in = settling["seconds"] if settling["settled"] else None
         try:
-            backlog = broker.llen("redline") + broker.hlen("unacked")
+            backlog = broker.llen("redline") + broker.llen(EXPORTS_QUEUE) + broker.hlen("unacked")
         except redis_client.RedisError:
             backlog = -1
 
@@ -336,7 +385,8 @@ def run(options: dict) -> dict:
         found = checks.check_annotations(*checks.read_annotations(SLUG), ledger.books, ledger.claims, since)
         found.update(checks.check_answers(ledger.requests))
         found["retries not converged"] = list(ledger.not_converged)
-        found.update(checks.check_jobs(checks.read_jobs(SLUG, since), ledger.jobs_asked))
+        jobs = checks.read_jobs(SLUG, since)
+        found.update(checks.check_jobs(jobs, ledger.jobs_asked))
         found["queued jobs not sent again"] = list(faults.jobs_not_resent)
         found.update(checks.check_disconnects(ledger.disconnects))
         found.update(checks.check_workload(ledger.requests))
@@ -372,6 +422,8 @@ def run(options: dict) -> dict:
                             + ")" for w in faults.windows],
             "recovery seconds": recovery(faults),
             "jobs settled in seconds": settled_in,
+            "settling": settling,
+            "failed jobs": checks.failed_jobs(jobs),
             "fault errors": faults.errors,
             "person errors": [f"{p.name}: {e}" for p in people for e in p.errors],
             "5xx inside fault windows": answers_in_windows(ledger, faults.windows),
@@ -459,6 +511,15 @@ def print_report(report: dict) -> None:
     for line in report["fault notes"] + report["fault errors"] + report["person errors"]:
         print(f"  . {line}")
     print(f"recovery: {report['recovery seconds']}; jobs settled in {report['jobs settled in seconds']} s")
+    settling = report["settling"]
+    print(f"settling: {settling['jobs left when the people stopped']} jobs unfinished when the people stopped; "
+          f"{settling['why']} after {settling['seconds']:g} s; jobs ended per minute "
+          f"{settling['jobs ended per minute']}")
+    for line in settling["jobs left"]:
+        print(f"  . left: {line}")
+    print(f"failed jobs ({len(report['failed jobs'])}), each with its error:")
+    for line in report["failed jobs"]:
+        print(f"  . {line}")
     if report["gave up"]:
         print(f"requests given up after retrying: {report['gave up']}")
     print("5xx and unanswered requests inside the faults' windows (allowed):")

@@ -272,13 +272,15 @@ class Gunicorn:
 
 class CeleryWorkers:
     """`count` Celery workers (solo pool) kept running as a service manager would: one that
-    dies is started again after a second."""
+    dies is started again after a second. `queues`: each worker's queues (``-Q``), by number;
+    a worker not named there consumes the default queue."""
 
     OPTIONS = ["--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
                "--without-heartbeat"]
 
-    def __init__(self, count: int, env: dict[str, str], log: Path):
+    def __init__(self, count: int, env: dict[str, str], log: Path, queues: dict[int, str] | None = None):
         self.count, self.env, self.log = count, env, log
+        self.queues = queues or {}
         self.processes: list[subprocess.Popen | None] = [None] * count
         self.restarts = 0
         self._stop = threading.Event()
@@ -289,7 +291,7 @@ class CeleryWorkers:
         log = open(self.log, "ab")  # noqa: SIM115 - handed to the worker
         return subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", *self.OPTIONS,
-             "-n", f"soak{number}@%h"],
+             *(["-Q", self.queues[number]] if number in self.queues else []), "-n", f"soak{number}@%h"],
             env=self.env, cwd=REPO, stdout=log, stderr=log,
         )
 

@@ -166,6 +166,8 @@ def service_response(call, user, annotation_id: int, ok_status=status.HTTP_200_O
     `full` is off (autosaves: the page already has the clip, caption and taxonomy)."""
     try:
         annotation = call()
+    except Annotation.DoesNotExist:
+        raise NotFound("No such annotation.") from None  # a 404, as a read of it answers
     except Conflict as conflict:
         return Response({"detail": str(conflict), "current": conflict.current}, status=status.HTTP_409_CONFLICT)
     except NotAllowed as exc:

@@ -50,7 +50,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.errors import ImportRefused, ServiceError
-from annotation.jobs import job_send_or_keep
+from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.media.storage import media_save
 from annotation.models import CaptionImportJob, Study
 from annotation.services.captions import (
@@ -417,8 +417,13 @@ def caption_import_jobs_recover(*, study: Study | None = None, lost_before=None)
     report: dict[str, list[int]] = {"resumed": [], "failed": []}
     if not jobs.exists():
         return report
+    # What the broker holds: an import whose message waits its turn is not sent again.
+    look = broker_look()
     with transaction.atomic():
         for job in jobs.select_for_update(skip_locked=True):
+            if not message_lost(look, TASK, [job.pk], running=job.state == State.RUNNING,
+                                lease_seconds=settings.SCORING_JOB_LEASE_SECONDS):
+                continue
             if job.attempts >= settings.JOB_MAX_ATTEMPTS:
                 job.state, job.errors = State.FAILED, [STALLED.format(count=job.attempts)]
                 job.finished_at = now

@@ -147,7 +147,10 @@ def test_a_queued_job_whose_message_was_lost_is_sent_again_once_a_lease(
     monkeypatch.setattr("annotation.jobs.job_send", lambda task, **kw: sent.append(kw))
     assert score_jobs_recover() == {"resumed": [job.pk], "failed": []}
     assert score_jobs_recover() == {"resumed": [], "failed": []}  # renewed: not at every look
-    assert sent == [{"args": [job.pk], "task_id": job.task_id, "queue": None, "countdown": None}]
+    # Under a new task id, which the job keeps (see test_one_message_per_job.py).
+    resent = ScoreJob.objects.get(pk=job.pk).task_id
+    assert resent != job.task_id
+    assert sent == [{"args": [job.pk], "task_id": resent, "queue": None, "countdown": None}]
 
 
 @pytest.mark.django_db

@@ -21,6 +21,7 @@ from soak.checks import (
     check_saves,
     check_state,
     check_workload,
+    failed_jobs,
 )
 from soak.people import PLANTED_CLIP, Request, Sent
 
@@ -236,6 +237,15 @@ def test_only_the_planted_import_may_be_refused_and_it_must_be():
     assert check_jobs([planted], asked)["jobs not done"] == []
     assert check_jobs([Job("caption import", "7", "done", planted=True)], asked)["jobs not done"]
     assert check_jobs([Job("caption import", "7", "refused", "unknown clip x")], asked)["jobs not done"]
+
+
+def test_every_failed_job_is_listed_with_its_error():
+    jobs = [Job("profile", f"p{n}", "failed", f"The export stopped: reason {n}") for n in range(15)]
+    jobs += [Job("scoring", "1", "done"), Job("scoring", "2", "running"), Job("caption import", "3", "failed")]
+    listed = failed_jobs(jobs)
+    assert len(listed) == 16  # all of them, not the first ten of a violation's details
+    assert listed[14] == "profile job p14: failed: The export stopped: reason 14"
+    assert listed[15] == "caption import job 3: failed: (no error recorded)"
 
 
 def test_more_jobs_than_asked_for_are_found():
