@@ -268,5 +268,11 @@ def test_trained_qualified_and_measured_annotators_from_an_empty_study(
     expect(researcher.locator("#profile-step")).to_have_text("Done.", timeout=180_000)
     expect(researcher.locator("#profile-sensitivity-section")).to_be_visible()
     expect(researcher.locator("#profile-sensitivity tbody tr")).not_to_have_count(0)
+    # The corrected captions count the work's final verdict only: not the approved gold check's.
+    gold_model = check.caption.model.name
+    work_model = work[0].caption.model.name
+    assert gold_model != work_model
+    expect(researcher.locator(f'#corrected-captions tr[data-model="{work_model}"] td.num')).to_have_text("1")
+    expect(researcher.locator(f'#corrected-captions tr[data-model="{gold_model}"] td.num')).to_have_text("0")
     screenshot(researcher, "trained-8-profile-sensitivity")
     researcher.context.close()
