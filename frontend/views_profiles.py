@@ -12,7 +12,7 @@ import mimetypes
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.api.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.errors import ServiceError
-from annotation.models import CandidateModel, Study
+from annotation.models import Annotation, CandidateModel, Study
 from annotation.permissions import Role, require_model_identity, user_roles
 from annotation.rules import workflow
+from annotation.selectors.counted import counted_annotations
 from scoring.freshness import scores_freshness
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
 from scoring.metrics import exports
@@ -99,10 +100,13 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
     # Whoever opens the page sees an export whose process died sent again or failed.
     _profiles().profile_jobs_recover(study=study)
     jobs = _profiles().profile_jobs(study=study)
-    models = study.candidate_models.annotate(
-        final_verdicts=Count("captions", filter=Q(captions__annotations__state=workflow.APPROVED),
-                             distinct=True)
-    ).order_by("name")
+    # Final verdicts as the downloads count them: the study's work, no gold item's (counted_annotations).
+    approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
+    counts = dict(approved.values("caption__model_id").annotate(n=Count("caption_id", distinct=True))
+                  .values_list("caption__model_id", "n"))
+    models = list(study.candidate_models.order_by("name"))
+    for model in models:
+        model.final_verdicts = counts.get(model.pk, 0)
     earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == _profiles().DONE]
     return render(request, "frontend/profiles.html", {
         "study": study,

@@ -302,6 +302,53 @@ def quality_section(rows: Sequence[Any]) -> list[str]:
     return lines
 
 
+def guideline_versions_used(captions: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Under which versions of the study's guidelines the released verdicts were given, with
+    counts of captions: the annotators' verdicts (``guideline_version``) and the QC reviewers'
+    decisions (``review_guideline_version``); version None: given before the study had guidelines."""
+    used: dict[str, list[dict[str, Any]]] = {}
+    for side, field in (("annotator", "guideline_version"), ("reviewer", "review_guideline_version")):
+        counts: dict[int | None, int] = {}
+        for row in captions:
+            counts[row.get(field)] = counts.get(row.get(field), 0) + 1
+        used[side] = [{"version": version, "captions": n}
+                      for version, n in sorted(counts.items(), key=lambda item: (item[0] is None, item[0] or 0))]
+    return used
+
+
+def guideline_lines(used: Mapping[str, Sequence[Mapping[str, Any]]], saved: Mapping[int, str]) -> list[str]:
+    """The card's lines naming the guideline versions the verdicts were given under (`saved`:
+    each version's date)."""
+    versions = sorted({entry["version"] for side in used.values() for entry in side},
+                      key=lambda version: (version is None, version or 0))
+    if not versions:
+        return []
+    count = {side: {entry["version"]: entry["captions"] for entry in entries} for side, entries in used.items()}
+    lines = [
+        "### Guideline versions",
+        "",
+        "The versions of the study's guidelines the released verdicts were given under (each caption's "
+        "`guideline_version` and `review_guideline_version`).",
+        "",
+        "| guidelines | saved | captions annotated under it | captions QC-reviewed under it |",
+        "|---|---|---|---|",
+    ]
+    for version in versions:
+        name = "none yet (before the study had guidelines)" if version is None else f"version {version}"
+        when = saved.get(version, "–") if version is not None else "–"
+        lines.append(f"| {name} | {when} | {count['annotator'].get(version, 0)} | "
+                     f"{count['reviewer'].get(version, 0)} |")
+    return lines
+
+
+def guideline_dates(study: Study) -> dict[int, str]:
+    """The date each of the study's guideline versions was saved (ISO, UTC)."""
+    from annotation.models import GuidelineVersion
+
+    return {number: created.astimezone(UTC).date().isoformat() for number, created in
+            GuidelineVersion.objects.filter(study=study).values_list("number", "created_at")}
+
+
 def _fields_table(title: str, fields: Sequence[Field]) -> str:
     lines = [f"### {title}", "", "| field | type | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | `{kind}` | {meaning} |" for name, kind, meaning in fields]
@@ -310,7 +357,13 @@ def _fields_table(title: str, fields: Sequence[Field]) -> str:
 
 def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
     """The dataset card: the YAML header, then how the data was made, the annotators' quality
-    (`quality`: annotation.selectors.annotator_quality rows, by pseudonym), the taxonomy, the fields."""
+    (`quality`: annotation.selectors.annotator_quality rows, by pseudonym) with the guideline
+    versions the verdicts were given under (the header's ``guideline_versions``), the taxonomy,
+    the fields."""
+    used = header["redline"].get("guideline_versions", {})
+    guidelines = guideline_lines(used, guideline_dates(study)) if used else []
+    if guidelines and not quality:
+        guidelines = ["## Annotator quality", "", *guidelines]
     modes = taxonomy_modes(study.taxonomy)
     counts = header["redline"]["counts"]
     body = [
@@ -340,6 +393,7 @@ def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = 
         "this study and unlinkable to accounts. Texts are exactly as written: nothing is escaped.",
         "",
         *(quality_section(quality) + [""] if quality else []),
+        *(guidelines + [""] if guidelines else []),
         f"## Failure taxonomy: {study.taxonomy} (sha256 `{study.taxonomy.content_hash}`)",
         "",
         *[f"- **{mode['name']}** (`{mode['key']}`, {'caption level' if mode['level'] == 'caption' else 'any unit'}): "
@@ -376,6 +430,7 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     header = card_header(study, license=license, models=models, counts=counts)
     quality = quality_rows(study)
     header["redline"]["annotator_quality"] = quality_header(quality)
+    header["redline"]["guideline_versions"] = guideline_versions_used(captions)
     (out / "README.md").write_text(card_text(study, header, quality), encoding="utf-8")
     return {"counts": counts, "files": list(FILES)}
 

@@ -270,9 +270,3 @@ def binomial_interval(n: int, p: float, *, tail: float = 0.0005) -> tuple[int, i
         cumulative += pmf[high]
         high -= 1
     return low, high
-
-
-def recent_agreement(outcomes: Sequence[bool], *, window: int) -> float | None:
-    """The share of agreeing verdicts among the last ``window`` gold checks; None without any."""
-    recent = list(outcomes)[-window:]
-    return sum(1 for agree in recent if agree) / len(recent) if recent else None

@@ -43,8 +43,8 @@ from scoring.metrics.exports import REJECT, CorrectedCaption
 #: Fewest items a gold agreement is computed over (the profile's minimum group).
 MIN_ITEMS = MIN_GROUP
 #: How many of an annotator's latest gold checks make their *recent* gold accuracy (the drift
-#: warning of the dashboard reads it against the study's gold_drift_threshold); the gold page's
-#: drift warning reads as many (annotation.services.gold.DRIFT_WINDOW).
+#: warning of the dashboard and of the gold page reads it against the study's gold_drift_threshold,
+#: by annotation.selectors.annotator_quality.gold_drift: the one drift rule).
 RECENT_CHECKS = 10
 
 
@@ -57,9 +57,11 @@ class ModeCounts:
     false_negative: int = 0
 
     def __add__(self, other: ModeCounts) -> ModeCounts:
-        return ModeCounts(self.true_positive + other.true_positive,
-                          self.false_positive + other.false_positive,
-                          self.false_negative + other.false_negative)
+        return ModeCounts(
+            self.true_positive + other.true_positive,
+            self.false_positive + other.false_positive,
+            self.false_negative + other.false_negative,
+        )
 
     @property
     def f1(self) -> float:
@@ -112,8 +114,7 @@ class GoldAgreement:
 
 
 def too_few_note(items: int, minimum: int = MIN_ITEMS) -> str:
-    return (f"not computed: {items} item{'s' if items != 1 else ''}, needs at least {minimum}"
-            if items < minimum else "")
+    return f"not computed: {items} item{'s' if items != 1 else ''}, needs at least {minimum}" if items < minimum else ""
 
 
 def gold_agreement(

@@ -337,7 +337,7 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
     annotation_plain, annotation_json = _plain_and_json(ANNOTATION_FIELDS)
     for row in (
         Annotation.objects.filter(caption__clip__study=study)
-        .order_by("caption__clip__name", "caption__model__name", "annotator__username", "attempt")
+        .order_by("caption__clip__name", "caption__model__name", "annotator__username", "purpose", "attempt", "pk")
         .values(
             "id",
             "caption__clip__name",

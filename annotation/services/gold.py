@@ -56,8 +56,6 @@ from scoring.metrics.edits import EditSizing, word_diff
 
 Purpose = Annotation.Purpose
 GOLD_MAKERS = (Membership.Role.ADMIN, Membership.Role.EXPERT)
-# The drift warning reads an annotator's last this many gold checks.
-DRIFT_WINDOW = 10
 
 
 def _audit(
@@ -621,56 +619,6 @@ def gold_check_take(*, study: Study, annotator) -> int | None:
 def _draw_index(seed: int, annotator_id: int, slot: int, size: int) -> int:
     digest = hashlib.sha256(f"pick:{seed}:{annotator_id}:{slot}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % size
-
-
-def gold_check_outcomes(study: Study, annotator) -> list[bool]:
-    """Whether each of the annotator's submitted gold checks agreed with the gold overview
-    verdict, oldest first (the drift warning reads the last DRIFT_WINDOW)."""
-    checks = (
-        Annotation.objects.filter(
-            caption__clip__study=study, annotator=annotator, purpose=Purpose.GOLD_CHECK, submitted_at__isnull=False
-        )
-        .order_by("submitted_at", "pk")
-        .values_list("caption_id", "pk")
-    )
-    checks = list(checks)
-    if not checks:
-        return []
-    gold_verdicts = dict(
-        CorrectionPass.objects.filter(
-            annotation__gold_item__caption_id__in=[c for c, _ in checks], kind=CorrectionPass.Kind.ANNOTATOR
-        ).values_list("annotation__caption_id", "overview_verdict")
-    )
-    verdicts = dict(
-        CorrectionPass.objects.filter(
-            annotation_id__in=[pk for _, pk in checks], kind=CorrectionPass.Kind.ANNOTATOR
-        ).values_list("annotation_id", "overview_verdict")
-    )
-    return [gold_verdicts.get(caption_id) == verdicts.get(pk) for caption_id, pk in checks]
-
-
-def gold_drift(study: Study) -> list[dict[str, Any]]:
-    """The annotators whose overview agreement on their last DRIFT_WINDOW gold checks is below
-    the study's drift threshold (for its admins: named)."""
-    warnings = []
-    annotators = (
-        Membership.objects.filter(study=study, role=Membership.Role.ANNOTATOR)
-        .select_related("user")
-        .order_by("user__username")
-    )
-    for membership in annotators:
-        outcomes = gold_check_outcomes(study, membership.user)
-        recent = gold_rules.recent_agreement(outcomes, window=DRIFT_WINDOW)
-        if recent is not None and recent < study.gold_drift_threshold:
-            warnings.append(
-                {
-                    "user": membership.user.get_username(),
-                    "recent_agreement": recent,
-                    "checks": min(len(outcomes), DRIFT_WINDOW),
-                    "threshold": study.gold_drift_threshold,
-                }
-            )
-    return warnings
 
 
 def gold_makers(study: Study, user_ids: Iterable[int]) -> set[int]:

@@ -12,7 +12,6 @@ from annotation.rules.gold import (
     gold_rate_problem,
     mode_f1,
     practice_evaluate,
-    recent_agreement,
     verdict_compare,
 )
 
@@ -150,8 +149,3 @@ def test_the_draw_is_deterministic_and_off_at_zero():
     assert first != [gold_check_due(seed=6, annotator_id=3, slot=n, rate=0.3) for n in range(50)]
     assert not any(gold_check_due(seed=5, annotator_id=3, slot=n, rate=0) for n in range(50))
     assert all(gold_check_due(seed=5, annotator_id=3, slot=n, rate=1) for n in range(50))
-
-
-def test_recent_agreement():
-    assert recent_agreement([], window=5) is None
-    assert recent_agreement([True, False, True, True, True, False], window=5) == pytest.approx(3 / 5)

@@ -234,3 +234,36 @@ def test_the_release_names_the_guideline_versions_of_each_final_verdict(study, p
     assert versions[next(k for k, v in aliases.items() if v == first.pk)] == (None, 2)
     assert versions[next(k for k, v in aliases.items() if v == second.pk)] == (1, 2)
     assert {"guideline_version", "review_guideline_version"} <= {name for name, _, _ in caption_fields()}
+
+
+def test_the_dataset_card_names_the_guideline_versions_with_counts(study, personas, tmp_path):
+    import yaml
+
+    from scoring.release import release_build
+
+    admin, annotator, reviewer = personas["admin"], personas["annotator"], personas["reviewer"]
+    first, second = _world(study, personas)
+    complete(first, annotator)  # before any guidelines
+    guidelines_save(study=study, actor=admin, text="Version one.")
+    complete(second, annotator)
+    guidelines_save(study=study, actor=admin, text="Version two.")
+    for item in (first, second):
+        review_claim(annotation_id=item.pk, actor=reviewer)
+        review_approve(annotation_id=item.pk, actor=reviewer)
+    release_build(study=study, out_dir=tmp_path, license="CC-BY-4.0")
+    card = (tmp_path / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    # Annotated: one caption before the guidelines, one under version 1; both QC-approved under 2.
+    assert header["redline"]["guideline_versions"] == {
+        "annotator": [{"version": 1, "captions": 1}, {"version": None, "captions": 1}],
+        "reviewer": [{"version": 2, "captions": 2}],
+    }
+    section = card.split("## Annotator quality")[1].split("## Failure taxonomy")[0]
+    assert "### Guideline versions" in section
+    saved = {v.number: v.created_at.date().isoformat() for v in GuidelineVersion.objects.filter(study=study)}
+    rows = [line for line in section.splitlines() if line.startswith("| version") or line.startswith("| none")]
+    assert rows == [
+        f"| version 1 | {saved[1]} | 1 | 0 |",
+        f"| version 2 | {saved[2]} | 0 | 2 |",
+        "| none yet (before the study had guidelines) | – | 1 | 0 |",
+    ]
