@@ -1,5 +1,5 @@
-"""The database refuses what a closed or archived study refuses (migrations annotation 0022 and
-scoring 0008), tested with SQL on SQLite and on PostgreSQL: the same statements that a running
+"""The database refuses what a closed or archived study refuses (migrations annotation 0026 and
+0031, scoring 0009), tested with SQL on SQLite and on PostgreSQL: the same statements that a running
 study's rows take are refused once it closed, and the failure modes of a taxonomy version in use
 refuse any change."""
 
@@ -12,8 +12,17 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import Annotation, Caption, FailureMode, Reference, Study, TaxonomyVersion
+from annotation.models import (
+    Annotation,
+    Caption,
+    FailureMode,
+    GuidelineNotice,
+    Reference,
+    Study,
+    TaxonomyVersion,
+)
 from annotation.services.caption_jobs import caption_import_job_create
+from annotation.services.guidelines import guidelines_save
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
 from annotation.services.studies import membership_grant, study_create
@@ -41,6 +50,8 @@ TABLES = {
     "annotation_annotation": {"copy": {"annotator_id": "researcher"}, "change": ("return_comment", "changed")},
     "annotation_correctionpass": {"copy": None, "change": ("overview_text", "changed")},
     "annotation_windowcorrection": {"copy": None, "change": ("scene", "changed")},
+    "annotation_guidelineversion": {"copy": {"number": 2}, "change": ("text", "changed")},
+    "annotation_guidelinenotice": {"copy": {"user_id": "researcher"}, "change": ("number", 2)},
     "scoring_scorejob": {"copy": {"task_id": "copy"}, "change": ("splitter", "redline")},
     "scoring_scoreresult": {"copy": {"item_key": "copy"}, "change": ("value", 0.5)},
     "scoring_externalscore": {"copy": {"source": "copy"}, "change": ("value", 2.0)},
@@ -104,6 +115,7 @@ def rows(make_user):
     caption = Caption.objects.get(clip=clip_a, model__name="N")
     worked = complete(Annotation.objects.filter(caption__clip__study=study).first(), people["annotator"])
     correction = worked.passes.get()
+    guidelines, _ = guidelines_save(study=study, actor=people["admin"], text="Read me.")
     now = timezone.now()
     pk = {
         "annotation_membership": study.memberships.get(user=people["admin"]).pk,
@@ -116,6 +128,8 @@ def rows(make_user):
         "annotation_correctionpass": correction.pk,
         "annotation_windowcorrection": correction.windows.first().pk,
         "annotation_reference": reference.pk,
+        "annotation_guidelineversion": guidelines.pk,
+        "annotation_guidelinenotice": GuidelineNotice.objects.get(study=study).pk,
         "annotation_captionimportjob": caption_import_job_create(
             study=study, upload=ContentFile(b"{}"), file_name="c.jsonl", enqueue=False).pk,
         "scoring_scorejob": score_job_create(study=study, metrics=["bleu4"], enqueue=False).pk,
