@@ -88,7 +88,11 @@ def test_no_page_or_api_names_a_model_to_an_admin_who_works_blind(person, study,
         assert answer.status_code == 403, (url, answer.status_code)
         assert SECRET_MODEL not in answer.content.decode()
     for url in ("/studies/s1/progress/", "/api/studies/s1/models/", "/api/studies/s1/captions/",
-                "/studies/s1/clips/b/"):
+                "/studies/s1/clips/b/",
+                # The people's pages: gold items, guidelines, annotator quality, the work log.
+                "/studies/s1/gold/", "/api/studies/s1/gold/", "/studies/s1/guidelines/", "/api/studies/s1/guidelines/",
+                "/studies/s1/annotator-quality/", "/api/studies/s1/annotator-quality/",
+                "/studies/s1/annotator-quality.csv", "/studies/s1/work-log/", "/api/studies/s1/work-log/"):
         answer = client.get(url)
         assert answer.status_code == 200, (url, answer.status_code)
         assert SECRET_MODEL not in answer.content.decode(), url
