@@ -90,7 +90,8 @@ def post_edit(page, *, correction: str, mode_key: str) -> None:
 
 def start_next(page, live_server) -> Annotation:
     page.goto(f"{live_server.url}/studies/{SLUG}/queue/")
-    page.keyboard.press("Enter")  # "Start next" has the focus
+    # A click, not Enter: the button's autofocus does not reach a page in a background context.
+    page.locator("#start-next").click()
     try:
         page.wait_for_url(f"{live_server.url}/annotate/*/")
     except Exception as error:
