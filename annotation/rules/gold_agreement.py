@@ -36,12 +36,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from annotation.rules.agreement import cohen_kappa
-from scoring.metrics.analysis.samples import MIN_GROUP
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.exports import REJECT, CorrectedCaption
 
-#: Fewest items a gold agreement is computed over (the profile's minimum group).
-MIN_ITEMS = MIN_GROUP
+# The profile's minimum group (scoring.metrics.analysis.samples.MIN_GROUP), written out so that
+# the web process need not import the analysis library (pandas, scipy); a test keeps them equal.
+MIN_ITEMS = 5
+
 #: How many of an annotator's latest gold checks make their *recent* gold accuracy (the drift
 #: warning of the dashboard and of the gold page reads it against the study's gold_drift_threshold,
 #: by annotation.selectors.annotator_quality.gold_drift: the one drift rule).
