@@ -493,6 +493,10 @@ class Annotation(models.Model):
         PRACTICE = "practice"
         GOLD_CHECK = "gold_check", "gold check"
 
+    # Real work, as the queue, review and qualification gate see it: the study's work and the
+    # hidden gold checks that look like it (not gold verdicts, not practice).
+    REAL_WORK = (Purpose.WORK, Purpose.GOLD_CHECK)
+
     # Not stored: an autosave leaves here the snapshot of the annotator pass it just wrote, so
     # its answer need not read the pass back (services.workflow.annotation_save).
     annotator_pass_snapshot: dict | None = None

@@ -58,7 +58,6 @@ from scoring.metrics.final import final_caption, verdict_of
 
 Purpose = Annotation.Purpose
 # What an annotator's queue holds: real work and hidden gold checks (the same flow, reviewed).
-QUEUE_PURPOSES = (Purpose.WORK, Purpose.GOLD_CHECK)
 
 
 @dataclass
@@ -105,14 +104,14 @@ def _amendment_words(after: dict[str, Any]) -> int:
 def annotator_quality(*, study: Study, people: People) -> list[QualityRow]:
     """Every annotator of the study (members with the role, and whoever holds annotations),
     sorted by how the reader sees them."""
-    annotations = Annotation.objects.filter(caption__clip__study=study, purpose__in=QUEUE_PURPOSES).order_by()
+    annotations = Annotation.objects.filter(caption__clip__study=study, purpose__in=Annotation.REAL_WORK).order_by()
     events = AuditEvent.objects.filter(
-        study=study, annotation__isnull=False, annotation__purpose__in=QUEUE_PURPOSES
+        study=study, annotation__isnull=False, annotation__purpose__in=Annotation.REAL_WORK
     ).order_by()
     counted = standing(events.filter(action__in=COUNTED))
     ids = set(Membership.objects.filter(study=study, role=Membership.Role.ANNOTATOR).values_list("user_id", flat=True))
     ids |= set(
-        Annotation.objects.filter(caption__clip__study=study, purpose__in=(*QUEUE_PURPOSES, Purpose.PRACTICE))
+        Annotation.objects.filter(caption__clip__study=study, purpose__in=(*Annotation.REAL_WORK, Purpose.PRACTICE))
         .order_by().values_list("annotator_id", flat=True).distinct()
     )
     rows = {pk: QualityRow(person=people.of(pk), user_id=pk) for pk in ids}

@@ -101,7 +101,7 @@ def annotator_queue(
         mine = mine.none()
     elif not real_work_allowed(study, annotator):
         # Real work waits for qualification: the queue holds the practice (and gold verdicts).
-        mine = mine.exclude(purpose__in=[Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK])
+        mine = mine.exclude(purpose__in=Annotation.REAL_WORK)
     counts: dict[str, int] = {}
     returned = 0
     for state, n, commented in (
@@ -208,7 +208,7 @@ def review_candidates(
     # Whoever made a caption's gold verdict annotated it, so never reviews it.
     rows = Annotation.objects.filter(
         caption__clip__study=study, state__in=states,
-        purpose__in=[Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK],
+        purpose__in=Annotation.REAL_WORK,
     ).exclude(
         caption_id__in=mine
     ).exclude(undo_until__gt=timezone.now(), state=workflow.SUBMITTED)

@@ -50,8 +50,6 @@ from annotation.services.risk import (
 )
 from annotation.services.study_state import Write, study_allows
 
-# What counts as real work (the qualification gate): the study's work and hidden gold checks.
-REAL_WORK = (Annotation.Purpose.WORK, Annotation.Purpose.GOLD_CHECK)
 QUALIFY_FIRST = ("This study asks its annotators to pass the practice set before real work: start with "
                  "your practice items.")
 
@@ -75,7 +73,7 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         return annotation
     study = annotation.caption.clip.study
     _require_running(study)
-    if annotation.purpose in REAL_WORK and not gold.real_work_allowed(study, actor):
+    if annotation.purpose in Annotation.REAL_WORK and not gold.real_work_allowed(study, actor):
         raise NotAllowed(QUALIFY_FIRST)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
     _reread(annotation)

@@ -590,7 +590,7 @@ def gold_check_take(*, study: Study, annotator) -> int | None:
     slot = Annotation.objects.filter(
         caption__clip__study=study,
         annotator=annotator,
-        purpose__in=[Purpose.WORK, Purpose.GOLD_CHECK],
+        purpose__in=Annotation.REAL_WORK,
         started_at__isnull=False,
     ).count()
     if not gold_rules.gold_check_due(
