@@ -969,13 +969,17 @@ class RecruitmentKey(models.Model):
 
 class Participant(models.Model):
     """A person recruited through a link: an account without a password, signed in through the
-    link alone. The platform's id is kept only as its keyed hash (pid_hash); people see the
-    pseudonym."""
+    link alone. The platform's id is looked up by its keyed hash (pid_hash); people see the
+    pseudonym. For paying them, the id is also kept sealed (pid_sealed: AES-GCM under a key
+    derived from SECRET_KEY and the study's RecruitmentKey, annotation.rules.sealed_ids), opened
+    only for the study admins' payment report; empty for participants who joined before."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     link = models.ForeignKey(RecruitmentLink, on_delete=models.PROTECT, related_name="participants")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participation")
     pid_hash = models.CharField(max_length=64, help_text="HMAC-SHA256 of the platform's participant id")
+    pid_sealed = models.CharField(max_length=200, blank=True, default="",
+                                  help_text="the platform's participant id, encrypted (for paying)")
     pseudonym = models.CharField(max_length=20)
     assigned = models.PositiveIntegerField(default=0, help_text="items given when they joined")
     joined_at = models.DateTimeField(auto_now_add=True)

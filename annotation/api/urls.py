@@ -131,6 +131,15 @@ urlpatterns += [
     path("studies/<slug:slug>/participants/", recruiting.ParticipantList.as_view(), name="api-participants"),
 ]
 
+from annotation.api import payments  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/payments/", payments.Payments.as_view(), name="api-payments"),
+    path("studies/<slug:slug>/payments.csv", payments.PaymentsCsv.as_view(), name="api-payments-csv"),
+    path("studies/<slug:slug>/payments/bonus/", payments.BonusPreview.as_view(), name="api-payments-bonus"),
+    path("studies/<slug:slug>/payments/bonus.csv", payments.BonusFile.as_view(), name="api-payments-bonus-file"),
+]
+
 from annotation.api import guidelines  # noqa: E402
 
 urlpatterns += [

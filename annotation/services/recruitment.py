@@ -3,9 +3,12 @@ participants, who become annotators of the study without a password; their compl
 
 - A link's token is 256 random bits, stored as its sha256 (like an invitation's); the role is
   annotator, always, and the link belongs to one study.
-- A participant id is kept only as HMAC-SHA256 under the study's own key (RecruitmentKey):
+- A participant id is looked up as HMAC-SHA256 under the study's own key (RecruitmentKey):
   the same id in the same study is the same participant (the database's unique constraint
-  holds it against two tabs racing), and people see only the pseudonym derived from it.
+  holds it against two tabs racing), and people see only the pseudonym derived from it. For
+  paying, the id is also kept sealed (AES-GCM, annotation.rules.sealed_ids) under a key derived
+  from SECRET_KEY and the study's key: only the study admins' payment report opens it
+  (annotation.services.payments). A participant from before who comes back is sealed then.
 - A participant joins only while the study runs (Write.RECRUIT), the link is open, not expired
   and not full; coming back resumes, whatever the link's state, while the study runs.
 - A new participant gets `quota` captions that nobody has yet, under the study's design
@@ -23,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
@@ -38,7 +42,7 @@ from annotation.models import (
     RecruitmentLink,
     Study,
 )
-from annotation.rules import recruitment, workflow
+from annotation.rules import recruitment, sealed_ids, workflow
 from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.services.assigning import annotations_assign
 from annotation.services.members import TOKEN_BYTES, token_hash
@@ -185,6 +189,19 @@ def participant_hash(study: Study, participant_id: str) -> str:
     return hmac.new(_study_key(study), participant_id.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
+def participant_id_keys(study: Study) -> list[bytes]:
+    """The keys that may open the study's sealed participant ids: under SECRET_KEY first, then
+    under each of SECRET_KEY_FALLBACKS (a rotated site secret still opens what it sealed)."""
+    study_secret = _study_key(study).hex()
+    site_secrets = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    return [sealed_ids.id_key(secret, study_secret) for secret in site_secrets]
+
+
+def participant_id_seal(study: Study, participant_id: str, digest: str) -> str:
+    """The participant id sealed for the study's payment report (under the current key)."""
+    return sealed_ids.seal(participant_id_keys(study)[0], participant_id, study=study.pk, digest=digest)
+
+
 @dataclass(frozen=True)
 class Joined:
     participant: Participant
@@ -260,7 +277,10 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
         if not Membership.objects.filter(study=study, user=known.user, role=Membership.Role.ANNOTATOR).exists():
             raise RecruitmentRefused("You no longer take part in this study (its admins ended your participation). "
                                      "Thank you for your work.", kind="closed")
-        Participant.objects.filter(pk=known.pk).update(last_seen_at=now)
+        seen: dict[str, object] = {"last_seen_at": now}
+        if not known.pid_sealed:  # joined before ids were kept for paying: kept from now on
+            seen["pid_sealed"] = known.pid_sealed = participant_id_seal(study, participant_id, digest)
+        Participant.objects.filter(pk=known.pk).update(**seen)
         return Joined(known, resumed=True)
     link = RecruitmentLink.objects.select_for_update().get(pk=link.pk)
     refuse_new(link, now)
@@ -271,8 +291,9 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
     try:
         with transaction.atomic():
             user.save()
-            participant = Participant.objects.create(study=study, link=link, user=user, pid_hash=digest,
-                                                     pseudonym=pseudonym, last_seen_at=now)
+            participant = Participant.objects.create(
+                study=study, link=link, user=user, pid_hash=digest, pseudonym=pseudonym, last_seen_at=now,
+                pid_sealed=participant_id_seal(study, participant_id, digest))
     except IntegrityError:
         # The same id joined a moment ago through a request that did not wait for our lock (a
         # database without row locks): that participant it is.
