@@ -98,6 +98,8 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "study-settings": {"GET": Expect(ADMINS)},
     "study-members": {"GET": Expect(ADMINS)},
     "study-history": {"GET": Expect(ADMINS)},
+    # The participants' platform ids: the study's admins only (site admins without the role too are out).
+    "study-payments": {"GET": Expect(ADMINS)},
     "study-guidelines": {"GET": Expect(ADMINS)},
     # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
     # on content (400).
@@ -141,6 +143,11 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-recruitment-links": {"GET": Expect(ADMINS), "POST": api_post(ADMINS)},
     "api-recruitment-link-close": {"POST": api_post(ADMINS)},
     "api-participants": {"GET": Expect(ADMINS)},
+    # Paying participants: study admins only; the bonus without a rate is refused on content (400).
+    "api-payments": {"GET": Expect(ADMINS)},
+    "api-payments-csv": {"GET": Expect(ADMINS)},
+    "api-payments-bonus": {"GET": Expect(ADMINS)},
+    "api-payments-bonus-file": {"GET": Expect(ADMINS)},
     # Guidelines: every member reads them (annotators too, before work opens); study admins
     # write them; each person dismisses their own notice (a version that does not exist: 400).
     "api-guidelines": {"GET": Expect(MEMBERS), "PUT": api_post(ADMINS, {"text": "Read me."}),
