@@ -85,7 +85,13 @@ VARIABLES = (
     Variable(
         ('SECRET_KEY',),
         'a development key',
-        "Django's signing key",
+        "Django's signing key; with each study's own key it also seals the crowd participants' "
+        "platform ids (for paying them): keep it, or put the old one in `SECRET_KEY_FALLBACKS`",
+    ),
+    Variable(
+        ('SECRET_KEY_FALLBACKS',),
+        'none',
+        'earlier `SECRET_KEY`s, comma-separated: what they signed or sealed still opens',
     ),
     Variable(
         ('ALLOWED_HOSTS',),

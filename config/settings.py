@@ -38,6 +38,8 @@ if not DEBUG and (SECRET_KEY == DEV_SECRET_KEY or len(SECRET_KEY) < 32):
         "DEBUG is off but SECRET_KEY is the development secret or shorter than 32 characters: "
         "set SECRET_KEY to a long random value."
     )
+# Rotating the key: earlier keys still open what they signed, and the participant ids they sealed.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", LOCAL_HOSTS if DEBUG else [])
 if DEBUG and not set(ALLOWED_HOSTS) <= {*LOCAL_HOSTS, "testserver"}:

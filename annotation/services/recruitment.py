@@ -193,7 +193,7 @@ def participant_id_keys(study: Study) -> list[bytes]:
     """The keys that may open the study's sealed participant ids: under SECRET_KEY first, then
     under each of SECRET_KEY_FALLBACKS (a rotated site secret still opens what it sealed)."""
     study_secret = _study_key(study).hex()
-    site_secrets = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    site_secrets = [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
     return [sealed_ids.id_key(secret, study_secret) for secret in site_secrets]
 
 

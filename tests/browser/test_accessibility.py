@@ -161,8 +161,9 @@ def test_the_study_admins_pages(as_role, live_server, worked, axe_source):
              "/studies/new/", "/studies/s1/settings/", "/studies/s1/members/", "/studies/s1/history/",
              # Gold items, the practice set and qualification; the guidelines.
              "/studies/s1/gold/", "/studies/s1/guidelines/",
-             # How the people worked.
-             "/studies/s1/annotator-quality/", "/studies/s1/work-log/"]
+             # How the people worked; paying the crowd participants.
+             "/studies/s1/annotator-quality/", "/studies/s1/work-log/", "/studies/s1/payments/",
+             "/studies/s1/payments/?rate=9.50"]
     ready = {**READY, "/studies/s1/progress/": "#agreement:not([hidden])"}
     assert sweep(page, live_server, axe_source, paths, ready) == {}
 
