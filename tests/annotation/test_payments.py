@@ -402,3 +402,17 @@ def test_the_payments_page_shows_the_table_the_bonus_and_the_downloads(worked, p
     assert refused.status_code == 400 and "The rate must be above 0" in refused.content.decode()
     members = admin.get("/studies/s1/members/").content.decode()
     assert 'href="/studies/s1/payments/"' in members
+
+
+def test_the_report_costs_the_same_queries_for_more_participants(running, personas, study,
+                                                                  django_assert_num_queries):
+    from django.test.utils import CaptureQueriesContext
+
+    link = recruitment.recruitment_link_create(study=running, actor=personas["admin"], cap=10, quota=1)[0]
+    join(link)
+    with CaptureQueriesContext(connection) as one:
+        payment_report(study=study)
+    for n in range(3):
+        join(link, f"{OTHER_PID[:-1]}{n}")
+    with django_assert_num_queries(len(one.captured_queries)):
+        assert len(payment_report(study=study).rows) == 4
