@@ -334,10 +334,13 @@ def test_the_id_reaches_no_release_bundle_profile_other_page_or_log(worked, stud
     from scoring.release import release_build
 
     caplog.set_level(logging.DEBUG)
+    _, token = recruitment.recruitment_link_create(study=study, actor=personas["admin"], cap=5, quota=1)
+    visitor = Client()  # coming back through the link's pages, as the platform sends them
+    assert visitor.get(f"/join/{token}/", {"PROLIFIC_PID": PID}).status_code == 200
+    assert visitor.post(f"/join/{token}/", {"PROLIFIC_PID": PID}).status_code == 302
     for item in items_of(worked["participant"]):
         review_claim(annotation_id=item.pk, actor=personas["reviewer"])
         review_approve(annotation_id=item.pk, actor=personas["reviewer"])
-    join(recruitment.RecruitmentLink.objects.get(), PID)  # a visit, logged as any request is
     api(personas["admin"]).get("/api/studies/s1/payments/")
     assert PID.encode() not in bundle_export_bytes(study=study)
     release_build(study=study, out_dir=tmp_path / "release", license="CC-BY-4.0")
