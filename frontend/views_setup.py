@@ -167,6 +167,10 @@ def history_summary(event) -> str:
         if after.get("draft_replaced"):
             return f"Rewrote the draft guidelines (version {after.get('version')}, before the study started)."
         return f"Wrote guidelines version {after.get('version')}."
+    if event.action == "consent_update":
+        if after.get("draft_replaced"):
+            return f"Rewrote the draft consent text (version {after.get('version')}, before the study started)."
+        return f"Wrote consent text version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

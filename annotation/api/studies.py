@@ -424,7 +424,7 @@ class InvitationRevoke(APIView):
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
     "invitation_create", "invitation_revoke", "invitation_accept", "invitation_send", "guidelines_update",
-    "recruitment_link_create", "recruitment_link_close",
+    "consent_update", "recruitment_link_create", "recruitment_link_close",
     # Gold settings and qualification decisions (annotation.services.gold).
     "practice_configure", "practice_retry_allow",
 )

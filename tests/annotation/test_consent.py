@@ -71,6 +71,10 @@ def test_in_setup_an_edit_replaces_the_draft_and_once_running_each_edit_is_a_new
     events = list(AuditEvent.objects.filter(action="consent_update").order_by("pk"))
     assert len(events) == 3 and events[1].after["draft_replaced"] and not events[2].after["draft_replaced"]
     assert events[2].before["version"] == 1 and events[2].after["version"] == 2
+    history = page(admin).get("/studies/s1/history/").content.decode()
+    assert "Rewrote the draft consent text (version 1" in history and "Wrote consent text version 2." in history
+    listed = api(admin).get("/api/studies/s1/history/").json()
+    assert [entry["action"] for entry in listed].count("consent_update") == 3
 
 
 def test_a_closed_study_refuses_a_consent_edit_and_an_acceptance(study, personas):
