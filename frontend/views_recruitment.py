@@ -94,11 +94,9 @@ def recruitment(request, token: str):
         return _page(request, {**context, "known": known, "hidden": hidden, "signed_in_other": other,
                                "consent": consent_view(consent) if consent else None})
     answer = request.POST.get("answer", "")
-    if asked is not None and answer == "decline":
-        try:
+    if answer == "decline":  # never a start, even from a page whose consent was since withdrawn
+        if asked is not None:
             service.recruitment_decline(link=link)
-        except StudyStateRefused as refusal:
-            return _page(request, {**context, "refused": str(refusal)}, status=409)
         return _page(request, {**context, "declined": True})
     accepted = request.POST.get("consent", "") if answer == "accept" else ""
     try:

@@ -280,3 +280,12 @@ def test_a_text_changed_since_it_was_shown_is_shown_again_and_a_returning_partic
     assert b"Version three." in shown.content and b'id="consent-accept"' in shown.content
     back.post(url, {**PARAMS, "answer": "accept", "consent": "3"})
     assert list(ConsentRecord.objects.filter(user=participant.user).values_list("number", flat=True)) == [2, 3]
+
+
+def test_a_decline_from_a_page_whose_consent_was_withdrawn_starts_nothing(link, personas):
+    made, url = link
+    consent_save(study=made.study, actor=personas["admin"], text="")
+    before = counts()
+    declined = Client().post(url, {**PARAMS, "answer": "decline", "consent": "1"})
+    assert declined.status_code == 200 and b"You declined" in declined.content
+    assert counts() == before and RecruitmentLink.objects.get(pk=made.pk).declines == 0
