@@ -925,6 +925,8 @@ class RecruitmentLink(models.Model):
     completion_code = models.CharField(max_length=40, help_text="shown to a participant whose work is done")
     completion_url = models.CharField(max_length=500, blank=True,
                                       help_text="where a participant whose work is done is sent (the platform's)")
+    declines = models.PositiveIntegerField(
+        default=0, help_text="people who declined the study's consent on this link (a count, nothing else)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -1039,3 +1041,47 @@ class GuidelineNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} read guidelines v{self.number} of {self.study.slug}"
+
+
+class ConsentVersion(models.Model):
+    """One version of the consent text a study asks its crowd participants and members to accept
+    before anything else (annotation.services.consent): versioned like the guidelines, a draft
+    replaced while the study is in setup, a new version for each edit once it runs. An empty
+    text asks for no consent."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="consent_versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True, help_text="Markdown, stored as written, rendered sanitised")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "number"], name="consent_version_unique_per_study"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="consent_version_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"consent v{self.number} of {self.study.slug}"
+
+
+class ConsentRecord(models.Model):
+    """A person accepted version `number` of a study's consent text, at `accepted_at`."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField(help_text="the consent version accepted")
+    accepted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "user", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user", "number"], name="consent_once_per_person_and_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} accepted consent v{self.number} of {self.study_id}"

@@ -3,6 +3,7 @@ from django.urls import path
 
 from frontend import (
     views,
+    views_consent,
     views_gold,
     views_guidelines,
     views_payments,
@@ -29,6 +30,7 @@ urlpatterns = [
     path("studies/<slug:slug>/payments/", views_payments.payments_page, name="study-payments"),
     path("studies/<slug:slug>/gold/", views_gold.gold_page, name="study-gold"),
     path("studies/<slug:slug>/guidelines/", views_guidelines.study_guidelines, name="study-guidelines"),
+    path("studies/<slug:slug>/consent/", views_consent.study_consent, name="study-consent"),
     path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
     path("join/<str:token>/", views_recruitment.recruitment, name="recruitment"),
     path("studies/<slug:slug>/done/", views_recruitment.participant_done, name="participant-done"),

@@ -8,7 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from annotation.models import GuidelineVersion, Study
+from annotation.models import ConsentVersion, GuidelineVersion, Study
+from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
 from annotation.services import guidelines as service
 from annotation.services.taxonomy import taxonomy_modes
@@ -47,9 +48,14 @@ def study_guidelines(request, slug: str):
         "limits": {"text_max_bytes": text_rules.TEXT_MAX_BYTES, "examples_max": text_rules.EXAMPLES_MAX,
                    "example_field_max": text_rules.EXAMPLE_FIELD_MAX},
     }
+    consents = list(ConsentVersion.objects.filter(study=study).select_related("created_by").order_by("-number"))
+    consent = {"study": study.slug, "text": consents[0].text if consents else "",
+               "limits": {"text_max_bytes": consent_rules.TEXT_MAX_BYTES}}
     return render(request, "frontend/study_guidelines.html", {
         "study": study, "read_only": read_only, "data": data, "versions": versions,
         "current_html": text_rules.render(current.text) if current else "",
         "modes": _by_mode(service.guideline_view(current)) if current else [],
         "limits": data["limits"],
+        "consent_data": consent, "consent_versions": consents,
+        "consent_html": text_rules.render(consents[0].text) if consents else "",
     })

@@ -2,6 +2,11 @@
 study asks, POST starts or resumes, signing the participant in to this browser), and the
 completion page with the code (and the way back to the platform).
 
+When the study asks for consent, the landing page shows its text before anything else, with
+Accept (the start, with the version accepted recorded) and Decline (one more on the link's count
+of declines, nothing else kept, and a polite page). A participant who accepted the current
+version is not asked again.
+
 Nothing is created on GET: link previews and mail scanners open links too. Every open of a
 link, GET or POST, counts against the address (RECRUITMENT_OPENS_PER_ADDRESS per
 RECRUITMENT_WINDOW_SECONDS), so links and ids cannot be tried in bulk."""
@@ -18,12 +23,14 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.errors import StudyStateRefused
 from annotation.models import Participant, Study, StudyState
 from annotation.services import recruitment as service
+from annotation.services.consent import consent_asked, consent_due, consent_view
 from annotation.services.study_state import Write, refusal_message, study_allows
 from frontend.throttle import address_try, client_address
 
 # The page's status for each refusal: a closed, expired or full link is gone for good for this
 # person (410); the rest are the request's own.
-STATUS = {"unknown": 404, "closed": 410, "expired": 410, "full": 410, "no_work": 410, "bad_id": 400}
+STATUS = {"unknown": 404, "closed": 410, "expired": 410, "full": 410, "no_work": 410, "bad_id": 400,
+          "consent": 409}
 
 
 def _params(request, link) -> dict[str, object]:
@@ -70,6 +77,8 @@ def recruitment(request, token: str):
         service.participant_id_from(link, params)
     except service.RecruitmentRefused as refusal:
         return _page(request, {**context, "refused": str(refusal)}, status=400)
+    asked = consent_asked(study)
+    hidden = list(params.items())
     if request.method != "POST":
         digest = service.participant_hash(study, params[link.participant_param])
         known = Participant.objects.filter(study=study, pid_hash=digest).first()
@@ -78,14 +87,26 @@ def recruitment(request, token: str):
                 service.refuse_new(link)
             except service.RecruitmentRefused as refusal:
                 return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
-        hidden = [(name, value) for name, value in params.items()]
         # Someone else signed in here (a study admin trying their own link) is signed out by Start.
         other = request.user if request.user.is_authenticated and (
             known is None or known.user_id != request.user.pk) else None
-        return _page(request, {**context, "known": known, "hidden": hidden, "signed_in_other": other})
+        consent = asked if asked is not None and (known is None or consent_due(study, known.user)) else None
+        return _page(request, {**context, "known": known, "hidden": hidden, "signed_in_other": other,
+                               "consent": consent_view(consent) if consent else None})
+    answer = request.POST.get("answer", "")
+    if answer == "decline":  # never a start, even from a page whose consent was since withdrawn
+        if asked is not None:
+            service.recruitment_decline(link=link)
+        return _page(request, {**context, "declined": True})
+    accepted = request.POST.get("consent", "") if answer == "accept" else ""
     try:
-        joined = service.participant_join(link=link, params=params)
+        joined = service.participant_join(link=link, params=params,
+                                          consent=int(accepted) if accepted.isdigit() else None)
     except service.RecruitmentRefused as refusal:
+        fresh = consent_asked(study) if refusal.kind == "consent" else None
+        if fresh is not None:  # show the text (again, if it changed) to accept
+            return _page(request, {**context, "hidden": hidden, "consent": consent_view(fresh),
+                                   "consent_refused": str(refusal)}, status=STATUS[refusal.kind])
         return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
     except StudyStateRefused as refusal:  # the study closed since the page was shown
         return _page(request, {**context, "refused": str(refusal)}, status=409)

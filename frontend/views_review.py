@@ -19,6 +19,7 @@ from annotation.models import Annotation, Membership
 from annotation.permissions import Role, require_study_work, user_roles
 from annotation.selectors.queues import REVIEW_ORDERS
 from frontend.views import _member_study
+from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
 
 REVIEW_ROLES = {Role.REVIEWER, Role.ADMIN}
@@ -33,6 +34,9 @@ def review_queue(request, slug: str):
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins see the review queue.")
     require_study_work(request.user, study)
+    gate = consent_gate(request, study)
+    if gate is not None:
+        return gate
     annotators = (
         Membership.objects.filter(study=study, role=Role.ANNOTATOR)
         .order_by("user__username")
@@ -65,6 +69,9 @@ def review(request, annotation_id: int):
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins review annotations.")
     require_study_work(request.user, study)
+    gate = consent_gate(request, study)
+    if gate is not None:
+        return gate
     payload = workspace_payload(annotation, request.user)
     alias = annotation.caption.model.alias
     payload["caption"]["model"] = alias

@@ -96,7 +96,9 @@ def study_settings_page(request, slug: str):
 def study_members(request, slug: str):
     study, read_only = _admin_or_site_reader(request, slug)
     rows = [
-        {"username": m.username, "roles": m.roles, "active": m.active, "since": m.since.isoformat()}
+        {"username": m.username, "roles": m.roles, "active": m.active, "since": m.since.isoformat(),
+         "consent_version": m.consent[0] if m.consent else None,
+         "consent_at": m.consent[1].isoformat() if m.consent else None}
         for m in members.members_list(study=study)
     ]
     data = {
@@ -165,6 +167,10 @@ def history_summary(event) -> str:
         if after.get("draft_replaced"):
             return f"Rewrote the draft guidelines (version {after.get('version')}, before the study started)."
         return f"Wrote guidelines version {after.get('version')}."
+    if event.action == "consent_update":
+        if after.get("draft_replaced"):
+            return f"Rewrote the draft consent text (version {after.get('version')}, before the study started)."
+        return f"Wrote consent text version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
     return event.action

@@ -22,6 +22,7 @@ from annotation.selectors.queues import annotator_queue as queue_of
 from annotation.services.gold import practice_due, practice_feedback, practice_notice
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.workflow import annotation_open
+from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
 
 WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
@@ -37,6 +38,9 @@ def annotator_queue(request, slug: str):
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant_complete(participant=participant):
         return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
+    gate = consent_gate(request, study)
+    if gate is not None:
+        return gate
     try:
         after = request.GET.get("after") or None
         queue = queue_of(study=study, annotator=request.user, after=after)
@@ -89,6 +93,9 @@ def workspace(request, annotation_id: int):
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant.completed_at:
         return redirect("participant-done", slug=study.slug)
+    gate = consent_gate(request, study)
+    if gate is not None:
+        return gate
     if request.method == "POST":
         try:
             annotation_open(annotation=annotation, actor=request.user)

@@ -63,6 +63,7 @@ class LinkAnswer(serializers.Serializer):
     state = serializers.ChoiceField(choices=["open", "full", "expired", "closed"])
     joined = serializers.IntegerField()
     completed = serializers.IntegerField()
+    declines = serializers.IntegerField(help_text="people who declined the study's consent on this link")
     created_by = serializers.CharField()
     created_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -90,6 +91,7 @@ def link_row(link: RecruitmentLink, counts: dict[str, int]) -> dict:
         "session_param": link.session_param, "cap": link.cap, "quota": link.quota, "expires_at": link.expires_at,
         "completion_code": link.completion_code, "completion_url": link.completion_url, "state": state,
         "joined": counts.get("joined", 0), "completed": counts.get("completed", 0),
+        "declines": link.declines,
         "created_by": link.created_by.get_username(), "created_at": link.created_at, "closed_at": link.closed_at,
     }
 

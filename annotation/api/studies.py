@@ -190,6 +190,9 @@ class MemberAnswer(serializers.Serializer):
     roles = serializers.ListField(child=serializers.ChoiceField(choices=Role.values))
     active = serializers.BooleanField()
     since = serializers.DateTimeField()
+    consent_version = serializers.IntegerField(allow_null=True, help_text="the newest version of the study's "
+                                               "consent they accepted (null: none)")
+    consent_at = serializers.DateTimeField(allow_null=True, help_text="when they accepted it")
 
 
 class MemberAdd(serializers.Serializer):
@@ -208,7 +211,9 @@ class Deactivated(serializers.Serializer):
 
 
 def member_row(member: members.Member) -> dict:
-    return {"username": member.username, "roles": member.roles, "active": member.active, "since": member.since}
+    version, at = member.consent or (None, None)
+    return {"username": member.username, "roles": member.roles, "active": member.active, "since": member.since,
+            "consent_version": version, "consent_at": at}
 
 
 def account(username: str):
@@ -419,7 +424,7 @@ class InvitationRevoke(APIView):
 HISTORY_ACTIONS = (
     "study_create", "study_update", "member_add", "site_admin_join", "member_roles", "member_deactivate",
     "invitation_create", "invitation_revoke", "invitation_accept", "invitation_send", "guidelines_update",
-    "recruitment_link_create", "recruitment_link_close",
+    "consent_update", "recruitment_link_create", "recruitment_link_close",
     # Gold settings and qualification decisions (annotation.services.gold).
     "practice_configure", "practice_retry_allow",
 )

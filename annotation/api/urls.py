@@ -156,3 +156,10 @@ urlpatterns += [
         name="api-guideline-version",
     ),
 ]
+
+from annotation.api import consent  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/consent/", consent.Consent.as_view(), name="api-consent"),
+    path("studies/<slug:slug>/consent/accept/", consent.ConsentAccept.as_view(), name="api-consent-accept"),
+]

@@ -44,6 +44,7 @@ from annotation.services.annotation_common import (
     pass_snapshot,
     pass_window_rows,
 )
+from annotation.services.consent import consent_require
 from annotation.services.guidelines import guideline_version_now
 from annotation.services.risk import (
     annotation_risk_refresh,
@@ -73,6 +74,7 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
         return annotation
     study = annotation.caption.clip.study
     _require_running(study)
+    consent_require(study, actor)
     if annotation.purpose in Annotation.REAL_WORK and not gold.real_work_allowed(study, actor):
         raise NotAllowed(QUALIFY_FIRST)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
@@ -116,6 +118,7 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     person's few returned and in-progress items, then the first of their new ones.
     """
     _require_running(study)
+    consent_require(study, annotator)  # consent comes before anything else, practice included
     # A practice attempt comes first: a new annotator's queue starts with the practice set.
     gold.practice_begin(study=study, annotator=annotator)
     practice = gold.practice_next(study, annotator)

@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.errors import FieldErrors, ServiceError
-from annotation.models import Annotation, AuditEvent, Invitation, Membership, Study
+from annotation.models import Annotation, AuditEvent, ConsentRecord, Invitation, Membership, Study
 from annotation.rules import workflow
 from annotation.services.studies import membership_grant, study_audit
 from annotation.services.study_state import Write, study_require
@@ -156,15 +156,21 @@ class Member:
     roles: list[str]
     since: object
     active: bool
+    consent: tuple[int, object] | None = None  # (the newest consent version accepted, when)
 
 
 def members_list(*, study: Study) -> list[Member]:
-    """The members, then those deactivated (who hold no role now), by name."""
+    """The members, then those deactivated (who hold no role now), by name, each with the
+    newest version of the study's consent they accepted and when (None: none)."""
+    accepted: dict[str, tuple[int, object]] = {}
+    for username, number, at in (ConsentRecord.objects.filter(study=study).order_by("user_id", "number")
+                                 .values_list("user__username", "number", "accepted_at")):
+        accepted[username] = (number, at)
     rows: dict[str, Member] = {}
     for username, role, created in Membership.objects.filter(study=study).values_list(
         "user__username", "role", "created_at"
     ).order_by("created_at"):
-        member = rows.setdefault(username, Member(username, [], created, True))
+        member = rows.setdefault(username, Member(username, [], created, True, accepted.get(username)))
         member.roles.append(role)
     for member in rows.values():
         member.roles.sort(key=Role.values.index)
@@ -172,7 +178,7 @@ def members_list(*, study: Study) -> list[Member]:
     for event in AuditEvent.objects.filter(study=study, action="member_deactivate").order_by("at"):
         name = event.before.get("user")
         if name and name not in rows:
-            gone[name] = Member(name, [], event.at, False)
+            gone[name] = Member(name, [], event.at, False, accepted.get(name))
     active = sorted(rows.values(), key=lambda m: m.username)
     return active + sorted(gone.values(), key=lambda m: m.username)
 

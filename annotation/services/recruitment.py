@@ -13,6 +13,9 @@ participants, who become annotators of the study without a password; their compl
   and not full; coming back resumes, whatever the link's state, while the study runs.
 - A new participant gets `quota` captions that nobody has yet, under the study's design
   (annotation.rules.recruitment.pick_items, then annotations_assign).
+- When the study asks for consent (annotation.services.consent), a new participant joins only
+  with the current version accepted, recorded as they join; someone who declines is counted on
+  the link (`declines`, :func:`recruitment_decline`) and nothing else is kept of them.
 - When every item they were given is done (submitted or further), they have completed: the
   time is recorded once and the completion code shown from then on.
 """
@@ -29,7 +32,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.errors import FieldErrors, ServiceError
@@ -45,6 +48,7 @@ from annotation.models import (
 from annotation.rules import recruitment, sealed_ids, workflow
 from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.services.assigning import annotations_assign
+from annotation.services.consent import consent_asked, consent_record
 from annotation.services.members import TOKEN_BYTES, token_hash
 from annotation.services.studies import membership_grant, study_audit
 from annotation.services.study_state import Write, study_require
@@ -55,7 +59,7 @@ LINK_DAYS_MAX = 365
 
 class RecruitmentRefused(ServiceError):
     """The link cannot take this participant now; the message says why, politely. `kind` is
-    one of unknown, closed, expired, full, no_work, bad_id (the pages' status follows it)."""
+    one of unknown, closed, expired, full, no_work, bad_id, consent (the pages' status follows it)."""
 
     def __init__(self, message: str, *, kind: str):
         super().__init__(message)
@@ -260,16 +264,22 @@ def _give_items(study: Study, user, quota: int, seed: str) -> int:
 
 
 @transaction.atomic
-def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> Joined:
+def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], consent: int | None = None) -> Joined:
     """The participant of the request's ids: resumed when the study knows the id, else made (an
     account without a password, an annotator with `quota` items). Refused, creating nothing,
     when the study does not run (StudyStateRefused), or, for someone new, when the link is
-    closed, expired or full or the study has no work left (RecruitmentRefused)."""
+    closed, expired or full, the study has no work left, or it asks for consent and `consent`
+    is not its current version (RecruitmentRefused). `consent`, the version the person
+    accepted on the page, is recorded for them (new or coming back)."""
     participant_id = participant_id_from(link, params)
     # One join at a time per study: the cap and the captions given are counted under this lock,
     # and closing the study (which updates this row) waits for it or is waited for.
     study = Study.objects.select_for_update().get(pk=link.study_id)
     study_require(study, Write.RECRUIT)
+    asked = consent_asked(study)
+    if asked is not None and consent is not None and consent != asked.number:
+        raise RecruitmentRefused(f"The study's consent text changed (it is now version {asked.number}): read it "
+                                 "again and accept it to take part.", kind="consent")
     digest = participant_hash(study, participant_id)
     now = timezone.now()
     known = Participant.objects.select_related("user").filter(study=study, pid_hash=digest).first()
@@ -281,7 +291,12 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
         if not known.pid_sealed:  # joined before ids were kept for paying: kept from now on
             seen["pid_sealed"] = known.pid_sealed = participant_id_seal(study, participant_id, digest)
         Participant.objects.filter(pk=known.pk).update(**seen)
+        if asked is not None and consent is not None:
+            consent_record(study=study, user=known.user, version=consent)
         return Joined(known, resumed=True)
+    if asked is not None and consent is None:
+        raise RecruitmentRefused("This study asks you to read and accept its consent before you take part.",
+                                 kind="consent")
     link = RecruitmentLink.objects.select_for_update().get(pk=link.pk)
     refuse_new(link, now)
     pseudonym = recruitment.pseudonym_of(digest)
@@ -302,6 +317,8 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
             raise
         return Joined(known, resumed=True)
     membership_grant(study=study, user=user, role=Membership.Role.ANNOTATOR)
+    if asked is not None:
+        consent_record(study=study, user=user, version=asked.number)
     given = _give_items(study, user, link.quota, seed=f"{study.assignment_seed}:{digest}")
     if not given:
         raise RecruitmentRefused("This study has no work left for new participants. Thank you for your "
@@ -311,6 +328,15 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object]) -> 
     study_audit(study=study, actor=user, action="participant_join", before={},
                 after={"participant": pseudonym, "user": user.get_username(), "link": link.pk, "items": given})
     return Joined(participant, resumed=False)
+
+
+@transaction.atomic
+def recruitment_decline(*, link: RecruitmentLink) -> int:
+    """Someone declined the study's consent on the link: one more on its count of declines, the
+    only thing kept (no account, no id, no hash, no audit event). Give the count now."""
+    study_require(link.study, Write.RECRUIT)
+    RecruitmentLink.objects.filter(pk=link.pk).update(declines=F("declines") + 1)
+    return RecruitmentLink.objects.values_list("declines", flat=True).get(pk=link.pk)
 
 
 def participant_of(*, study: Study, user) -> Participant | None:

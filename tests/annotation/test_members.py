@@ -141,7 +141,8 @@ def test_deactivating_a_reviewer_releases_their_claims_and_keeps_their_work(stud
     assert (event.before["roles"], event.after) == (
         ["reviewer"], {"user": "reviewer", "roles": [], "claims_released": 1})
     listed = api(personas["admin"]).get("/api/studies/s1/members/").json()
-    assert {"username": "reviewer", "roles": [], "active": False} == {
+    assert {"username": "reviewer", "roles": [], "active": False, "consent_version": None,
+            "consent_at": None} == {
         k: v for k, v in next(m for m in listed if m["username"] == "reviewer").items() if k != "since"}
 
 

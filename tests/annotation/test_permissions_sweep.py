@@ -101,6 +101,8 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # The participants' platform ids: the study's admins only (site admins without the role too are out).
     "study-payments": {"GET": Expect(ADMINS)},
     "study-guidelines": {"GET": Expect(ADMINS)},
+    # The consent page: each member's own (accepting here when the study asks for none: 400).
+    "study-consent": {"GET": Expect(MEMBERS), "POST": Expect(MEMBERS, body={"answer": "accept"}, json=False)},
     # Anyone holding a valid link sees the invitation; a POST without an account chosen is refused
     # on content (400).
     "invitation": {"GET": Expect(ANYONE), "POST": Expect(ANYONE, body={}, json=False)},
@@ -155,6 +157,10 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-guideline-version": {"GET": Expect(MEMBERS)},
     "api-guidelines-diff": {"GET": Expect(MEMBERS)},
     "api-guidelines-dismiss": {"POST": api_post(MEMBERS, {"version": 1})},
+    # Consent: every member reads it and accepts it for themselves (none asked here: 400); study
+    # admins write it.
+    "api-consent": {"GET": Expect(MEMBERS), "PUT": api_post(ADMINS, {"text": "Do you agree?"})},
+    "api-consent-accept": {"POST": api_post(MEMBERS, {"version": 1})},
     "api-clips": {"GET": Expect(MEMBERS)},
     "api-models": {"GET": Expect(MEMBERS)},
     "api-captions": {"GET": Expect(MEMBERS)},

@@ -109,6 +109,14 @@ WRITES: dict[tuple[str, str], Write] = {
                                       kwargs=SLUG, stores=True),
     # Dismissing the notice of a version read: a worker's write, as annotating is.
     ("api-guidelines-dismiss", "POST"): Write("work", "annotator", lambda w: {"version": 1}, kwargs=SLUG),
+    # Consent: a settings-like write of the study's admins. The text written is blank (but new
+    # each time, so that it stores): a study that asks for no consent lets the work below start.
+    ("api-consent", "PUT"): Write("settings", "admin", lambda w: {"text": " " * next(EDITS)}, kwargs=SLUG,
+                                  stores=True),
+    # Accepting it: a worker's write (none is asked here: refused on content, 400, while running).
+    ("api-consent-accept", "POST"): Write("work", "annotator", lambda w: {"version": 1}, kwargs=SLUG),
+    ("study-consent", "POST"): Write("work", "annotator", lambda w: {"answer": "accept", "version": "1"},
+                                     multipart=True, kwargs=SLUG),
     # Members and invitations.
     ("api-members", "POST"): Write("members", "admin", lambda w: {"username": "newcomer", "roles": ["reviewer"]},
                                    kwargs=SLUG, stores=True),

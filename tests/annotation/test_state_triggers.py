@@ -22,6 +22,7 @@ from annotation.models import (
     TaxonomyVersion,
 )
 from annotation.services.caption_jobs import caption_import_job_create
+from annotation.services.consent import consent_accept, consent_save
 from annotation.services.guidelines import guidelines_save
 from annotation.services.lifecycle import study_archive, study_close, study_start
 from annotation.services.members import invitation_create
@@ -52,6 +53,8 @@ TABLES = {
     "annotation_windowcorrection": {"copy": None, "change": ("scene", "changed")},
     "annotation_guidelineversion": {"copy": {"number": 2}, "change": ("text", "changed")},
     "annotation_guidelinenotice": {"copy": {"user_id": "researcher"}, "change": ("number", 2)},
+    "annotation_consentversion": {"copy": {"number": 2}, "change": ("text", "changed")},
+    "annotation_consentrecord": {"copy": {"user_id": "researcher"}, "change": ("number", 2)},
     "scoring_scorejob": {"copy": {"task_id": "copy"}, "change": ("splitter", "redline")},
     "scoring_scoreresult": {"copy": {"item_key": "copy"}, "change": ("value", 0.5)},
     "scoring_externalscore": {"copy": {"source": "copy"}, "change": ("value", 2.0)},
@@ -116,6 +119,8 @@ def rows(make_user):
     worked = complete(Annotation.objects.filter(caption__clip__study=study).first(), people["annotator"])
     correction = worked.passes.get()
     guidelines, _ = guidelines_save(study=study, actor=people["admin"], text="Read me.")
+    consent, _ = consent_save(study=study, actor=people["admin"], text="Do you agree?")
+    accepted = consent_accept(study=study, user=people["annotator"], version=consent.number)
     now = timezone.now()
     pk = {
         "annotation_membership": study.memberships.get(user=people["admin"]).pk,
@@ -130,6 +135,8 @@ def rows(make_user):
         "annotation_reference": reference.pk,
         "annotation_guidelineversion": guidelines.pk,
         "annotation_guidelinenotice": GuidelineNotice.objects.get(study=study).pk,
+        "annotation_consentversion": consent.pk,
+        "annotation_consentrecord": accepted.pk,
         "annotation_captionimportjob": caption_import_job_create(
             study=study, upload=ContentFile(b"{}"), file_name="c.jsonl", enqueue=False).pk,
         "scoring_scorejob": score_job_create(study=study, metrics=["bleu4"], enqueue=False).pk,

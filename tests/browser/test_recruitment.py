@@ -1,5 +1,7 @@
 """A crowd participant's way through a recruitment link, in headless Chromium: the study admin
-makes the link on the members page; it is opened with Prolific-style parameters, started,
+writes the study's consent text on the guidelines page and makes the link on the members page;
+someone opens it, reads the consent and declines (nothing kept but the count); the participant
+opens it with Prolific-style parameters, reads the consent and accepts (the version recorded),
 the work done in the workspace, and the completion code shown before the platform's completion
 URL opens; a second browser with the same id resumes the same participant (and, once done, sees
 the code again, no new work); a newcomer after the cap is refused; the admin sees the
@@ -10,9 +12,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from annotation.models import Annotation, AuditEvent, Participant
+from annotation.models import Annotation, AuditEvent, ConsentRecord, Participant
 from annotation.services.captions import captions_import_jsonl
 from tests.browser.conftest import screenshot
 from tests.conftest import jsonl
@@ -20,6 +23,9 @@ from tests.conftest import jsonl
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PID = "5f2a9c8e1b3d4a6f7e8c9d01"
+DECLINER = "7c1d2e3f4a5b6c7d8e9f0a1b"
+CONSENT = ("# Taking part\n\nYou check captions of short videos. **You may stop at any time.**\n\n"
+           "Your platform id is not stored. <b>Markup is shown as text.</b>\n")
 CORRECTED = "A test card whose counter counts from zero to three."
 
 
@@ -71,6 +77,15 @@ def test_a_prolific_participant_works_resumes_elsewhere_and_gets_the_code_and_th
     errors: list[str] = []
     admin.on("pageerror", lambda error: errors.append(str(error)))
 
+    # The study admin writes the consent text on the guidelines page (the study runs: version 1).
+    admin.goto(f"{live_server.url}/studies/s1/guidelines/")
+    admin.wait_for_selector("#consent-form[data-ready=true]")
+    admin.get_by_label("Consent text (Markdown)").fill(CONSENT)
+    admin.get_by_role("button", name="Save consent text").click()
+    expect(admin.locator("#c-result")).to_have_text("Saved as version 1.")
+    expect(admin.locator("#c-preview strong")).to_have_text("You may stop at any time.")
+    expect(admin.locator("#c-preview")).to_contain_text("<b>Markup is shown as text.</b>")
+
     # The study admin makes the link on the members page.
     admin.goto(f"{live_server.url}/studies/s1/members/")
     form = admin.locator("#recruit-form")
@@ -88,17 +103,30 @@ def test_a_prolific_participant_works_resumes_elsewhere_and_gets_the_code_and_th
     expect(admin.locator("#recruitment-links tbody tr")).to_have_count(1)
     expect(admin.locator("#recruitment-links tbody tr")).to_contain_text("0 of 1")
 
-    # The participant opens it from Prolific: a page first, nothing made until Start.
+    # Someone opens it, reads the consent first and declines: a polite page, nothing kept.
+    users = get_user_model().objects.count()
+    decliner_context, decliner = new_page(browser)
+    decliner.on("pageerror", lambda error: errors.append(str(error)))
+    decliner.goto(prolific(link, DECLINER))
+    expect(decliner.locator("#consent-text strong")).to_have_text("You may stop at any time.")
+    decliner.get_by_role("button", name="I decline").click()
+    expect(decliner.locator("#recruitment-declined")).to_contain_text("You declined")
+    assert get_user_model().objects.count() == users
+    assert not Participant.objects.exists() and not ConsentRecord.objects.exists()
+
+    # The participant opens it from Prolific: the consent first, nothing made until they accept.
     first_context, first = new_page(browser)
     first.on("pageerror", lambda error: errors.append(str(error)))
     first.goto(prolific(link, PID))
-    expect(first.locator("#recruitment-welcome")).to_contain_text("1 caption of short videos")
+    expect(first.locator("#consent-intro")).to_contain_text("1 caption of short videos")
+    expect(first.locator("#consent-text h1")).to_have_text("Taking part")
     assert not Participant.objects.exists()
-    screenshot(first, "recruitment-landing")
-    first.get_by_role("button", name="Start").click()
+    screenshot(first, "recruitment-consent")
+    first.get_by_role("button", name="I accept and take part").click()
     first.wait_for_url(f"{live_server.url}/studies/s1/queue/")
     participant = Participant.objects.get()
     assert Annotation.objects.filter(annotator=participant.user).count() == 1
+    assert list(ConsentRecord.objects.values_list("user", "number")) == [(participant.user_id, 1)]
 
     # The same id in a second browser resumes the same participant, who does the work there.
     second_context, second = new_page(browser)
@@ -137,10 +165,13 @@ def test_a_prolific_participant_works_resumes_elsewhere_and_gets_the_code_and_th
     expect(row).to_contain_text("1 of 1")
     screenshot(admin, "members-recruitment")
     expect(admin.locator("#recruitment-links tbody tr")).to_contain_text("1 of 1")
-    assert PID not in admin.content()
+    expect(admin.locator("#recruitment-links tbody tr td").nth(3)).to_have_text("1")  # declined consent
+    member = admin.locator(f"#members tr[data-member='{participant.user.username}'] .member-consent")
+    expect(member).to_contain_text("version 1")
+    assert PID not in admin.content() and DECLINER not in admin.content()
     participant.refresh_from_db()
     assert participant.completed_at is not None
     assert not any(PID in str(event.after) for event in AuditEvent.objects.all())
     assert not errors
-    for context in (first_context, second_context, third_context):
+    for context in (decliner_context, first_context, second_context, third_context):
         context.close()

@@ -161,12 +161,12 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
 
 
 def test_the_workspace_page_reads_the_annotation_once(annotation, personas, django_assert_max_num_queries):
-    """The session, the user, the annotation with its study, the annotator's roles, then the
-    annotation's passes, window corrections, windows and failure modes, then the study's current
-    guidelines (none here): neither the study (through a three-table join) nor the annotation is
-    read a second time."""
+    """The session, the user, the annotation with its study, the annotator's roles, the study's
+    current consent (none here), then the annotation's passes, window corrections, windows and
+    failure modes, then the study's current guidelines (none here): neither the study (through a
+    three-table join) nor the annotation is read a second time."""
     client = client_for(personas["annotator"])
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):
         assert client.get(f"/annotate/{annotation.pk}/").status_code == 200
 
 

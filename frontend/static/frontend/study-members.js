@@ -70,6 +70,9 @@ function renderMembers(members) {
     }
     row.appendChild(roles);
     row.appendChild(element("td", new Date(member.since).toLocaleDateString()));
+    const consent = member.consent_version
+      ? `version ${member.consent_version}, ${new Date(member.consent_at).toLocaleString()}` : "—";
+    row.appendChild(element("td", consent, "member-consent"));
     if (!data.read_only) {
       const actions = element("td", undefined, "member-actions");
       if (member.active) {
@@ -238,6 +241,7 @@ async function reloadRecruitment() {
       row.append(
         element("td", link.label || "—"), element("td", link.platform === "prolific" ? "Prolific" : "another platform"),
         element("td", `${link.joined} of ${link.cap}`), element("td", String(link.completed)),
+        element("td", String(link.declines)),
         element("td", String(link.quota)), element("td", link.completion_code), element("td", when(link.expires_at)),
         element("td", link.state),
       );
