@@ -17,6 +17,7 @@ from annotation.permissions import Role, is_site_reader, may_create_studies, use
 from annotation.rules import study_settings
 from annotation.services import members
 from annotation.services.taxonomy import taxonomy_modes
+from annotation.services.withdrawal import withdrawals_list
 
 
 def _taxonomies() -> list[dict]:
@@ -104,7 +105,8 @@ def study_members(request, slug: str):
         "roles": [{"value": value, "label": label} for value, label in Role.choices],
         "members": rows, "days_default": members.INVITATION_DAYS_DEFAULT, "days_max": members.INVITATION_DAYS_MAX,
     }
-    return render(request, "frontend/study_members.html", {"study": study, "read_only": read_only, "data": data})
+    return render(request, "frontend/study_members.html", {
+        "study": study, "read_only": read_only, "data": data, "withdrawals": withdrawals_list(study=study)})
 
 
 @login_required

@@ -100,6 +100,7 @@ from scoring.metrics.final import final_caption
 from scoring.metrics.profile_files import write_profile_files
 from scoring.metrics.registry import METRICS
 from scoring.metrics.report import cell_value
+from scoring.release import excluded_by_withdrawal_count
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +129,17 @@ class ProfileError(ServiceError):
 
 
 # --------------------------------------------------------------------------- final verdicts
+
+WITHDRAWN_PARAMETER = "approved annotations excluded by withdrawal"
+
+
+def withdrawn_note(excluded: int) -> str:
+    """The export's note on withdrawals, the same in the report and the manifest."""
+    if not excluded:
+        return "Withdrawals: no approved annotation was excluded (nobody whose work was approved withdrew)."
+    return (f"Withdrawals: {excluded} approved annotation{'s' if excluded != 1 else ''} of people who withdrew "
+            f"from the study {'were' if excluded != 1 else 'was'} excluded from every table, figure and tidy file.")
+
 
 
 def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotation]:
@@ -603,6 +615,7 @@ def profile_export(
     )
     sensitivity, below = gold_sensitivity(study, captions, windows, resamples=resamples, seed=seed,
                                           lower_accepts=lower_is_better(study))
+    withdrawn = excluded_by_withdrawal_count(study)
     parameters = {
         "study": f"{study.name} ({study.slug})",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -610,6 +623,7 @@ def profile_export(
         "windows": len(windows),
         "models": captions["model"].nunique(),
         "clips": captions["clip"].nunique(),
+        WITHDRAWN_PARAMETER: withdrawn,
         "bootstrap resamples": resamples,
         "adjusted-model resamples": adjusted_resamples,
         "seed": seed,
@@ -627,8 +641,9 @@ def profile_export(
         parameters["annotators below it (left out of its 'without' columns)"] = ", ".join(below) or "none"
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
-        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE],
-        step=step, matched=matched, judged=judged)
+        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE,
+                                                     withdrawn_note(withdrawn)],
+        step=step, matched=matched, judged=judged, provenance={"excluded_by_withdrawal": withdrawn})
     if sensitivity is not None:
         written["tables"].append(write_extra_table(out, SENSITIVITY_TABLE, SENSITIVITY_CAPTION, sensitivity))
 
@@ -642,6 +657,7 @@ def profile_export(
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],
         "figures_not_computable": written["figures_not_computable"],
+        "excluded_by_withdrawal": withdrawn,
         "report": "report.html",
         "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv",
                  "tidy/judged.csv"],

@@ -33,8 +33,10 @@ import yaml
 from django.contrib.auth import get_user_model
 
 from annotation.errors import ServiceError
-from annotation.models import CandidateModel, Study
+from annotation.models import Annotation, CandidateModel, Study
+from annotation.rules import workflow
 from annotation.rules.pseudonyms import pseudonym
+from annotation.selectors.counted import excluded_by_withdrawal
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -355,6 +357,21 @@ def _fields_table(title: str, fields: Sequence[Field]) -> str:
     return "\n".join(lines)
 
 
+def excluded_by_withdrawal_count(study: Study) -> int:
+    """How many approved annotations a withdrawal keeps out of the release (the profile's count too)."""
+    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
+    return excluded_by_withdrawal(approved).count()
+
+
+def withdrawn_line(excluded: int) -> str:
+    """The card's sentence on withdrawals (annotation.services.withdrawal)."""
+    if not excluded:
+        return "No approved annotation was left out for a withdrawal."
+    return (f"{excluded} approved annotation{'s' if excluded != 1 else ''} of annotators who withdrew from the "
+            f"study {'are' if excluded != 1 else 'is'} left out: participants may withdraw at any time, and "
+            "their work is then excluded from every later release.")
+
+
 def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
     """The dataset card: the YAML header, then how the data was made, the annotators' quality
     (`quality`: annotation.selectors.annotator_quality rows, by pseudonym) with the guideline
@@ -372,6 +389,8 @@ def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = 
         f"{counts['captions']} captions of {counts['clips']} clips by {counts['models']} models, "
         f"with {counts['windows']} windows, each corrected by a human annotator and checked by a QC "
         "reviewer in Redline.",
+        "",
+        withdrawn_line(int(counts.get("excluded_by_withdrawal", 0))),
         "",
         "## How it was made",
         "",
@@ -426,7 +445,8 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     _write_jsonl(out / "captions.jsonl", captions)
     _write_jsonl(out / "windows.jsonl", windows)
     counts = {"captions": len(captions), "windows": len(windows),
-              "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions})}
+              "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions}),
+              "excluded_by_withdrawal": excluded_by_withdrawal_count(study)}
     header = card_header(study, license=license, models=models, counts=counts)
     quality = quality_rows(study)
     header["redline"]["annotator_quality"] = quality_header(quality)

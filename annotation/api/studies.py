@@ -72,6 +72,7 @@ class SettingsBody(serializers.Serializer):
     undo_seconds = serializers.IntegerField(required=False, allow_null=True, help_text=MEANINGS["undo_seconds"])
     caption_language = serializers.ChoiceField(choices=CaptionLanguage.values, required=False,
                                                help_text=MEANINGS["caption_language"])
+    erase_on_withdrawal = serializers.BooleanField(required=False, help_text=MEANINGS["erase_on_withdrawal"])
 
 
 class StudyCreateBody(SettingsBody):

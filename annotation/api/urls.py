@@ -147,3 +147,10 @@ urlpatterns += [
         name="api-guideline-version",
     ),
 ]
+
+from annotation.api import withdrawal  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/withdraw/", withdrawal.Withdraw.as_view(), name="api-withdraw"),
+    path("studies/<slug:slug>/withdrawals/", withdrawal.WithdrawalList.as_view(), name="api-withdrawals"),
+]
