@@ -74,7 +74,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.rules import workflow
-from annotation.selectors.counted import counted_annotations
+from annotation.selectors.counted import approved_excluded_by_withdrawal, counted_annotations
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
@@ -100,7 +100,6 @@ from scoring.metrics.final import final_caption
 from scoring.metrics.profile_files import write_profile_files
 from scoring.metrics.registry import METRICS
 from scoring.metrics.report import cell_value
-from scoring.release import excluded_by_withdrawal_count
 
 logger = logging.getLogger(__name__)
 
@@ -615,7 +614,7 @@ def profile_export(
     )
     sensitivity, below = gold_sensitivity(study, captions, windows, resamples=resamples, seed=seed,
                                           lower_accepts=lower_is_better(study))
-    withdrawn = excluded_by_withdrawal_count(study)
+    withdrawn = approved_excluded_by_withdrawal(study)
     parameters = {
         "study": f"{study.name} ({study.slug})",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -33,10 +33,9 @@ import yaml
 from django.contrib.auth import get_user_model
 
 from annotation.errors import ServiceError
-from annotation.models import Annotation, CandidateModel, Study
-from annotation.rules import workflow
+from annotation.models import CandidateModel, Study
 from annotation.rules.pseudonyms import pseudonym
-from annotation.selectors.counted import excluded_by_withdrawal
+from annotation.selectors.counted import approved_excluded_by_withdrawal
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -357,12 +356,6 @@ def _fields_table(title: str, fields: Sequence[Field]) -> str:
     return "\n".join(lines)
 
 
-def excluded_by_withdrawal_count(study: Study) -> int:
-    """How many approved annotations a withdrawal keeps out of the release (the profile's count too)."""
-    approved = Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)
-    return excluded_by_withdrawal(approved).count()
-
-
 def withdrawn_line(excluded: int) -> str:
     """The card's sentence on withdrawals (annotation.services.withdrawal)."""
     if not excluded:
@@ -446,7 +439,7 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     _write_jsonl(out / "windows.jsonl", windows)
     counts = {"captions": len(captions), "windows": len(windows),
               "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions}),
-              "excluded_by_withdrawal": excluded_by_withdrawal_count(study)}
+              "excluded_by_withdrawal": approved_excluded_by_withdrawal(study)}
     header = card_header(study, license=license, models=models, counts=counts)
     quality = quality_rows(study)
     header["redline"]["annotator_quality"] = quality_header(quality)

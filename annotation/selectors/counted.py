@@ -3,6 +3,7 @@
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Annotation, GoldItem, Withdrawal
+from annotation.rules import workflow
 
 
 def _withdrawn() -> Exists:
@@ -34,3 +35,10 @@ def holding_annotations(annotations):
     """The annotations of a queryset that hold their caption when captions are given out: all
     but those of withdrawn people, whose waiting items went back to the pool."""
     return annotations.exclude(_withdrawn())
+
+
+def approved_excluded_by_withdrawal(study) -> int:
+    """How many approved annotations of the study's work a withdrawal keeps out of the profile,
+    Table 1 and the release: the count each of them reports."""
+    return excluded_by_withdrawal(
+        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)).count()

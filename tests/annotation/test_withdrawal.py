@@ -25,7 +25,11 @@ from annotation.models import (
     Withdrawal,
 )
 from annotation.rules import workflow
-from annotation.selectors.counted import counted_annotations, excluded_by_withdrawal
+from annotation.selectors.counted import (
+    approved_excluded_by_withdrawal,
+    counted_annotations,
+    excluded_by_withdrawal,
+)
 from annotation.services import recruitment
 from annotation.services.annotation_common import NotAllowed
 from annotation.services.lifecycle import study_archive, study_close
@@ -38,7 +42,7 @@ from annotation.services.workflow import (
     review_claim,
 )
 from scoring.profiles import final_annotations, profile_export
-from scoring.release import excluded_by_withdrawal_count, release_build, release_rows
+from scoring.release import release_build, release_rows
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip, save
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +117,7 @@ def test_withdrawn_work_is_excluded_from_counted_the_profile_and_the_release(wor
     assert counted_annotations(approved(study)).count() == 2
     participation_withdraw(study=study, user=world["leaver"])
     assert counted_annotations(approved(study)).count() == 0
-    assert excluded_by_withdrawal(approved(study)).count() == 2 == excluded_by_withdrawal_count(study)
+    assert excluded_by_withdrawal(approved(study)).count() == 2 == approved_excluded_by_withdrawal(study)
     assert final_annotations(study) == []
     assert release_rows(study) == ([], [])
 
@@ -199,7 +203,7 @@ def test_a_closed_study_still_honours_withdrawal_and_erasure(world):
     study_close(study=study, actor=world["people"]["admin"], confirm=True)
     withdrawal = participation_withdraw(study=study, user=leaver, erase=True)
     assert withdrawal.released == 0 and withdrawal.erased == 4
-    assert excluded_by_withdrawal_count(study) == 2
+    assert approved_excluded_by_withdrawal(study) == 2
     assert not CorrectionPass.objects.filter(annotation__annotator=leaver).exclude(overview_text="").exists()
 
 
@@ -222,7 +226,7 @@ def test_an_archived_study_excludes_but_does_not_erase(world):
         participation_withdraw(study=study, user=leaver, erase=True)
     assert not Withdrawal.objects.exists()
     withdrawal = participation_withdraw(study=study, user=leaver)
-    assert withdrawal.erased_at is None and excluded_by_withdrawal_count(study) == 2
+    assert withdrawal.erased_at is None and approved_excluded_by_withdrawal(study) == 2
 
 
 def test_the_members_list_counts_each_withdrawals_excluded_work(world):
