@@ -24,7 +24,8 @@ PID = "7c1d2e3f4a5b6c7d8e9f0a1b"
 
 def test_a_participant_withdraws_and_the_admin_sees_the_exclusion(sign_in, live_server, browser, study, personas,
                                                                      clips):
-    captions_import_jsonl(study=study, data=jsonl(caption("m1"), caption("m2")))
+    # Two clips: the participant is given one caption of each (one model per clip), does one.
+    captions_import_jsonl(study=study, data=jsonl(caption("m1"), {**caption("m1"), "clip": "b"}))
     _, token = recruitment_link_create(study=study, actor=personas["admin"], cap=5, quota=2)
     errors: list[str] = []
 
