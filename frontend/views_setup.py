@@ -37,6 +37,7 @@ def _form_data(study: Study | None, *, read_only: bool) -> dict:
         "near_total_cut": DEFAULT_NEAR_TOTAL_CUT, "length_band": DEFAULT_LENGTH_BAND,
         "assignment_design": AssignmentDesign.ONE_MODEL_PER_CLIP, "spread_gap": 5, "overlap_share": 0,
         "undo_seconds": None, "caption_language": CaptionLanguage.ENGLISH, "taxonomy": None,
+        "erase_on_withdrawal": False,
     }
     if study is not None:
         values.update({field: getattr(study, field) for field in values if field != "taxonomy"})
@@ -169,6 +170,11 @@ def history_summary(event) -> str:
         return f"Wrote guidelines version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
+    if event.action == "participant_withdraw":
+        return (f"{after.get('person')} withdrew; {after.get('released')} waiting item(s) went back to the pool"
+                + (", erasure asked." if after.get("erase") else "."))
+    if event.action == "participant_erase":
+        return f"The content of {after.get('person')}'s {after.get('annotations')} annotation(s) was erased."
     return event.action
 
 

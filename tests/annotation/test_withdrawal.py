@@ -344,3 +344,19 @@ def test_the_members_page_shows_withdrawals_escaped(world, client, make_user):
     client.force_login(world["people"]["admin"])
     page = client.get(f"/studies/{study.slug}/members/").content.decode()
     assert 'id="withdrawals"' in page and "&lt;b&gt;sly&lt;/b&gt;" in page and "<b>sly</b>" not in page
+
+
+def test_the_history_page_tells_the_withdrawal_and_the_erasure(world, client):
+    participation_withdraw(study=world["study"], user=world["leaver"], erase=True)
+    client.force_login(world["people"]["admin"])
+    page = client.get(f"/studies/{world['study'].slug}/history/").content.decode()
+    assert "leaver withdrew; 2 waiting item(s) went back to the pool, erasure asked." in page
+    assert "The content of leaver&#x27;s 4 annotation(s) was erased." in page
+
+
+def test_the_erase_setting_is_a_study_setting_of_the_api(world):
+    client = api(world["people"]["admin"])
+    answer = client.patch(f"/api/studies/{world['study'].slug}/", {"erase_on_withdrawal": True}, format="json")
+    assert answer.status_code == 200 and answer.json()["erase_on_withdrawal"] is True
+    bad = client.patch(f"/api/studies/{world['study'].slug}/", {"erase_on_withdrawal": "soon"}, format="json")
+    assert bad.status_code == 400 and "erase_on_withdrawal" in bad.json()
