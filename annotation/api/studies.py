@@ -423,6 +423,8 @@ HISTORY_ACTIONS = (
     "recruitment_link_create", "recruitment_link_close",
     # Gold settings and qualification decisions (annotation.services.gold).
     "practice_configure", "practice_retry_allow",
+    # Withdrawals and erasures (annotation.services.withdrawal): who and how many, no content.
+    "participant_withdraw", "participant_erase",
 )
 
 
