@@ -155,6 +155,11 @@ class Study(models.Model):
     gold_rate = models.FloatField(default=0, help_text="share of queue items that are hidden gold checks (0-0.5)")
     # The dashboard warns when an annotator's recent gold agreement falls below this (drift).
     gold_drift_threshold = models.FloatField(default=DEFAULT_GOLD_DRIFT_THRESHOLD)
+    # Withdrawal (annotation.services.withdrawal): whether a withdrawing member's annotations are
+    # erased at once, whatever they ask; off: erased only when they ask.
+    erase_on_withdrawal = models.BooleanField(
+        default=False, help_text="erase a withdrawing member's annotations at once"
+    )
     # Keys the pseudonyms of annotators and reviewers in a data release (annotation.release);
     # never released, never in bundles or the API.
     release_secret = models.CharField(max_length=64, default=new_release_secret, editable=False)
@@ -997,6 +1002,41 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.pseudonym} of {self.study_id}"
+class Withdrawal(models.Model):
+    """A member's withdrawal from a study (annotation.services.withdrawal): from ``at`` on they
+    do no work there, their waiting items went back to the pool (``released``), and none of
+    their annotations counts in the profile, Table 1, scoring or the release
+    (annotation.selectors.counted). ``erased_at``: when the content of their annotations was
+    erased (``erased`` of them), at their request or by the study's setting. The row names the
+    person and counts; it holds no content.
+
+    ``erasing`` is true only inside the erasing transaction: while it is, the database lets the
+    erasure change the work rows of a closed study (migration 0033); it is never committed true.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="withdrawals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    pseudonym = models.CharField(max_length=150, help_text="the participant's pseudonym, or the member's username")
+    at = models.DateTimeField(auto_now_add=True)
+    released = models.PositiveIntegerField(default=0, help_text="waiting items given back to the pool")
+    erase_requested = models.BooleanField(default=False)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    erased = models.PositiveIntegerField(default=0, help_text="annotations whose content was erased")
+    erasing = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["study", "at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="withdrawal_once_per_person"),
+            models.CheckConstraint(
+                condition=Q(erased_at__isnull=True) | Q(erase_requested=True), name="withdrawal_erased_if_requested"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pseudonym} withdrew from {self.study_id}"
+
+
 class GuidelineVersion(models.Model):
     """One version of a study's guidelines: Markdown written by its admins, and examples of the
     failure modes (annotation.services.guidelines). While the study is in setup, an edit

@@ -14,6 +14,7 @@ from frontend import (
     views_release,
     views_review,
     views_setup,
+    views_withdrawal,
     views_workspace,
 )
 from frontend.throttle import SignInForm
@@ -34,6 +35,7 @@ urlpatterns = [
     path("invitations/<str:token>/", views_setup.invitation, name="invitation"),
     path("join/<str:token>/", views_recruitment.recruitment, name="recruitment"),
     path("studies/<slug:slug>/done/", views_recruitment.participant_done, name="participant-done"),
+    path("studies/<slug:slug>/withdraw/", views_withdrawal.withdraw_page, name="withdraw"),
     path("studies/<slug:slug>/clips/<str:name>/", views.clip_detail, name="clip"),
     path("studies/<slug:slug>/release.zip", views_release.study_release, name="study-release"),
     path("studies/<slug:slug>/queue/", views_workspace.annotator_queue, name="annotator-queue"),

@@ -23,7 +23,7 @@ from annotation.errors import ServiceError
 from annotation.models import Annotation, CandidateModel, Study
 from annotation.permissions import Role, require_model_identity, user_roles
 from annotation.rules import workflow
-from annotation.selectors.counted import counted_annotations
+from annotation.selectors.counted import approved_excluded_by_withdrawal, counted_annotations
 from scoring.freshness import scores_freshness
 from scoring.llmfacts_results import llmfacts_by_model, llmfacts_result
 from scoring.metrics import exports
@@ -114,6 +114,7 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
         "job": _job_data(study, jobs[0] if jobs else None),
         "earlier": earlier,
         "llmfacts": llmfacts_by_model(study=study),
+        "excluded_by_withdrawal": approved_excluded_by_withdrawal(study),
         "freshness": scores_freshness(study),
         "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
         "error": error,

@@ -30,7 +30,7 @@ from frontend.throttle import address_try, client_address
 # The page's status for each refusal: a closed, expired or full link is gone for good for this
 # person (410); the rest are the request's own.
 STATUS = {"unknown": 404, "closed": 410, "expired": 410, "full": 410, "no_work": 410, "bad_id": 400,
-          "consent": 409}
+          "consent": 409, "withdrawn": 410}
 
 
 def _params(request, link) -> dict[str, object]:

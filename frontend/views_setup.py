@@ -17,6 +17,7 @@ from annotation.permissions import Role, is_site_reader, may_create_studies, use
 from annotation.rules import study_settings
 from annotation.services import members
 from annotation.services.taxonomy import taxonomy_modes
+from annotation.services.withdrawal import withdrawals_list
 
 
 def _taxonomies() -> list[dict]:
@@ -36,6 +37,7 @@ def _form_data(study: Study | None, *, read_only: bool) -> dict:
         "near_total_cut": DEFAULT_NEAR_TOTAL_CUT, "length_band": DEFAULT_LENGTH_BAND,
         "assignment_design": AssignmentDesign.ONE_MODEL_PER_CLIP, "spread_gap": 5, "overlap_share": 0,
         "undo_seconds": None, "caption_language": CaptionLanguage.ENGLISH, "taxonomy": None,
+        "erase_on_withdrawal": False,
     }
     if study is not None:
         values.update({field: getattr(study, field) for field in values if field != "taxonomy"})
@@ -106,7 +108,8 @@ def study_members(request, slug: str):
         "roles": [{"value": value, "label": label} for value, label in Role.choices],
         "members": rows, "days_default": members.INVITATION_DAYS_DEFAULT, "days_max": members.INVITATION_DAYS_MAX,
     }
-    return render(request, "frontend/study_members.html", {"study": study, "read_only": read_only, "data": data})
+    return render(request, "frontend/study_members.html", {
+        "study": study, "read_only": read_only, "data": data, "withdrawals": withdrawals_list(study=study)})
 
 
 @login_required
@@ -173,6 +176,11 @@ def history_summary(event) -> str:
         return f"Wrote consent text version {after.get('version')}."
     if event.action == "invitation_accept":
         return f"{user} accepted invitation #{after.get('invitation')} and is {roles}."
+    if event.action == "participant_withdraw":
+        return (f"{after.get('person')} withdrew; {after.get('released')} waiting item(s) went back to the pool"
+                + (", erasure asked." if after.get("erase") else "."))
+    if event.action == "participant_erase":
+        return f"The content of {after.get('person')}'s {after.get('annotations')} annotation(s) was erased."
     return event.action
 
 

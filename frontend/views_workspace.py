@@ -8,19 +8,21 @@ json_script and then calls the same REST API as every other client
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Study, StudyState
+from annotation.models import Annotation, Study, StudyState, Withdrawal
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
 from annotation.services.gold import practice_due, practice_feedback, practice_notice
 from annotation.services.recruitment import participant_complete, participant_of
+from annotation.services.withdrawal import withdrawal_of
 from annotation.services.workflow import annotation_open
 from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
@@ -35,6 +37,8 @@ def annotator_queue(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
+    if withdrawal_of(study=study, user=request.user) is not None:
+        return redirect("withdraw", slug=study.slug)  # no more work: the page says why and what was done
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant_complete(participant=participant):
         return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
@@ -81,7 +85,9 @@ def workspace(request, annotation_id: int):
     whose POST starts the work and comes back here.
     """
     # Read once, with everything the page shows: the checks below are those of get_annotation_for.
-    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
+    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED).annotate(
+        withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
+                                                   user_id=OuterRef("annotator_id")))), pk=annotation_id)
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
@@ -90,6 +96,8 @@ def workspace(request, annotation_id: int):
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     require_study_work(request.user, study)
+    if annotation.withdrawn and annotation.purpose != Annotation.Purpose.GOLD:
+        return redirect("withdraw", slug=study.slug)
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant.completed_at:
         return redirect("participant-done", slug=study.slug)

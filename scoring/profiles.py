@@ -74,7 +74,7 @@ from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Annotation, CandidateModel, CorrectionPass, Study
 from annotation.rules import workflow
-from annotation.selectors.counted import counted_annotations
+from annotation.selectors.counted import approved_excluded_by_withdrawal, counted_annotations
 from annotation.services.annotation_common import pass_snapshot
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
@@ -128,6 +128,17 @@ class ProfileError(ServiceError):
 
 
 # --------------------------------------------------------------------------- final verdicts
+
+WITHDRAWN_PARAMETER = "approved annotations excluded by withdrawal"
+
+
+def withdrawn_note(excluded: int) -> str:
+    """The export's note on withdrawals, the same in the report and the manifest."""
+    if not excluded:
+        return "Withdrawals: no approved annotation was excluded (nobody whose work was approved withdrew)."
+    return (f"Withdrawals: {excluded} approved annotation{'s' if excluded != 1 else ''} of people who withdrew "
+            f"from the study {'were' if excluded != 1 else 'was'} excluded from every table, figure and tidy file.")
+
 
 
 def final_annotations(study: Study, clip_id: int | None = None) -> list[Annotation]:
@@ -603,6 +614,7 @@ def profile_export(
     )
     sensitivity, below = gold_sensitivity(study, captions, windows, resamples=resamples, seed=seed,
                                           lower_accepts=lower_is_better(study))
+    withdrawn = approved_excluded_by_withdrawal(study)
     parameters = {
         "study": f"{study.name} ({study.slug})",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -610,6 +622,7 @@ def profile_export(
         "windows": len(windows),
         "models": captions["model"].nunique(),
         "clips": captions["clip"].nunique(),
+        WITHDRAWN_PARAMETER: withdrawn,
         "bootstrap resamples": resamples,
         "adjusted-model resamples": adjusted_resamples,
         "seed": seed,
@@ -627,8 +640,9 @@ def profile_export(
         parameters["annotators below it (left out of its 'without' columns)"] = ", ".join(below) or "none"
     written = write_profile_files(
         out, title=f"Failure profile: {study.name}", captions=captions, windows=windows,
-        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE],
-        step=step, matched=matched, judged=judged)
+        tables=tables, parameters=parameters, notes=[VERDICT_CHOICE_NOTE, SCORE_NOTE, SAMPLES_NOTE,
+                                                     withdrawn_note(withdrawn)],
+        step=step, matched=matched, judged=judged, provenance={"excluded_by_withdrawal": withdrawn})
     if sensitivity is not None:
         written["tables"].append(write_extra_table(out, SENSITIVITY_TABLE, SENSITIVITY_CAPTION, sensitivity))
 
@@ -642,6 +656,7 @@ def profile_export(
         "figures": written["figures"],
         "figures_failed": written["figures_failed"],
         "figures_not_computable": written["figures_not_computable"],
+        "excluded_by_withdrawal": withdrawn,
         "report": "report.html",
         "tidy": ["tidy/captions.csv", "tidy/windows.csv", "tidy/matched.csv",
                  "tidy/judged.csv"],

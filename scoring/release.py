@@ -35,6 +35,7 @@ from django.contrib.auth import get_user_model
 from annotation.errors import ServiceError
 from annotation.models import CandidateModel, Study
 from annotation.rules.pseudonyms import pseudonym
+from annotation.selectors.counted import approved_excluded_by_withdrawal
 from annotation.services.taxonomy import taxonomy_modes
 from scoring.metrics.exports import CorrectedCaption, size_record
 
@@ -355,6 +356,15 @@ def _fields_table(title: str, fields: Sequence[Field]) -> str:
     return "\n".join(lines)
 
 
+def withdrawn_line(excluded: int) -> str:
+    """The card's sentence on withdrawals (annotation.services.withdrawal)."""
+    if not excluded:
+        return "No approved annotation was left out for a withdrawal."
+    return (f"{excluded} approved annotation{'s' if excluded != 1 else ''} of annotators who withdrew from the "
+            f"study {'are' if excluded != 1 else 'is'} left out: participants may withdraw at any time, and "
+            "their work is then excluded from every later release.")
+
+
 def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = ()) -> str:
     """The dataset card: the YAML header, then how the data was made, the annotators' quality
     (`quality`: annotation.selectors.annotator_quality rows, by pseudonym) with the guideline
@@ -372,6 +382,8 @@ def card_text(study: Study, header: Mapping[str, Any], quality: Sequence[Any] = 
         f"{counts['captions']} captions of {counts['clips']} clips by {counts['models']} models, "
         f"with {counts['windows']} windows, each corrected by a human annotator and checked by a QC "
         "reviewer in Redline.",
+        "",
+        withdrawn_line(int(counts.get("excluded_by_withdrawal", 0))),
         "",
         "## How it was made",
         "",
@@ -426,7 +438,8 @@ def release_build(*, study: Study, out_dir: str | Path, license: str, models: st
     _write_jsonl(out / "captions.jsonl", captions)
     _write_jsonl(out / "windows.jsonl", windows)
     counts = {"captions": len(captions), "windows": len(windows),
-              "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions})}
+              "clips": len({row["clip"] for row in captions}), "models": len({row["model"] for row in captions}),
+              "excluded_by_withdrawal": approved_excluded_by_withdrawal(study)}
     header = card_header(study, license=license, models=models, counts=counts)
     quality = quality_rows(study)
     header["redline"]["annotator_quality"] = quality_header(quality)

@@ -49,7 +49,7 @@ class StudySerializer(serializers.ModelSerializer):
         fields = [
             "slug", "name", "description", "word_thresholds", "near_total_cut", "length_band",
             "assignment_design", "spread_gap", "overlap_share", "undo_seconds", "caption_language",
-            "state", "taxonomy", "roles", "created_at",
+            "erase_on_withdrawal", "state", "taxonomy", "roles", "created_at",
         ]
 
     @extend_schema_field(TaxonomySummarySerializer)

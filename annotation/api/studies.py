@@ -72,6 +72,7 @@ class SettingsBody(serializers.Serializer):
     undo_seconds = serializers.IntegerField(required=False, allow_null=True, help_text=MEANINGS["undo_seconds"])
     caption_language = serializers.ChoiceField(choices=CaptionLanguage.values, required=False,
                                                help_text=MEANINGS["caption_language"])
+    erase_on_withdrawal = serializers.BooleanField(required=False, help_text=MEANINGS["erase_on_withdrawal"])
 
 
 class StudyCreateBody(SettingsBody):
@@ -427,6 +428,8 @@ HISTORY_ACTIONS = (
     "consent_update", "recruitment_link_create", "recruitment_link_close",
     # Gold settings and qualification decisions (annotation.services.gold).
     "practice_configure", "practice_retry_allow",
+    # Withdrawals and erasures (annotation.services.withdrawal): who and how many, no content.
+    "participant_withdraw", "participant_erase",
 )
 
 

@@ -163,3 +163,10 @@ urlpatterns += [
     path("studies/<slug:slug>/consent/", consent.Consent.as_view(), name="api-consent"),
     path("studies/<slug:slug>/consent/accept/", consent.ConsentAccept.as_view(), name="api-consent-accept"),
 ]
+
+from annotation.api import withdrawal  # noqa: E402
+
+urlpatterns += [
+    path("studies/<slug:slug>/withdraw/", withdrawal.Withdraw.as_view(), name="api-withdraw"),
+    path("studies/<slug:slug>/withdrawals/", withdrawal.WithdrawalList.as_view(), name="api-withdrawals"),
+]

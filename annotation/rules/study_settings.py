@@ -59,6 +59,9 @@ MEANINGS = {
     "undo_seconds": "How long locking, submitting and approving can be undone; empty: the site's UNDO_SECONDS.",
     "caption_language": "The language the captions are written in: it decides what a word is for edit size.",
     "description": "Shown to annotators on their start page.",
+    "erase_on_withdrawal": "When an annotator withdraws, erase the content of their annotations at once, whatever "
+                           "they ask (off by default: erased only when they ask). Withdrawn people's work never "
+                           "counts, erased or not.",
     # Gold and qualification (annotation.rules.gold; set on the practice page and /api/studies/<slug>/practice/).
     "requires_qualification": "Only annotators who passed the practice set receive real work (off by default). "
                               "The practice set comes first in every new annotator's queue either way.",
@@ -216,7 +219,7 @@ def settings_check(
             keep(field, _choice(value, "assignment design", designs))
         elif field == "caption_language":
             keep(field, _choice(value, "caption language", languages))
-        elif field == "requires_qualification":
+        elif field in ("requires_qualification", "erase_on_withdrawal"):
             keep(field, (value, None) if isinstance(value, bool) else (None, "Say true or false."))
         elif field == "practice_min_items":
             keep(field, _integer(value, "minimum of practice items", *PRACTICE_MIN_ITEMS_RANGE))

@@ -2,12 +2,43 @@
 
 from django.db.models import Exists, OuterRef
 
-from annotation.models import Annotation, GoldItem
+from annotation.models import Annotation, GoldItem, Withdrawal
+from annotation.rules import workflow
+
+
+def _withdrawn() -> Exists:
+    """Whether the annotation's annotator withdrew from its study (annotation.services.withdrawal)."""
+    return Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
+                                            user_id=OuterRef("annotator_id")))
+
+
+def _work(annotations):
+    return annotations.filter(purpose=Annotation.Purpose.WORK).exclude(
+        Exists(GoldItem.objects.filter(caption_id=OuterRef("caption_id")))
+    )
 
 
 def counted_annotations(annotations):
     """The annotations of a queryset that count in the profile, Table 1 and the release: the
-    study's work (purpose ``work``) on captions that are not gold items."""
-    return annotations.filter(purpose=Annotation.Purpose.WORK).exclude(
-        Exists(GoldItem.objects.filter(caption_id=OuterRef("caption_id")))
-    )
+    study's work (purpose ``work``) on captions that are not gold items, by annotators who have
+    not withdrawn from the study."""
+    return _work(annotations).exclude(_withdrawn())
+
+
+def excluded_by_withdrawal(annotations):
+    """The annotations of a queryset that would count but for their annotator's withdrawal:
+    with :func:`counted_annotations`, they make the study's work of the queryset."""
+    return _work(annotations).filter(_withdrawn())
+
+
+def holding_annotations(annotations):
+    """The annotations of a queryset that hold their caption when captions are given out: all
+    but those of withdrawn people, whose waiting items went back to the pool."""
+    return annotations.exclude(_withdrawn())
+
+
+def approved_excluded_by_withdrawal(study) -> int:
+    """How many approved annotations of the study's work a withdrawal keeps out of the profile,
+    Table 1 and the release: the count each of them reports."""
+    return excluded_by_withdrawal(
+        Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED)).count()

@@ -20,6 +20,7 @@ from annotation.models import (
     Study,
     Window,
     WindowCorrection,
+    Withdrawal,
 )
 from annotation.rules import audit_diff, returns, window_times, workflow
 from annotation.services import gold
@@ -43,6 +44,7 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
+    withdrawn_message,
 )
 from annotation.services.consent import consent_require
 from annotation.services.guidelines import guideline_version_now
@@ -65,6 +67,10 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     """The annotator starts (or restarts after a return) work on their annotation."""
     if annotation.annotator_id != actor.pk:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
+    study = annotation.caption.clip.study
+    withdrawn = Withdrawal.objects.filter(study=study, user=actor).values_list("at", flat=True).first()
+    if withdrawn is not None and annotation.purpose != Annotation.Purpose.GOLD:
+        raise NotAllowed(withdrawn_message(study, withdrawn))
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         if annotation.state == workflow.IN_PROGRESS and study_allows(annotation.caption.clip.study, Write.WORK):
             # Opening the workspace again starts a new session: its active time counts from now.
@@ -72,7 +78,6 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
             Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
             annotation.active_until = now
         return annotation
-    study = annotation.caption.clip.study
     _require_running(study)
     consent_require(study, actor)
     if annotation.purpose in Annotation.REAL_WORK and not gold.real_work_allowed(study, actor):
@@ -118,6 +123,9 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     person's few returned and in-progress items, then the first of their new ones.
     """
     _require_running(study)
+    withdrawn = Withdrawal.objects.filter(study=study, user=annotator).values_list("at", flat=True).first()
+    if withdrawn is not None:
+        raise NotAllowed(withdrawn_message(study, withdrawn))
     consent_require(study, annotator)  # consent comes before anything else, practice included
     # A practice attempt comes first: a new annotator's queue starts with the practice set.
     gold.practice_begin(study=study, annotator=annotator)

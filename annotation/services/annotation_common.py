@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Value
+from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
@@ -22,6 +22,7 @@ from annotation.models import (
     Membership,
     Study,
     WindowCorrection,
+    Withdrawal,
 )
 from annotation.permissions import known_roles
 from annotation.services.study_state import Write, refusal_message, study_require
@@ -70,6 +71,13 @@ class NotAllowed(ServiceError):
 
 def study_not_running_message(study: Study) -> str:
     return refusal_message(study, Write.WORK)
+
+
+def withdrawn_message(study: Study, at) -> str:
+    """The sentence every page and API answers a withdrawn member who tries to work
+    (annotation.services.withdrawal)."""
+    return (f"You withdrew from study {study.name} on {at:%Y-%m-%d %H:%M} UTC: you no longer work in it, and "
+            "your annotations no longer count in it. Thank you for your part.")
 
 
 def _require_running(study: Study) -> None:
@@ -232,13 +240,16 @@ def _claim_version(
         )), still_gold_maker=Exists(Membership.objects.filter(
             study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk,
             role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT],
-        )))
+        )), withdrawn_at=Subquery(Withdrawal.objects.filter(
+            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk).values("at")[:1]))
     annotation = rows.get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
     if annotator is not None and annotation.purpose == Annotation.Purpose.GOLD:
         # A gold verdict is made by a study admin or gold expert, who need not be an annotator.
         annotation.still_annotator = annotation.still_gold_maker
+    if annotator is not None and annotation.withdrawn_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
+        raise NotAllowed(withdrawn_message(annotation.caption.clip.study, annotation.withdrawn_at))
     if annotator is not None and not annotation.still_annotator:
         raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
     _require_running(annotation.caption.clip.study)

@@ -20,6 +20,7 @@ from annotation.models import (
     Study,
 )
 from annotation.rules import assignment
+from annotation.selectors.counted import holding_annotations
 from annotation.services import bulk
 from annotation.services.lifecycle import study_require_setup
 from annotation.services.study_state import Write, study_require
@@ -117,8 +118,9 @@ def annotations_assign(
         .values_list("pk", "clip_id", "model_id")
         if wanted is None or pk in wanted
     ]
+    # A caption held only by people who withdrew is free again (annotation.services.withdrawal).
     taken = dict(
-        Annotation.objects.filter(caption__clip__study=study, purpose=Annotation.Purpose.WORK)
+        holding_annotations(Annotation.objects.filter(caption__clip__study=study, purpose=Annotation.Purpose.WORK))
         .order_by()
         .values("caption_id")
         .annotate(n=Count("pk"))

@@ -11,11 +11,13 @@ participants, who become annotators of the study without a password; their compl
   (annotation.services.payments). A participant from before who comes back is sealed then.
 - A participant joins only while the study runs (Write.RECRUIT), the link is open, not expired
   and not full; coming back resumes, whatever the link's state, while the study runs.
-- A new participant gets `quota` captions that nobody has yet, under the study's design
+- A new participant gets `quota` captions that nobody has yet (or only people who withdrew had:
+  annotation.services.withdrawal), under the study's design
   (annotation.rules.recruitment.pick_items, then annotations_assign).
 - When the study asks for consent (annotation.services.consent), a new participant joins only
   with the current version accepted, recorded as they join; someone who declines is counted on
   the link (`declines`, :func:`recruitment_decline`) and nothing else is kept of them.
+- A participant who withdrew cannot come back, through any link (RecruitmentRefused, withdrawn).
 - When every item they were given is done (submitted or further), they have completed: the
   time is recorded once and the completion code shown from then on.
 """
@@ -32,7 +34,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotation.errors import FieldErrors, ServiceError
@@ -44,9 +46,11 @@ from annotation.models import (
     RecruitmentKey,
     RecruitmentLink,
     Study,
+    Withdrawal,
 )
 from annotation.rules import recruitment, sealed_ids, workflow
 from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
+from annotation.selectors.counted import holding_annotations
 from annotation.services.assigning import annotations_assign
 from annotation.services.consent import consent_asked, consent_record
 from annotation.services.members import TOKEN_BYTES, token_hash
@@ -59,7 +63,8 @@ LINK_DAYS_MAX = 365
 
 class RecruitmentRefused(ServiceError):
     """The link cannot take this participant now; the message says why, politely. `kind` is
-    one of unknown, closed, expired, full, no_work, bad_id, consent (the pages' status follows it)."""
+    one of unknown, closed, expired, full, no_work, bad_id, consent, withdrawn (the pages' status follows
+    it)."""
 
     def __init__(self, message: str, *, kind: str):
         super().__init__(message)
@@ -240,9 +245,11 @@ def refuse_new(link: RecruitmentLink, now: datetime | None = None) -> None:
 
 def _give_items(study: Study, user, quota: int, seed: str) -> int:
     """Assign the new participant up to `quota` captions nobody has yet; how many were given."""
+    # Nobody has them: no annotation, or only those of people who withdrew (their claims released).
+    held = holding_annotations(Annotation.objects.filter(caption_id=OuterRef("pk")))
     free = [
         Item(pk, clip_id, model_id)
-        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study, annotations__isnull=True)
+        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study).exclude(Exists(held))
         .order_by("clip__name", "model__alias").values_list("pk", "clip_id", "model_id")
     ]
     one_per_clip = study.assignment_design == ONE_MODEL_PER_CLIP
@@ -284,6 +291,10 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], con
     now = timezone.now()
     known = Participant.objects.select_related("user").filter(study=study, pid_hash=digest).first()
     if known is not None:
+        withdrawn = Withdrawal.objects.filter(study=study, user=known.user).values_list("at", flat=True).first()
+        if withdrawn is not None:
+            raise RecruitmentRefused(f"You withdrew from this study on {withdrawn:%Y-%m-%d %H:%M} UTC, so you cannot "
+                                     "join it again. Thank you for your part.", kind="withdrawn")
         if not Membership.objects.filter(study=study, user=known.user, role=Membership.Role.ANNOTATOR).exists():
             raise RecruitmentRefused("You no longer take part in this study (its admins ended your participation). "
                                      "Thank you for your work.", kind="closed")

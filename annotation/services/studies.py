@@ -25,7 +25,7 @@ from annotation.services.taxonomy import taxonomy_default
 
 STUDY_FIELDS = (
     "name", "description", "word_thresholds", "near_total_cut", "length_band", "assignment_design",
-    "spread_gap", "overlap_share", "undo_seconds", "caption_language",
+    "spread_gap", "overlap_share", "undo_seconds", "caption_language", "erase_on_withdrawal",
 )
 
 

@@ -9,8 +9,11 @@ written to it depends on where it stands, and only on that:
   study runs;
 - **running**: everything but the frozen settings (taxonomy, thresholds, assignment design:
   ``lifecycle.FROZEN_FIELDS``);
-- **closed**: nothing but reading, exporting, the data release and archiving;
-- **archived**: reading and exporting only.
+- **closed**: nothing but reading, exporting, the data release, archiving and a member's
+  withdrawal (ethics: a withdrawal is honoured whenever it comes; its erasure too, the database
+  letting the erasure alone through, migration 0033);
+- **archived**: reading, exporting and a member's withdrawal, which excludes their work from
+  every export from then on; no erasure (the archive is the study's record, as released).
 
 Each service names the kind of write it makes (:class:`Write`) and calls :func:`study_require`
 before writing. A refusal is a :class:`StudyStateRefused` whose sentence names the study and its
@@ -43,14 +46,16 @@ class Write(StrEnum):
     RECRUIT = "recruit"  # a participant joining through a recruitment link (an account, a member, work)
     SCORING = "scoring"  # score jobs (started, cancelled) and imported external scores
     EXPORT = "export"  # profile exports and the data release: files, the study's rows unchanged
+    WITHDRAW = "withdraw"  # a member withdrawing: their claims released, their work excluded
+    ERASE = "erase"  # the content of a withdrawn member's annotations erased
 
 
 # The rule, in one table: what each state allows.
 ALLOWED: dict[str, frozenset[Write]] = {
     StudyState.SETUP: frozenset(Write) - {Write.WORK, Write.RECRUIT},
     StudyState.RUNNING: frozenset(Write) - {Write.FROZEN_SETTINGS},
-    StudyState.CLOSED: frozenset({Write.EXPORT}),
-    StudyState.ARCHIVED: frozenset({Write.EXPORT}),
+    StudyState.CLOSED: frozenset({Write.EXPORT, Write.WITHDRAW, Write.ERASE}),
+    StudyState.ARCHIVED: frozenset({Write.EXPORT, Write.WITHDRAW}),
 }
 
 # What a closed or archived study still allows, in the words of the refusal.

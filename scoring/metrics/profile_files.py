@@ -62,8 +62,12 @@ def write_profile_files(
     step: Callable[[str], None] | None = None,
     matched: pd.DataFrame | None = None,
     judged: pd.DataFrame | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the tidy inputs, every table, every figure and the report into ``out_dir``.
+
+    ``provenance`` (e.g. how many annotations withdrawals excluded) is written into each
+    table's JSON document and manifest entry as it is.
 
     ``step(message)`` is called before each figure and before the report. A table marked not
     computable keeps its header and says why in its JSON and manifest entry
@@ -91,7 +95,8 @@ def write_profile_files(
         document = {"name": name, "caption": TABLE_CAPTIONS[name], "columns": columns,
                     "rows": records}
         entry = {"name": name, "caption": TABLE_CAPTIONS[name], "rows": len(records),
-                 "csv": f"tables/{name}.csv", "json": f"tables/{name}.json"}
+                 "csv": f"tables/{name}.csv", "json": f"tables/{name}.json", **(provenance or {})}
+        document.update(provenance or {})
         if not_computable(table):
             document["not_computable"] = entry["not_computable"] = not_computable(table)
         (out / "tables" / f"{name}.json").write_text(

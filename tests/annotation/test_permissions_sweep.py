@@ -150,6 +150,12 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     "api-payments-csv": {"GET": Expect(ADMINS)},
     "api-payments-bonus": {"GET": Expect(ADMINS)},
     "api-payments-bonus-file": {"GET": Expect(ADMINS)},
+    # Withdrawal: each member sees whether they withdrew; only an annotator withdraws (the others
+    # are refused by the service, 403). The page refuses a POST without its confirmation (400)
+    # to any member. The admins list the withdrawals.
+    "api-withdraw": {"GET": Expect(MEMBERS), "POST": api_post(OWNER)},
+    "api-withdrawals": {"GET": Expect(ADMINS)},
+    "withdraw": {"GET": Expect(MEMBERS), "POST": Expect(MEMBERS, body={}, json=False)},
     # Guidelines: every member reads them (annotators too, before work opens); study admins
     # write them; each person dismisses their own notice (a version that does not exist: 400).
     "api-guidelines": {"GET": Expect(MEMBERS), "PUT": api_post(ADMINS, {"text": "Read me."}),

@@ -43,11 +43,13 @@ STATES = ("setup", "running", "closed", "archived")
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 # What each state allows, by kind of write (the README's lifecycle, item by item).
+# Withdrawal is honoured in every state (ethics); its erasure in all but an archived study.
 ALLOWED_IN = {
-    "setup": {"settings", "content", "members", "assign", "gold", "scoring", "export"},
-    "running": {"settings", "content", "members", "assign", "gold", "work", "recruit", "scoring", "export"},
-    "closed": {"export"},
-    "archived": {"export"},
+    "setup": {"settings", "content", "members", "assign", "gold", "scoring", "export", "withdraw", "erase"},
+    "running": {"settings", "content", "members", "assign", "gold", "work", "recruit", "scoring", "export",
+                "withdraw", "erase"},
+    "closed": {"export", "withdraw", "erase"},
+    "archived": {"export", "withdraw"},
 }
 # The refusal's sentence, per state: the same on every path.
 REFUSAL = {
@@ -212,6 +214,11 @@ WRITES: dict[tuple[str, str], Write] = {
     # The workspace's Start button.
     ("workspace", "POST"): Write("work", "annotator", kwargs=ON_FRESH,
                                  multipart=True, instead=HIDDEN_IN_SETUP),
+    # Withdrawal, last (a withdrawn annotator works no more): `quitter` withdraws and asks the
+    # erasure through the API, `annotator` withdraws on the page.
+    ("api-withdraw", "POST"): Write("erase", "quitter", lambda w: {"erase": True}, kwargs=SLUG, stores=True),
+    ("withdraw", "POST"): Write("withdraw", "annotator", lambda w: {"confirm": "yes"}, multipart=True, kwargs=SLUG,
+                                stores=True),
 }
 # A gold verdict on the caption that no one was assigned, in the bundle's annotation format.
 GOLD_RECORD = {"clip": "a", "model": "Late", "passes": {"annotator": {
@@ -280,7 +287,7 @@ def study_digest() -> dict[str, str]:
                   "annotation.CaptionImportJob", "annotation.Annotation", "annotation.CorrectionPass",
                   "annotation.WindowCorrection", "annotation.AuditEvent", "annotation.GoldItem",
                   "annotation.Qualification", "annotation.RecruitmentLink", "annotation.Participant",
-                  "annotation.GuidelineVersion", "annotation.GuidelineNotice",
+                  "annotation.GuidelineVersion", "annotation.GuidelineNotice", "annotation.Withdrawal",
                   "scoring.ScoreJob", "scoring.ScoreChunk",
                   "scoring.ScoreResult", "scoring.ExternalScore"):
         rows = list(apps.get_model(label).objects.order_by("pk").values_list())
@@ -297,12 +304,13 @@ def world(make_user, clip_files):
     from scoring.services import score_job_create
 
     people = {name: make_user(name) for name in
-              ("admin", "annotator", "reviewer", "researcher", "helper", "leaver", "newcomer", "guest")}
+              ("admin", "annotator", "reviewer", "researcher", "helper", "leaver", "newcomer", "guest", "quitter")}
     study = study_create(slug="s1", name="Study one", state="setup")
     for role in ("admin", "annotator", "reviewer", "researcher"):
         membership_grant(study=study, user=people[role], role=role)
     for name in ("helper", "leaver"):
         membership_grant(study=study, user=people[name], role="reviewer")
+    membership_grant(study=study, user=people["quitter"], role="annotator")
     fake_clip(study, "a")
     fake_clip(study, "b")
     captions_add(study, [caption_record(clip, model) for clip in ("a", "b") for model in (SECRET_MODEL, "Other")])

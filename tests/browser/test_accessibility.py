@@ -109,7 +109,8 @@ def test_the_sign_in_page(page, browser, live_server, axe_source):
 def test_the_annotators_pages_including_the_workspace(as_role, live_server, worked, axe_source):
     page = as_role("annotator")
     new = worked["new"].pk
-    paths = ["/", "/studies/s1/", "/studies/s1/queue/", "/studies/s1/clips/b/", f"/annotate/{new}/"]
+    paths = ["/", "/studies/s1/", "/studies/s1/queue/", "/studies/s1/clips/b/", "/studies/s1/withdraw/",
+             f"/annotate/{new}/"]
     problems = sweep(page, live_server, axe_source, paths)
     page.click("#start-work")
     page.wait_for_selector("#workspace[data-ready=true]")
@@ -121,6 +122,12 @@ def test_the_annotators_pages_including_the_workspace(as_role, live_server, work
     page.keyboard.press("g")  # the study's guidelines in their side panel
     page.wait_for_selector("#guidelines-panel:not([hidden])")
     problems["workspace, guidelines"] = serious_violations(page, axe_source)
+    # The withdrawal page once withdrawn (what was done, and the erasure offered).
+    page.goto(f"{live_server.url}/studies/s1/withdraw/")
+    page.get_by_label("I want to withdraw from").check()
+    page.get_by_role("button", name="Withdraw").click()
+    page.wait_for_selector("#withdrawn")
+    problems["withdrawn"] = serious_violations(page, axe_source)
     assert {where: found for where, found in problems.items() if found} == {}
 
 

@@ -71,7 +71,7 @@ def test_the_parquet_files_hold_the_final_verdicts_of_the_database(released, tmp
     out, report = build(released, tmp_path)
     captions = pq.read_table(out / "captions.parquet").to_pylist()
     windows = pq.read_table(out / "windows.parquet").to_pylist()
-    assert report["counts"] == {"captions": 2, "windows": 6, "clips": 2, "models": 2}
+    assert report["counts"] == {"captions": 2, "windows": 6, "clips": 2, "models": 2, "excluded_by_withdrawal": 0}
     assert [(row["clip"], row["model"]) for row in captions] == [("c1", "Model A"), ("c2", "Model B")]
     for row in captions:
         annotation = Annotation.objects.get(caption__clip__name=row["clip"], state="approved")
@@ -119,7 +119,8 @@ def test_the_card_has_a_yaml_header_with_license_counts_taxonomy_and_thresholds(
     header = yaml.safe_load(card.split("---\n")[1])
     released.taxonomy.refresh_from_db()
     assert header["license"] == "cc-by-nc-4.0"
-    assert header["redline"]["counts"] == {"captions": 2, "windows": 6, "clips": 2, "models": 2}
+    assert header["redline"]["counts"] == {"captions": 2, "windows": 6, "clips": 2, "models": 2,
+                                           "excluded_by_withdrawal": 0}
     assert header["redline"]["taxonomy"]["sha256"] == released.taxonomy.content_hash != ""
     assert header["redline"]["thresholds"] == {"word_thresholds": [1, 3, 6, 16], "near_total_cut": 0.55,
                                                "length_band": 0.05}

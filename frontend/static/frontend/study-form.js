@@ -41,6 +41,8 @@ const READERS = {
   spread_gap: (text) => parseWhole(text, "spread gap", 0, limits.spread_gap_max),
   overlap_share: (text) => parsePercent(text, "overlap", 1),
   undo_seconds: (text) => parseWhole(text, "undo time", 0, limits.undo_seconds_max, { empty: true }),
+  // A box: its state, not its text.
+  erase_on_withdrawal: () => ({ value: field("erase_on_withdrawal").checked }),
 };
 
 function check(name) {
@@ -70,6 +72,7 @@ function fill() {
   field("spread_gap").value = String(values.spread_gap);
   field("overlap_share").value = String(Math.round(values.overlap_share * 10000) / 100);
   field("undo_seconds").value = values.undo_seconds === null ? "" : String(values.undo_seconds);
+  field("erase_on_withdrawal").checked = Boolean(values.erase_on_withdrawal);
   showModes();
   preview();
 }
