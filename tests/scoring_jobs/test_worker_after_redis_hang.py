@@ -6,7 +6,6 @@ hand (a prefetch of one: it asked Redis for nothing more)."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 import redis
