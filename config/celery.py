@@ -6,8 +6,12 @@ import os
 from celery import Celery
 from celery.signals import worker_ready
 
+from config import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+# A worker whose acknowledgement Redis did not answer goes on taking messages (config/broker.py).
+broker.install()
 app = Celery("redline")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

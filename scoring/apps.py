@@ -19,11 +19,11 @@ class ScoringConfig(AppConfig):
         from scoring.metrics import embeddings, reference
         from scoring.services import (
             STUDY_JOB_RUNNERS,
-            score_final_verdict,
             score_jobs_end,
             score_verdict_withdrawn,
         )
         from scoring.shared_cache import shared_cache
+        from scoring.verdict_jobs import score_final_verdict
 
         register_llmfacts_family()
         reference.configure(java_options=settings.METEOR_JAVA_OPTIONS, jvms=settings.METEOR_JVMS)

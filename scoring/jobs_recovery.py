@@ -1,5 +1,6 @@
 """Recover every kind of job whose message was lost or whose process died: jobs kept while the
-broker did not answer, scoring jobs, profile exports, clip media, caption imports.
+broker did not answer, scoring jobs, final verdicts whose scoring job was never made, profile
+exports, clip media, caption imports.
 
 Runs on a clock in every worker (:func:`recovery_clock_start`, every ``JOB_RECOVERY_SECONDS``,
 from ``config/celery.py``): a job started while Redis was stopped is sent within that long of
@@ -25,6 +26,7 @@ from annotation.services.caption_jobs import caption_import_jobs_recover
 from annotation.services.clips import clips_media_recover
 from scoring.profiles import profile_jobs_recover
 from scoring.services import score_jobs_recover
+from scoring.verdict_jobs import score_verdicts_recover
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ def jobs_recover(*, lost_before: datetime | None = None, media: bool = True) -> 
     return {
         "kept while the broker did not answer": {"resumed": unsent, "failed": []},
         "scoring": score_jobs_recover(lost_before=lost_before),
+        "verdicts without their scoring job": score_verdicts_recover(),
         "profiles": profiles,
         "media": {
             "resumed": clips_media_recover(older_than_seconds=media_age) if media or lost_before else [],

@@ -211,25 +211,6 @@ def score_job_enqueue(*, job_id: int, delay_seconds: float | None = None) -> Non
         score_job_fail(job_id=job_id, error=f"could not run the job: {_describe(error)}")
 
 
-def score_final_verdict(annotation_id: int) -> None:
-    """The final-verdict hook: queue a verdict job for the annotation (after its commit), and
-    the re-scoring of its clip (:func:`score_clip_live`)."""
-    if not settings.SCORING_ON_FINAL_VERDICT:
-        return
-    try:
-        annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
-        if not counted_annotations(Annotation.objects.filter(pk=annotation_id)).exists():
-            return  # a hidden gold check, or work on a gold item: not scored, not in the profile
-        score_job_create(
-            study=annotation.caption.clip.study,
-            kind=ScoreJob.Kind.VERDICT,
-            annotation=annotation,
-        )
-        score_clip_live(annotation.caption.clip)
-    except Exception:  # noqa: BLE001 - the verdict is committed; scoring must not undo the request
-        logger.exception("could not queue scoring for annotation %s", annotation_id)
-
-
 WITHDRAWN = "the approval was undone before scoring finished; none of its scores are kept"
 
 

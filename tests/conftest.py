@@ -230,6 +230,7 @@ def start_worker(media_root):
     consume only those queues; the fixture stops every worker
     still running.
     """
+    from django.conf import settings
     from django.db import connection
 
     from config.celery import app as celery_app
@@ -252,9 +253,12 @@ def start_worker(media_root):
     def start(module: str = "celery", queues: str = "", **env: str) -> subprocess.Popen:
         app = ["-A", "config"] if module == "celery" else []
         only = [f"--queues={queues}"] if queues else []  # e.g. "redline,cpu"
+        # The worker scores final verdicts as the test does: its recovery clock makes the jobs
+        # of verdicts without one (scoring.verdict_jobs), which a test that turned it off has.
+        verdicts = {"SCORING_ON_FINAL_VERDICT": "1" if settings.SCORING_ON_FINAL_VERDICT else "0"}
         process = subprocess.Popen(
             [sys.executable, "-m", module, *app, "worker", *WORKER_OPTIONS, *only],
-            cwd=REPO, env={**base_env, **env})
+            cwd=REPO, env={**base_env, **verdicts, **env})
         processes.append(process)
         return process
 

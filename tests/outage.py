@@ -1,11 +1,12 @@
 """Faults of our own for the job tests: a broker that does not answer (a closed port, or a
-redis-server of the test's own, stopped and started again)."""
+redis-server of the test's own, stopped and started again, or hung)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -82,3 +83,14 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(timeout=20)
         self.process = None
+
+    @contextlib.contextmanager
+    def hung(self) -> Iterator[None]:
+        """Within the block redis-server is stopped (SIGSTOP): it keeps its connections and what
+        it holds but answers nothing, as the soak's "redis hung" fault."""
+        assert self.process is not None and self.process.poll() is None, "redis-server is not running"
+        os.kill(self.process.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self.process.pid, signal.SIGCONT)
