@@ -8,13 +8,14 @@ json_script and then calls the same REST API as every other client
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Study, StudyState
+from annotation.models import Annotation, Participant, Study, StudyState
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
@@ -77,7 +78,9 @@ def workspace(request, annotation_id: int):
     whose POST starts the work and comes back here.
     """
     # Read once, with everything the page shows: the checks below are those of get_annotation_for.
-    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
+    # Its annotator's participation (recruited through a link) comes in the same statement.
+    annotation = get_object_or_404(
+        Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation"), pk=annotation_id)
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
@@ -86,8 +89,8 @@ def workspace(request, annotation_id: int):
     if not is_member(request.user, study):
         raise Http404("No such annotation.")  # a deactivated member no longer opens their work
     require_study_work(request.user, study)
-    participant = participant_of(study=study, user=request.user)
-    if participant is not None and participant.completed_at:
+    participant = _participation(annotation)  # the request's user is its annotator (above)
+    if participant is not None and participant.study_id == study.pk and participant.completed_at:
         return redirect("participant-done", slug=study.slug)
     if request.method == "POST":
         try:
@@ -110,3 +113,11 @@ def workspace(request, annotation_id: int):
         return render(request, "frontend/workspace_start.html", context)
     context["guidelines"] = guidelines_context(study, request.user)
     return render(request, "frontend/workspace.html", context)
+
+
+def _participation(annotation: Annotation) -> Participant | None:
+    """The annotator's participation as read with the annotation (None when they joined no link)."""
+    try:
+        return annotation.annotator.participation
+    except ObjectDoesNotExist:
+        return None
