@@ -97,12 +97,12 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
 
     django.setup()
     import scalebuild
-    from django.core.handlers.wsgi import WSGIHandler
     from django.core.management import call_command
     from django.db import connection
     from django.test.client import FakePayload, RequestFactory
 
     from annotation.models import Annotation
+    from config.wsgi import application as handler  # what gunicorn calls, prepared as it is there
 
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
@@ -112,7 +112,6 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
     annotator, reviewer = built.annotators[-1], built.reviewers[-1]
     cookies = {person.pk: f"sessionid={signed_in_session(person)}; csrftoken={CSRF}"
                for person in (annotator, reviewer)}
-    handler = WSGIHandler()
     factory = RequestFactory()
 
     def call(person, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:

@@ -8,6 +8,7 @@ json_script and then calls the same REST API as every other client
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Study, StudyState, Withdrawal
+from annotation.models import Annotation, Participant, Study, StudyState, Withdrawal
 from annotation.permissions import Role, is_member, require_study_work, user_roles
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
@@ -85,9 +86,13 @@ def workspace(request, annotation_id: int):
     whose POST starts the work and comes back here.
     """
     # Read once, with everything the page shows: the checks below are those of get_annotation_for.
-    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED).annotate(
-        withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
-                                                   user_id=OuterRef("annotator_id")))), pk=annotation_id)
+    # Its annotator's participation (recruited through a link), and whether they withdrew, come in
+    # the same statement.
+    annotation = get_object_or_404(
+        Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation").annotate(
+            withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
+                                                       user_id=OuterRef("annotator_id")))),
+        pk=annotation_id)
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
@@ -98,8 +103,8 @@ def workspace(request, annotation_id: int):
     require_study_work(request.user, study)
     if annotation.withdrawn and annotation.purpose != Annotation.Purpose.GOLD:
         return redirect("withdraw", slug=study.slug)
-    participant = participant_of(study=study, user=request.user)
-    if participant is not None and participant.completed_at:
+    participant = _participation(annotation)  # the request's user is its annotator (above)
+    if participant is not None and participant.study_id == study.pk and participant.completed_at:
         return redirect("participant-done", slug=study.slug)
     gate = consent_gate(request, study)
     if gate is not None:
@@ -125,3 +130,11 @@ def workspace(request, annotation_id: int):
         return render(request, "frontend/workspace_start.html", context)
     context["guidelines"] = guidelines_context(study, request.user)
     return render(request, "frontend/workspace.html", context)
+
+
+def _participation(annotation: Annotation) -> Participant | None:
+    """The annotator's participation as read with the annotation (None when they joined no link)."""
+    try:
+        return annotation.annotator.participation
+    except ObjectDoesNotExist:
+        return None

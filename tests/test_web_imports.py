@@ -42,3 +42,13 @@ def test_loading_the_web_application_imports_no_analysis_plotting_parquet_or_mod
         f"loading the URL configuration imported {', '.join(heavy)}: import it inside the function "
         "that needs it (run `python -X importtime` to see the chain)"
     )
+
+
+def test_the_web_application_leaves_what_it_loaded_out_of_the_garbage_collector_s_walks():
+    """config.wsgi freezes what loading left (gc.freeze): requests' collections skip it."""
+    code = "import gc; from config.wsgi import application; print(gc.get_freeze_count())"
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings"})
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[-1]) > 10_000

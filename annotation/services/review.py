@@ -72,14 +72,10 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
         )
 
 
-@transaction.atomic
-def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> Annotation:
-    """Lock a submitted annotation for this reviewer for `minutes`; an expired claim may be taken over."""
-    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
-    _require_reviewer(annotation, actor)
-    consent_require(annotation.caption.clip.study, actor)
-    now = timezone.now()
-    expires = now + timedelta(minutes=minutes)
+def _claim_update(annotation_id: int, actor, *, now, expires) -> int:
+    """Claim the annotation for `actor` until `expires` if it may be claimed now: submitted (and
+    past its undo window), or in review with an expired claim or one of the actor's own. One
+    conditional UPDATE; gives the rows it changed (0 or 1)."""
     # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
     # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
     # would let both of two racing reviewers win.
@@ -90,9 +86,20 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
         | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=now)
         | Q(state=workflow.IN_REVIEW, reviewer=actor)
     )
-    moved = Annotation.objects.filter(claimable, pk=annotation_id).update(
+    return Annotation.objects.filter(claimable, pk=annotation_id).update(
         state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
     )
+
+
+@transaction.atomic
+def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> Annotation:
+    """Lock a submitted annotation for this reviewer for `minutes`; an expired claim may be taken over."""
+    annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
+    _require_reviewer(annotation, actor)
+    consent_require(annotation.caption.clip.study, actor)
+    now = timezone.now()
+    expires = now + timedelta(minutes=minutes)
+    moved = _claim_update(annotation_id, actor, now=now, expires=expires)
     _reread(annotation)
     if not moved:
         holder = annotation.reviewer.username if annotation.reviewer_id else "nobody"
@@ -151,10 +158,15 @@ def review_claim_next(
             return (*values, row["pk"])
 
         chosen = min(picks, key=key)["pk"]
-        try:
-            return review_claim(annotation_id=chosen, actor=actor, minutes=minutes)
-        except Conflict:
+        # The candidates are already only what this reviewer may review (review_candidates: not
+        # their own, nor a caption they annotated, nor gold or practice; their role and the
+        # study's state are checked above), so the claim is its conditional UPDATE alone.
+        expires = timezone.now() + timedelta(minutes=minutes)
+        if not _claim_update(chosen, actor, now=timezone.now(), expires=expires):
             continue  # taken between the pick and the claim (SQLite); pick again
+        annotation = Annotation.objects.select_related("caption__clip__study").get(pk=chosen)
+        _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
+        return annotation
     raise Conflict("Other reviewers took the next items at the same moment; press again.", {})
 
 

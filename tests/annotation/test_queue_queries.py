@@ -17,6 +17,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation
+from annotation.selectors.clips import CLIPS_PER_PAGE
 from annotation.services.studies import membership_grant, study_create
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.workflow import ASSIGN_BATCH
@@ -113,6 +114,57 @@ def test_the_study_page_costs_the_same(studies, who):
     """The page a crowd's participants open first: one query for all the clips, none per clip
     (it counted each clip's references, one query a clip, for a figure no page showed)."""
     same_cost(studies, who, "get", "/studies/{slug}/")
+
+
+def study_page(user, slug: str, query: str = "") -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/studies/{slug}/{query}")
+    assert response.status_code == 200, response.status_code
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("who", [annotator, reviewer])
+def test_the_study_page_weighs_the_same_for_10_and_1000_clips(studies, who):
+    """Annotators and reviewers see their own work, not the study's clips: the page's bytes do
+    not grow with the clips (a few digits of counts apart)."""
+    pages = {name: study_page(who(built), built.study.slug) for name, built in studies.items()}
+    assert abs(len(pages["large"]) - len(pages["small"])) < 100, {k: len(v) for k, v in pages.items()}
+    assert "clip-card" not in pages["large"]
+
+
+def test_an_annotator_s_study_page_shows_their_progress_and_what_is_next(studies):
+    built = studies["large"]
+    page = study_page(annotator(built), built.study.slug)
+    mine = Annotation.objects.filter(annotator=annotator(built), caption__clip__study=built.study)
+    done = mine.filter(state__in=["submitted", "in_review", "approved"]).count()
+    assert f"<strong>{done} of {mine.count()}</strong> submitted" in page
+    assert 'id="your-next"' in page and 'id="queue-link"' in page
+
+
+def test_the_admin_s_study_page_lists_one_page_of_clips_with_their_count(studies):
+    large = studies["large"]
+    pages = {name: study_page(built.admin, built.study.slug) for name, built in studies.items()}
+    assert pages["small"].count('class="clip-card"') == SMALL
+    assert pages["large"].count('class="clip-card"') == CLIPS_PER_PAGE
+    assert f'id="clip-count">({LARGE})' in pages["large"]
+    card = (len(pages["large"]) - len(pages["small"])) / (CLIPS_PER_PAGE - SMALL)
+    assert card < 600, card  # what grows is the page's extra cards, not the study's other clips
+    last = LARGE // CLIPS_PER_PAGE
+    second = study_page(large.admin, large.study.slug, f"?page={last}")
+    assert f"Clips {LARGE - CLIPS_PER_PAGE + 1} to {LARGE} of {LARGE}" in second
+    assert 'id="clips-next"' not in second and 'id="clips-previous"' in second
+    assert second.count('class="clip-card"') == CLIPS_PER_PAGE
+
+
+@pytest.mark.parametrize("page", ["0", "x", str(LARGE)])
+def test_a_clip_page_out_of_range_is_refused_naming_it(studies, page):
+    built = studies["large"]
+    client = Client()
+    client.force_login(built.admin)
+    response = client.get(f"/studies/{built.study.slug}/?page={page}")
+    assert response.status_code == 400
+    assert response.content.decode().startswith("page ")
 
 
 def test_start_next_costs_the_same(studies):

@@ -141,6 +141,41 @@ def test_review_next_claims_the_riskiest_item_that_is_not_the_reviewers_own(big)
     assert claimed.reviewer_id == reviewer.pk and claimed.state == workflow.IN_REVIEW
 
 
+def test_review_next_claims_with_one_update_and_records_the_claim(big):
+    """The picked item is claimed by its conditional UPDATE alone (no savepoint, no second read
+    of what the pick already checked), and the claim is still in the audit trail."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import AuditEvent
+
+    reviewer = big.reviewers[0]
+    client = client_for(reviewer)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post("/api/studies/s1/review-queue/next/")
+    assert response.status_code == 200
+    sql = [q["sql"] for q in captured.captured_queries]
+    # One savepoint: the service's transaction, inside the test's (a nested claim made two).
+    assert sum(s.startswith("SAVEPOINT") for s in sql) == 1, sql
+    assert sum(s.startswith("UPDATE") for s in sql) == 1
+    claim = AuditEvent.objects.get(annotation_id=response.json()["id"], action="claim")
+    assert claim.actor_id == reviewer.pk and claim.after["state"] == workflow.IN_REVIEW
+
+
+def test_review_next_never_gives_a_reviewer_a_caption_they_annotated(study, personas, make_user):
+    second = make_user("annotator2")
+    membership_grant(study=study, user=second, role="annotator")
+    reviewer = personas["reviewer"]
+    membership_grant(study=study, user=reviewer, role="annotator")
+    fake_clip(study, "b")
+    (caption,) = captions_add(study, [caption_record("b")])
+    annotations_assign(study=study, annotators=[reviewer, second], overlap_share=1.0)
+    complete(caption.annotations.get(annotator=second), second, active_seconds=300)
+    Annotation.objects.update(undo_until=None)
+    response = client_for(reviewer).post("/api/studies/s1/review-queue/next/")
+    assert response.status_code == 404
+
+
 def test_review_next_is_for_reviewers_only(big):
     response = client_for(big.annotators[0]).post("/api/studies/s1/review-queue/next/")
     assert response.status_code == 403
