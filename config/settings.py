@@ -395,11 +395,11 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
           "LOCATION": str(VAR_DIR / "cache")}
 }
-# Sessions are read through that cache (every request reads its session), written to the
-# database and the cache alike, and deleted from both (Django's cached_db): a sign-out or an
-# expired session is never read back from the cache, and a cache that lost an entry (restarted,
-# culled) is refilled from the database.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions stay in the database alone (Django's default), not read through the cache: with
+# `cached_db`, Redis would become a dependency of every request, and while it is stopped or hung
+# nobody could sign in (a new session asks the cache whether its key exists) and every request
+# would wait on it. The one indexed read it saves is not worth an outage (tests/test_sessions.py).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # E-mail (invitations): Django's own settings, read from the environment under their own names.
 # Unset: the console backend prints each message to the server's output (nothing leaves the
