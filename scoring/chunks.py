@@ -46,6 +46,7 @@ from django.utils import timezone
 from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.services.study_state import Write, study_require
 from scoring import families
+from scoring.erasure import rows_not_erased
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 from scoring.services import content_hash, dependency_hash
 
@@ -348,6 +349,7 @@ def score_chunk_run(*, chunk_id: int, task_id: str = "") -> str:
             finished_at=timezone.now(),
         ):
             return "superseded"
+        rows = rows_not_erased(job, rows)
         _upsert(rows)
         _count(job.pk, chunk, failed=False, error=error)
     return "ran"

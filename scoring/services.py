@@ -85,6 +85,7 @@ from annotation.selectors.counted import counted_annotations
 from annotation.services.study_state import Write, study_require
 from annotation.services.workflow import final_pass
 from scoring import families
+from scoring.erasure import rows_not_erased
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.registry import METRICS, Pair, ScoringOptions, metric_names
 from scoring.metrics.sentences import DEFAULT_SPLITTER, SPLITTERS
@@ -736,7 +737,7 @@ class _Run:
         return ScoreJob.objects.filter(pk=self.job.pk, run_token=self.token, status=Status.RUNNING)
 
     def _final_rows(self, rows: list[ScoreResult]) -> list[ScoreResult]:
-        """The rows whose annotation's verdict is still final, its row locked until the commit
+        """The rows whose annotation's verdict is still final and counted, its row locked until the commit
         (an undo waits for it, and its hook then discards what was stored). Raises _Withdrawn
         when a verdict job's own verdict is no longer final."""
         ids = {row.annotation_id for row in rows if row.annotation_id is not None}
@@ -744,9 +745,10 @@ class _Run:
             ids.add(self.job.annotation_id)
         if not ids:
             return rows
+        # Still counted too: a withdrawn person's verdicts are scored no more (their scores erased).
         final = set(
-            Annotation.objects.select_for_update().filter(pk__in=ids, state=workflow.APPROVED)
-            .order_by("pk").values_list("pk", flat=True)
+            counted_annotations(Annotation.objects.select_for_update(of=("self",)))
+            .filter(pk__in=ids, state=workflow.APPROVED).order_by("pk").values_list("pk", flat=True)
         )
         if self.job.kind == ScoreJob.Kind.VERDICT and self.job.annotation_id not in final:
             raise _Withdrawn
@@ -821,7 +823,7 @@ class _Run:
                     for row in rows:
                         row.dep_hash = hashes[row.item_key]
                 with transaction.atomic():
-                    rows = self._final_rows(rows)
+                    rows = rows_not_erased(self.job, self._final_rows(rows))
                     _upsert(rows)
                     self._advance(len(chunk), step)
                 self.stored += len(rows)

@@ -9,8 +9,9 @@ leave at any time, whatever the study's state, and withdrawing twice changes not
   release from then on (annotation.selectors.counted); the exports say how many were left out.
 - **Erased**, when they ask or the study's ``erase_on_withdrawal`` says so: the content of their
   annotations (texts, verdicts, failure modes, corrected windows, return comments and replies,
-  the workspace's saved place and watch telemetry, and the content of their audit events) is
-  removed in one transaction; what is left is the audit record ``participant_erase`` naming the
+  the workspace's saved place and watch telemetry, the content of their audit events, and the
+  scores computed from their texts: scoring.erasure, through ERASURE_HOOKS) is removed in one
+  transaction; what is left is the audit record ``participant_erase`` naming the
   person and how many annotations, with no content.
 - **No more work**: the workflow refuses them with a sentence saying they withdrew
   (:func:`withdrawn_message`); a recruited participant's id cannot join again.
@@ -23,6 +24,7 @@ Claims are released only while the study runs (elsewhere nobody is given work).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -52,6 +54,10 @@ WAITING = (workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED)
 DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 ERASED = {"erased": True}
 ERASED_COMMENT = "(erased on withdrawal)"
+# Called with the study and the erased annotations' ids inside the erasure's transaction, while
+# the database lets it through: other apps register here (scoring deletes the scores derived from
+# the erased texts, scoring.erasure) so that this module does not depend on them.
+ERASURE_HOOKS: list[Callable[[Study, list[int]], object]] = []
 
 
 def withdrawal_of(*, study: Study, user) -> Withdrawal | None:
@@ -124,6 +130,8 @@ def withdrawal_erase(*, withdrawal: Withdrawal, study: Study) -> Withdrawal:
             return_comment=Case(When(state=workflow.RETURNED, then=Value(ERASED_COMMENT)), default=Value("")),
             returned_units=[], telemetry={}, ui_state={}, undo={}, undo_until=None)
         AuditEvent.objects.filter(annotation_id__in=ids).update(before=ERASED, after=ERASED)
+        for hook in ERASURE_HOOKS:
+            hook(study, ids)
         now = timezone.now()
         Withdrawal.objects.filter(pk=withdrawal.pk).update(erasing=False, erase_requested=True, erased_at=now,
                                                            erased=len(ids))

@@ -13,6 +13,7 @@ import json
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.errors import StudyStateRefused
@@ -41,6 +42,8 @@ from annotation.services.workflow import (
     review_approve,
     review_claim,
 )
+from scoring.erasure import rows_not_erased
+from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 from scoring.profiles import final_annotations, profile_export
 from scoring.release import release_build, release_rows
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip, save
@@ -205,6 +208,70 @@ def test_a_closed_study_still_honours_withdrawal_and_erasure(world):
     assert withdrawal.released == 0 and withdrawal.erased == 4
     assert approved_excluded_by_withdrawal(study) == 2
     assert not CorrectionPass.objects.filter(annotation__annotator=leaver).exclude(overview_text="").exists()
+
+
+def _scores(study, leaver, stayer_caption):
+    """Scores of the leaver's approved item on clip a (its verdict's, with its text in the
+    detail, and clip a's leave-out set), one of clip c's imported references (not theirs), and
+    a planned chunk holding their text beside another item."""
+    mine = Annotation.objects.get(caption__clip__name="a", annotator=leaver)
+    now = timezone.now()
+    job = ScoreJob.objects.create(study=study, kind=ScoreJob.Kind.STUDY, metrics=["bleu"])
+
+    def row(key, subject, caption, annotation=None, facts=SECRET_TEXT):
+        return ScoreResult.objects.create(
+            study=study, caption=caption, annotation=annotation, subject=subject, item_key=key, metric="llmfacts_f1",
+            metric_version="1", value=0.5, detail={"facts": [facts]}, computed_at=now, job=job)
+
+    row(f"annotation:{mine.pk}:overview", "overview", mine.caption, mine)
+    row(f"caption:{mine.caption_id}:approved", "caption_vs_approved", mine.caption)
+    kept = row(f"caption:{stayer_caption.pk}:references", "caption_vs_reference", stayer_caption,
+               facts="the model's own")
+    item = {"key": "x", "subject": "overview", "caption_id": mine.caption_id, "annotation_id": mine.pk,
+            "candidate": "c", "references": [SECRET_TEXT], "clip_id": mine.caption.clip_id}
+    other = dict(item, key="y", annotation_id=None, subject="caption_vs_reference", clip_id=stayer_caption.clip_id,
+                 references=["a reference"])
+    ScoreChunk.objects.create(job=job, index=0, family="llmfacts", group="overview", version="1",
+                              items=[item, other], item_count=2)
+    return kept
+
+
+def test_erasure_removes_the_scores_of_the_erased_annotations(world):
+    study, leaver = world["study"], world["leaver"]
+    kept = _scores(study, leaver, Annotation.objects.get(caption__clip__name="c", annotator=leaver).caption)
+    participation_withdraw(study=study, user=leaver, erase=True)
+    assert list(ScoreResult.objects.filter(study=study)) == [kept]
+    chunk = ScoreChunk.objects.get(job__study=study)
+    assert [item["key"] for item in chunk.items] == ["y"]
+    assert SECRET_TEXT not in json.dumps([list(ScoreResult.objects.values("detail")), chunk.items])
+
+
+def test_withdrawal_without_erasure_keeps_the_scores(world):
+    study, leaver = world["study"], world["leaver"]
+    _scores(study, leaver, Annotation.objects.get(caption__clip__name="c", annotator=leaver).caption)
+    participation_withdraw(study=study, user=leaver)
+    assert ScoreResult.objects.filter(study=study).count() == 3
+
+
+def test_a_closed_studys_scores_take_the_erasure_and_nothing_else(world):
+    study, leaver = world["study"], world["leaver"]
+    kept = _scores(study, leaver, Annotation.objects.get(caption__clip__name="c", annotator=leaver).caption)
+    ScoreJob.objects.filter(study=study).update(status=ScoreJob.Status.DONE)
+    study_close(study=study, actor=world["people"]["admin"], confirm=True)
+    with pytest.raises(Exception, match="its rows do not change"), transaction.atomic():
+        ScoreResult.objects.filter(pk=kept.pk).delete()
+    participation_withdraw(study=study, user=leaver, erase=True)
+    assert list(ScoreResult.objects.filter(study=study)) == [kept]
+
+
+def test_rows_computed_before_an_erasure_are_not_stored_after_it(world):
+    study, leaver = world["study"], world["leaver"]
+    kept = _scores(study, leaver, Annotation.objects.get(caption__clip__name="c", annotator=leaver).caption)
+    rows = list(ScoreResult.objects.filter(study=study))
+    job = ScoreJob.objects.get(study=study)
+    assert rows_not_erased(job, rows) == rows
+    participation_withdraw(study=study, user=leaver, erase=True)
+    assert rows_not_erased(job, rows) == [kept]
 
 
 def test_outside_an_erasure_the_closed_study_and_the_audit_trail_stay_guarded(world):

@@ -1,0 +1,75 @@
+"""What scoring keeps of a withdrawn person's erased annotations goes with them
+(annotation.services.withdrawal.withdrawal_erase calls :func:`scores_erase` through
+``ERASURE_HOOKS``, inside the erasure's transaction).
+
+- **Their verdicts' scores**: every stored score of the erased annotations (overview and window
+  subjects, whose ``detail`` may hold LLMFactsF1's facts of their text).
+- **Table 1's leave-out scores of their clips**: on a clip where one of their annotations was
+  approved, its final overview was a reference of the clip's other captions (and its verdict
+  made the matched pairs), so those rows are derived from the erased text. A later study job
+  scores them again without it (their work no longer counts).
+- **What a job planned**: the texts a chunk holds (``ScoreChunk.items``) of those annotations and
+  clips; a verdict job of theirs still waiting fails, saying why. A chunk already running stores
+  nothing for them (``scoring.services._Run._final_rows`` and :func:`rows_not_erased`).
+
+A closed study's scores are guarded by the database; the erasure's exception lets these deletes
+through (scoring migration 0010), as it does for the annotations themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Annotation, Caption, Study, Withdrawal
+from annotation.rules import workflow
+from scoring.models import CAPTION_SUBJECTS, ScoreChunk, ScoreJob, ScoreResult
+
+ERASED = "the annotation was erased on its annotator's withdrawal"
+LEAVE_OUT_SUBJECTS = [subject for subject in CAPTION_SUBJECTS if subject != "caption_vs_reference"]
+
+
+def scores_erase(study: Study, annotation_ids: Sequence[int]) -> dict[str, int]:
+    """Delete what scoring stored from the erased annotations of `study` (see the module) and
+    return how many score rows and chunks it changed. Runs in the caller's transaction."""
+    ids = list(annotation_ids)
+    if not ids:
+        return {"scores": 0, "chunks": 0}
+    clips = set(Annotation.objects.filter(pk__in=ids, state=workflow.APPROVED)
+                .values_list("caption__clip_id", flat=True))
+    derived = Q(annotation_id__in=ids) | Q(subject__in=LEAVE_OUT_SUBJECTS, caption__clip_id__in=clips)
+    deleted, _ = ScoreResult.objects.filter(derived, study=study).delete()
+    ScoreJob.objects.filter(kind=ScoreJob.Kind.VERDICT, annotation_id__in=ids, status__in=[
+        ScoreJob.Status.QUEUED, ScoreJob.Status.RUNNING]).update(
+        status=ScoreJob.Status.FAILED, errors={"job": ERASED}, finished_at=timezone.now())
+    changed = 0
+    wanted = set(ids)
+    for chunk in ScoreChunk.objects.filter(job__study=study).only("pk", "items"):
+        kept = [item for item in chunk.items if not _erased(item, wanted, clips)]
+        if len(kept) != len(chunk.items):
+            ScoreChunk.objects.filter(pk=chunk.pk).update(items=kept)
+            changed += 1
+    return {"scores": deleted, "chunks": changed}
+
+
+def _erased(item: dict, ids: set[int], clips: set[int]) -> bool:
+    if item.get("annotation_id") in ids:
+        return True
+    return item.get("subject") in LEAVE_OUT_SUBJECTS and item.get("clip_id") in clips
+
+
+def rows_not_erased(job: ScoreJob, rows: list[ScoreResult]) -> list[ScoreResult]:
+    """The rows a chunk of `job` computed, less those derived from annotations erased after the
+    job was planned (one query when nothing was erased since)."""
+    erased = list(Withdrawal.objects.filter(study_id=job.study_id, erased_at__gte=job.created_at)
+                  .values_list("user_id", flat=True))
+    if not erased:
+        return rows
+    theirs = Annotation.objects.filter(caption__clip__study_id=job.study_id, annotator_id__in=erased)
+    ids = set(theirs.values_list("pk", flat=True))
+    clips = theirs.filter(state=workflow.APPROVED).values("caption__clip_id")
+    captions = set(Caption.objects.filter(clip_id__in=clips).values_list("pk", flat=True))
+    return [row for row in rows if row.annotation_id not in ids
+            and not (row.subject in LEAVE_OUT_SUBJECTS and row.caption_id in captions)]
