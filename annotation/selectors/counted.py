@@ -31,6 +31,12 @@ def excluded_by_withdrawal(annotations):
     return _work(annotations).filter(_withdrawn())
 
 
+def not_withdrawn(annotations):
+    """The annotations of a queryset whose annotator has not withdrawn from its study: what QC
+    reviews (annotation.selectors.queues.review_candidates)."""
+    return annotations.exclude(_withdrawn())
+
+
 def holding_annotations(annotations):
     """The annotations of a queryset that hold their caption when captions are given out: all
     but those of withdrawn people, whose waiting items went back to the pool."""

@@ -24,6 +24,7 @@ from annotation.errors import ServiceError
 from annotation.interchange.formats.strict_json import json_loads_strict
 from annotation.models import Annotation, CorrectionPass, Qualification, Study, StudyState, Window
 from annotation.rules import workflow
+from annotation.selectors.counted import not_withdrawn
 
 PAGE = 100
 MAX_PAGE = 500
@@ -202,7 +203,8 @@ def review_candidates(
 ) -> QuerySet[Annotation]:
     """Annotations of `study` in `states` that `reviewer` may review: not their own, nor anyone's
     version of a caption they annotated themselves (review_claim refuses those too), nor a
-    submission its annotator may still undo (settings.UNDO_SECONDS)."""
+    submission its annotator may still undo (settings.UNDO_SECONDS), nor the work of someone who
+    withdrew from the study (it no longer counts: annotation.services.withdrawal)."""
     mine = Annotation.objects.filter(annotator=reviewer).values("caption_id")
     # Gold verdicts and practice attempts are not reviewed; hidden gold checks are, like work.
     # Whoever made a caption's gold verdict annotated it, so never reviews it.
@@ -212,6 +214,7 @@ def review_candidates(
     ).exclude(
         caption_id__in=mine
     ).exclude(undo_until__gt=timezone.now(), state=workflow.SUBMITTED)
+    rows = not_withdrawn(rows)
     if model_alias:
         rows = rows.filter(caption__model__alias=model_alias)
     if annotator:

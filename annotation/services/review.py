@@ -17,6 +17,7 @@ from annotation.models import (
     Membership,
     Study,
     WindowCorrection,
+    Withdrawal,
 )
 from annotation.rules import returns, workflow
 from annotation.selectors.queues import REVIEW_ORDERS, review_candidates
@@ -50,6 +51,7 @@ from annotation.services.annotation_common import (
 )
 from annotation.services.consent import consent_require
 from annotation.services.guidelines import guideline_version_now
+from annotation.services.withdrawal import withdrawn_work_message
 from scoring.metrics.edits import EditSizing
 from scoring.metrics.final import carry_window_amendments
 
@@ -65,6 +67,9 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
         raise NotAllowed("Nobody reviews their own annotation.")
     if annotation.purpose in (Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE):
         raise NotAllowed("This annotation is not reviewed: QC reviews the study's work.")
+    withdrawal = Withdrawal.objects.filter(study=study, user_id=annotation.annotator_id).only("at").first()
+    if withdrawal is not None:
+        raise NotAllowed(withdrawn_work_message(study, withdrawal.at))
     # Their own verdict on the same caption would weigh in: reviews must be independent.
     if Annotation.objects.filter(caption_id=annotation.caption_id, annotator=actor).exists():
         raise NotAllowed(

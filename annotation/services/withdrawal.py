@@ -13,6 +13,8 @@ leave at any time, whatever the study's state, and withdrawing twice changes not
   scores computed from their texts: scoring.erasure, through ERASURE_HOOKS) is removed in one
   transaction; what is left is the audit record ``participant_erase`` naming the
   person and how many annotations, with no content.
+- **Not reviewed**: their items leave the QC review queue, and claiming, approving, amending or
+  returning one is refused saying why (:func:`withdrawn_work_message`).
 - **No more work**: the workflow refuses them with a sentence saying they withdrew
   (:func:`withdrawn_message`); a recruited participant's id cannot join again.
 
@@ -64,6 +66,12 @@ def withdrawal_of(*, study: Study, user) -> Withdrawal | None:
     if not getattr(user, "is_authenticated", False):
         return None
     return Withdrawal.objects.filter(study=study, user=user).first()
+
+
+def withdrawn_work_message(study: Study, at) -> str:
+    """The sentence QC gets for an item of someone who withdrew (annotation.services.review)."""
+    return (f"The annotator of this item withdrew from study {study.name} on {at:%Y-%m-%d %H:%M} UTC: their work "
+            "no longer counts, so QC does not review it.")
 
 
 def require_not_withdrawn(*, study: Study, user) -> None:

@@ -31,6 +31,7 @@ from annotation.selectors.counted import (
     counted_annotations,
     excluded_by_withdrawal,
 )
+from annotation.selectors.queues import review_queue
 from annotation.services import recruitment
 from annotation.services.annotation_common import NotAllowed
 from annotation.services.lifecycle import study_archive, study_close
@@ -41,6 +42,7 @@ from annotation.services.workflow import (
     annotations_assign,
     review_approve,
     review_claim,
+    review_claim_next,
 )
 from scoring.erasure import rows_not_erased
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
@@ -272,6 +274,45 @@ def test_rows_computed_before_an_erasure_are_not_stored_after_it(world):
     assert rows_not_erased(job, rows) == rows
     participation_withdraw(study=study, user=leaver, erase=True)
     assert rows_not_erased(job, rows) == [kept]
+
+
+def _submitted(world):
+    """The leaver's item c, submitted and past its undo window: waiting for QC."""
+    item = world["item"]("c")
+    complete(item, world["leaver"], overview={"verdict": "accept", "text": "", "modes": []})
+    Annotation.objects.filter(pk=item.pk).update(undo_until=None)
+    return item
+
+
+def test_qc_reviews_no_withdrawn_persons_items(world):
+    study, reviewer = world["study"], world["people"]["reviewer"]
+    item = _submitted(world)
+    assert [row["id"] for row in review_queue(study=study, reviewer=reviewer)["items"]] == [item.pk]
+    participation_withdraw(study=study, user=world["leaver"])
+    assert review_queue(study=study, reviewer=reviewer) == {
+        "order": "risk", "count": 0, "count_capped": False, "items": [], "next": None}
+    assert review_claim_next(study=study, actor=reviewer) is None
+    with pytest.raises(NotAllowed, match=f"withdrew from study {study.name} .* QC does not review it"):
+        review_claim(annotation_id=item.pk, actor=reviewer)
+    assert Annotation.objects.get(pk=item.pk).state == workflow.SUBMITTED
+
+
+def test_an_item_claimed_before_the_withdrawal_is_not_approved_after_it(world):
+    study, reviewer = world["study"], world["people"]["reviewer"]
+    item = _submitted(world)
+    review_claim(annotation_id=item.pk, actor=reviewer)
+    participation_withdraw(study=study, user=world["leaver"])
+    with pytest.raises(NotAllowed, match="withdrew"):
+        review_approve(annotation_id=item.pk, actor=reviewer)
+
+
+def test_the_api_refuses_to_claim_a_withdrawn_persons_item_saying_why(world):
+    study = world["study"]
+    item = _submitted(world)
+    participation_withdraw(study=study, user=world["leaver"])
+    answer = api(world["people"]["reviewer"]).post(f"/api/annotations/{item.pk}/claim/", {}, format="json")
+    assert answer.status_code == 403
+    assert "withdrew from study" in answer.json()["detail"]
 
 
 def test_outside_an_erasure_the_closed_study_and_the_audit_trail_stay_guarded(world):
