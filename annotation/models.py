@@ -927,6 +927,9 @@ class RecruitmentLink(models.Model):
     cap = models.PositiveIntegerField(help_text="most participants the link takes")
     quota = models.PositiveIntegerField(help_text="items each participant is given")
     expires_at = models.DateTimeField(null=True, blank=True)
+    time_allowed = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="minutes each participant has from joining (the platform's maximum time); empty: no limit")
     completion_code = models.CharField(max_length=40, help_text="shown to a participant whose work is done")
     completion_url = models.CharField(max_length=500, blank=True,
                                       help_text="where a participant whose work is done is sent (the platform's)")
@@ -945,6 +948,8 @@ class RecruitmentLink(models.Model):
             models.CheckConstraint(condition=Q(role="annotator"), name="recruitment_link_annotators_only"),
             models.CheckConstraint(condition=Q(cap__gte=1) & Q(quota__gte=1),
                                    name="recruitment_link_cap_and_quota_positive"),
+            models.CheckConstraint(condition=Q(time_allowed__isnull=True) | Q(time_allowed__gte=1),
+                                   name="recruitment_link_time_allowed_positive"),
         ]
 
     def __str__(self) -> str:
@@ -992,6 +997,9 @@ class Participant(models.Model):
     joined_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Their link's time allowed, from when they joined: past it, not completed, they have timed
+    # out (annotation.services.recruitment): their unsubmitted items are free for others.
+    time_out_at = models.DateTimeField(null=True, blank=True, help_text="when their time allowed ends; empty: never")
 
     class Meta:
         ordering = ["joined_at", "pk"]

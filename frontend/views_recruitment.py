@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.errors import StudyStateRefused
 from annotation.models import Participant, Study, StudyState
 from annotation.services import recruitment as service
+from annotation.services.annotation_common import timed_out_message
 from annotation.services.consent import consent_asked, consent_due, consent_view
 from annotation.services.study_state import Write, refusal_message, study_allows
 from frontend.throttle import address_try, client_address
@@ -30,7 +31,7 @@ from frontend.throttle import address_try, client_address
 # The page's status for each refusal: a closed, expired or full link is gone for good for this
 # person (410); the rest are the request's own.
 STATUS = {"unknown": 404, "closed": 410, "expired": 410, "full": 410, "no_work": 410, "bad_id": 400,
-          "consent": 409, "withdrawn": 410}
+          "consent": 409, "withdrawn": 410, "timed_out": 410}
 
 
 def _params(request, link) -> dict[str, object]:
@@ -82,6 +83,8 @@ def recruitment(request, token: str):
     if request.method != "POST":
         digest = service.participant_hash(study, params[link.participant_param])
         known = Participant.objects.filter(study=study, pid_hash=digest).first()
+        if known is not None and service.timed_out(known) and not service.participant_complete(participant=known):
+            return _page(request, {**context, "refused": timed_out_message(known)}, status=STATUS["timed_out"])
         if known is None:
             try:
                 service.refuse_new(link)

@@ -15,6 +15,7 @@ from annotation.errors import FieldErrors, ServiceError
 from annotation.models import AssignmentDesign, CaptionLanguage, Study, TaxonomyVersion
 from annotation.permissions import Role, is_site_reader, may_create_studies, user_roles
 from annotation.rules import study_settings
+from annotation.rules.recruitment import TIME_ALLOWED_MAX
 from annotation.services import members
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.withdrawal import withdrawals_list
@@ -107,6 +108,7 @@ def study_members(request, slug: str):
         "study": study.slug, "read_only": read_only, "me": request.user.get_username(),
         "roles": [{"value": value, "label": label} for value, label in Role.choices],
         "members": rows, "days_default": members.INVITATION_DAYS_DEFAULT, "days_max": members.INVITATION_DAYS_MAX,
+        "time_allowed_max": TIME_ALLOWED_MAX,
     }
     return render(request, "frontend/study_members.html", {
         "study": study, "read_only": read_only, "data": data, "withdrawals": withdrawals_list(study=study)})

@@ -31,6 +31,11 @@ class LinkBody(serializers.Serializer):
     days = serializers.IntegerField(required=False, allow_null=True, default=None,
                                     help_text=f"the link expires after this many days (1 to {service.LINK_DAYS_MAX});"
                                               " null: when it is closed")
+    time_allowed = serializers.IntegerField(
+        required=False, allow_null=True, default=None,
+        help_text=f"minutes each participant has from joining (the platform's maximum time, 1 to "
+                  f"{recruitment.TIME_ALLOWED_MAX}); past it, not completed, their items not submitted go to new "
+                  "participants and they cannot come back; null: no limit")
     participant_param = serializers.CharField(max_length=100, allow_blank=True, required=False, default="",
                                               help_text="the participant id's URL parameter (Prolific: PROLIFIC_PID;"
                                                         " otherwise pid)")
@@ -58,6 +63,7 @@ class LinkAnswer(serializers.Serializer):
     cap = serializers.IntegerField()
     quota = serializers.IntegerField()
     expires_at = serializers.DateTimeField(allow_null=True)
+    time_allowed = serializers.IntegerField(allow_null=True, help_text="minutes each participant has; null: no limit")
     completion_code = serializers.CharField()
     completion_url = serializers.CharField()
     state = serializers.ChoiceField(choices=["open", "full", "expired", "closed"])
@@ -89,6 +95,7 @@ def link_row(link: RecruitmentLink, counts: dict[str, int]) -> dict:
         "id": link.pk, "label": link.label, "role": link.role, "platform": link.platform,
         "participant_param": link.participant_param, "study_param": link.study_param,
         "session_param": link.session_param, "cap": link.cap, "quota": link.quota, "expires_at": link.expires_at,
+        "time_allowed": link.time_allowed,
         "completion_code": link.completion_code, "completion_url": link.completion_url, "state": state,
         "joined": counts.get("joined", 0), "completed": counts.get("completed", 0),
         "declines": link.declines,

@@ -34,6 +34,7 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 CODE_PATTERN = re.compile(r"[A-Za-z0-9_-]{4,40}")
 CAP_MAX = 100_000
 QUOTA_MAX = 10_000
+TIME_ALLOWED_MAX = 60 * 24 * 30  # minutes: a participant's time allowed is at most 30 days
 LABEL_MAX = 200
 URL_MAX = 500
 

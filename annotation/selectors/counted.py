@@ -1,9 +1,13 @@
 """What counts in the profile, Table 1, scoring and the release: one selection, used by all of them."""
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
+from django.db.models.functions import Now
 
-from annotation.models import Annotation, GoldItem, Withdrawal
+from annotation.models import Annotation, GoldItem, Participant, Withdrawal
 from annotation.rules import workflow
+
+# The states of an item waiting for its annotator: not submitted yet.
+WAITING = (workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED)
 
 
 def _withdrawn() -> Exists:
@@ -37,10 +41,19 @@ def not_withdrawn(annotations):
     return annotations.exclude(_withdrawn())
 
 
+def _timed_out() -> Exists:
+    """Whether the annotation's annotator is a participant whose time allowed ran out before
+    they completed (annotation.services.recruitment)."""
+    return Exists(Participant.objects.filter(study_id=OuterRef("caption__clip__study_id"),
+                                             user_id=OuterRef("annotator_id"), completed_at__isnull=True,
+                                             time_out_at__lte=Now()))
+
+
 def holding_annotations(annotations):
     """The annotations of a queryset that hold their caption when captions are given out: all
-    but those of withdrawn people, whose waiting items went back to the pool."""
-    return annotations.exclude(_withdrawn())
+    but those of withdrawn people, whose waiting items went back to the pool, and the items not
+    submitted of participants whose time ran out (their submitted work still holds its caption)."""
+    return annotations.exclude(_withdrawn()).exclude(Q(state__in=WAITING) & _timed_out())
 
 
 def approved_excluded_by_withdrawal(study) -> int:

@@ -44,6 +44,7 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
+    require_in_time,
     withdrawn_message,
 )
 from annotation.services.consent import consent_require
@@ -58,6 +59,8 @@ QUALIFY_FIRST = ("This study asks its annotators to pass the practice set before
 
 # Seconds of active time a save may credit beyond the wall time since the previous save.
 ACTIVE_SLACK_SECONDS = 5.0
+# A participant whose time ran out opens none of these again (they went to others).
+TIMED_OUT_WAITING = (workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED)
 
 # --------------------------------------------------------------------------- annotator
 
@@ -71,6 +74,8 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     withdrawn = Withdrawal.objects.filter(study=study, user=actor).values_list("at", flat=True).first()
     if withdrawn is not None and annotation.purpose != Annotation.Purpose.GOLD:
         raise NotAllowed(withdrawn_message(study, withdrawn))
+    if annotation.purpose != Annotation.Purpose.GOLD and annotation.state in TIMED_OUT_WAITING:
+        require_in_time(study, actor)
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
         if annotation.state == workflow.IN_PROGRESS and study_allows(annotation.caption.clip.study, Write.WORK):
             # Opening the workspace again starts a new session: its active time counts from now.
@@ -126,6 +131,7 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     withdrawn = Withdrawal.objects.filter(study=study, user=annotator).values_list("at", flat=True).first()
     if withdrawn is not None:
         raise NotAllowed(withdrawn_message(study, withdrawn))
+    require_in_time(study, annotator)
     consent_require(study, annotator)  # consent comes before anything else, practice included
     # A practice attempt comes first: a new annotator's queue starts with the practice set.
     gold.practice_begin(study=study, annotator=annotator)

@@ -18,6 +18,12 @@ participants, who become annotators of the study without a password; their compl
   with the current version accepted, recorded as they join; someone who declines is counted on
   the link (`declines`, :func:`recruitment_decline`) and nothing else is kept of them.
 - A participant who withdrew cannot come back, through any link (RecruitmentRefused, withdrawn).
+- A link may give each participant a time allowed (`time_allowed` minutes, the platform's
+  maximum time), from when they join (``Participant.time_out_at``). Once it has passed and they
+  have not completed, they have timed out: their items not submitted are free for new
+  participants exactly as a withdrawn person's are (annotation.selectors.counted.
+  holding_annotations), their submitted work still counts, and coming back is refused politely
+  (RecruitmentRefused, timed_out). Without a time allowed, nobody times out.
 - When every item they were given is done (submitted or further), they have completed: the
   time is recorded once and the completion code shown from then on.
 """
@@ -51,6 +57,7 @@ from annotation.models import (
 from annotation.rules import recruitment, sealed_ids, workflow
 from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.selectors.counted import holding_annotations
+from annotation.services.annotation_common import timed_out_message
 from annotation.services.assigning import annotations_assign
 from annotation.services.consent import consent_asked, consent_record
 from annotation.services.members import TOKEN_BYTES, token_hash
@@ -63,8 +70,8 @@ LINK_DAYS_MAX = 365
 
 class RecruitmentRefused(ServiceError):
     """The link cannot take this participant now; the message says why, politely. `kind` is
-    one of unknown, closed, expired, full, no_work, bad_id, consent, withdrawn (the pages' status follows
-    it)."""
+    one of unknown, closed, expired, full, no_work, bad_id, consent, withdrawn, timed_out (the pages'
+    status follows it)."""
 
     def __init__(self, message: str, *, kind: str):
         super().__init__(message)
@@ -89,6 +96,7 @@ def recruitment_link_create(
     session_param: str | None = None,
     completion_code: str = "",
     completion_url: str = "",
+    time_allowed: int | None = None,
 ) -> tuple[RecruitmentLink, str]:
     """A new link for annotators and its token (the only time the token exists outside the
     link). Parameter names default to the platform's. Audited as `recruitment_link_create`."""
@@ -116,6 +124,11 @@ def recruitment_link_create(
             errors[field] = f"The {field} ({what}) is a whole number from 1 to {most}; {value!r:.20} is not."
     if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= LINK_DAYS_MAX):
         errors["days"] = f"A link lasts from 1 to {LINK_DAYS_MAX} days, or until it is closed; {days!r:.20} is not."
+    if time_allowed is not None and (isinstance(time_allowed, bool) or not isinstance(time_allowed, int)
+                                     or not 1 <= time_allowed <= recruitment.TIME_ALLOWED_MAX):
+        errors["time_allowed"] = (f"The time allowed is a whole number of minutes from 1 to "
+                                  f"{recruitment.TIME_ALLOWED_MAX}, or empty for no limit; "
+                                  f"{time_allowed!r:.20} is not.")
     if not isinstance(label, str) or len(label) > recruitment.LABEL_MAX or "\x00" in label:
         errors["label"] = f"The label is text of at most {recruitment.LABEL_MAX} characters."
     completion_code = completion_code.strip() if isinstance(completion_code, str) else completion_code
@@ -134,12 +147,13 @@ def recruitment_link_create(
         study=study, token_hash=token_hash(token), label=label.strip(), platform=platform,
         participant_param=participant_param, study_param=study_param, session_param=session_param,
         cap=cap, quota=quota, expires_at=timezone.now() + timedelta(days=days) if days else None,
+        time_allowed=time_allowed,
         completion_code=completion_code or secrets.token_hex(4).upper(), completion_url=completion_url or "",
         created_by=actor,
     )
     study_audit(study=study, actor=actor, action="recruitment_link_create", before={}, after={
         "link": link.pk, "label": link.label, "platform": platform, "cap": cap, "quota": quota,
-        "expires_at": link.expires_at.isoformat() if link.expires_at else None})
+        "expires_at": link.expires_at.isoformat() if link.expires_at else None, "time_allowed": time_allowed})
     return link, token
 
 
@@ -298,6 +312,8 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], con
         if not Membership.objects.filter(study=study, user=known.user, role=Membership.Role.ANNOTATOR).exists():
             raise RecruitmentRefused("You no longer take part in this study (its admins ended your participation). "
                                      "Thank you for your work.", kind="closed")
+        if timed_out(known, now) and not participant_complete(participant=known):
+            raise RecruitmentRefused(timed_out_message(known), kind="timed_out")
         seen: dict[str, object] = {"last_seen_at": now}
         if not known.pid_sealed:  # joined before ids were kept for paying: kept from now on
             seen["pid_sealed"] = known.pid_sealed = participant_id_seal(study, participant_id, digest)
@@ -319,7 +335,8 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], con
             user.save()
             participant = Participant.objects.create(
                 study=study, link=link, user=user, pid_hash=digest, pseudonym=pseudonym, last_seen_at=now,
-                pid_sealed=participant_id_seal(study, participant_id, digest))
+                pid_sealed=participant_id_seal(study, participant_id, digest),
+                time_out_at=now + timedelta(minutes=link.time_allowed) if link.time_allowed else None)
     except IntegrityError:
         # The same id joined a moment ago through a request that did not wait for our lock (a
         # database without row locks): that participant it is.
@@ -348,6 +365,13 @@ def recruitment_decline(*, link: RecruitmentLink) -> int:
     study_require(link.study, Write.RECRUIT)
     RecruitmentLink.objects.filter(pk=link.pk).update(declines=F("declines") + 1)
     return RecruitmentLink.objects.values_list("declines", flat=True).get(pk=link.pk)
+
+
+def timed_out(participant: Participant, now: datetime | None = None) -> bool:
+    """Whether the participant's time allowed has passed without their completing (the rule of
+    annotation.selectors.counted.holding_annotations, for one participant)."""
+    return (participant.completed_at is None and participant.time_out_at is not None
+            and participant.time_out_at <= (now or timezone.now()))
 
 
 def participant_of(*, study: Study, user) -> Participant | None:

@@ -432,3 +432,112 @@ def test_someone_signed_in_is_told_that_start_signs_them_out(running, personas):
     assert "You are signed in here as admin" in page
     assert browser.post(f"/join/{token}/", PARAMS).status_code == 302
     assert int(browser.session["_auth_user_id"]) == Participant.objects.get().user_id
+
+
+# --------------------------------------------------------------------------- time allowed
+
+
+def _time_passes(participant, minutes: int) -> None:
+    """Move the participant's join (and their time allowed's end) `minutes` into the past."""
+    Participant.objects.filter(pk=participant.pk).update(
+        joined_at=participant.joined_at - timedelta(minutes=minutes),
+        time_out_at=participant.time_out_at - timedelta(minutes=minutes) if participant.time_out_at else None)
+
+
+def _captions(participant) -> set[int]:
+    return set(Annotation.objects.filter(annotator=participant.user).values_list("caption_id", flat=True))
+
+
+@pytest.fixture
+def timed(running, personas):
+    """A link of 3 items each and 60 minutes allowed; `first` joined and submitted one item."""
+    link, token = make_link(running, personas["admin"], cap=5, quota=3, time_allowed=60)
+    first = service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).participant
+    assert abs(first.time_out_at - first.joined_at - timedelta(minutes=60)) < timedelta(seconds=1)
+    submitted = Annotation.objects.filter(annotator=first.user).order_by("queue_position").first()
+    complete(submitted, first.user)
+    service.participant_join(link=link, params={"PROLIFIC_PID": "b" * 24})  # the other three items
+    return {"link": link, "token": token, "first": first, "submitted": submitted}
+
+
+def test_a_timed_out_participants_unsubmitted_items_go_to_the_next_participant(timed):
+    link, first = timed["link"], timed["first"]
+    with pytest.raises(service.RecruitmentRefused, match="no work left"):
+        service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24})
+    _time_passes(first, 61)
+    third = service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24}).participant
+    # Their two items not submitted are free; the submitted one still holds its caption.
+    assert _captions(third) == _captions(first) - {timed["submitted"].caption_id}
+    assert len(_captions(third)) == 2
+    assert Annotation.objects.get(pk=timed["submitted"].pk).state == "submitted"
+
+
+def test_a_timed_out_participant_coming_back_is_refused_politely(timed):
+    link, first, token = timed["link"], timed["first"], timed["token"]
+    _time_passes(first, 61)
+    with pytest.raises(service.RecruitmentRefused, match="Your time for this study ran out") as refused:
+        service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24})
+    assert refused.value.kind == "timed_out"
+    page = Client().get(join_url(token, PROLIFIC_PID="a" * 24))
+    assert page.status_code == 410
+    text = page.content.decode()
+    assert "Your time for this study ran out" in text and "The work you submitted still counts" in text
+    assert b"recruitment-start" not in page.content
+    answer = Client().post(f"/join/{token}/", {"PROLIFIC_PID": "a" * 24})
+    assert answer.status_code == 410 and "ran out" in answer.content.decode()
+
+
+def test_a_timed_out_participant_signed_in_gets_no_more_work(timed):
+    first = timed["first"]
+    _time_passes(first, 61)
+    client = APIClient()
+    client.force_authenticate(first.user)
+    answer = client.post("/api/studies/s1/my-queue/next/")
+    assert answer.status_code == 403 and "ran out" in answer.json()["detail"]
+
+
+def test_a_participant_within_their_time_is_unaffected(timed):
+    link, first = timed["link"], timed["first"]
+    _time_passes(first, 59)
+    with pytest.raises(service.RecruitmentRefused, match="no work left"):
+        service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24})
+    assert service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).resumed
+
+
+def test_a_participant_who_completed_is_unaffected_by_their_time(timed):
+    link, first = timed["link"], timed["first"]
+    for item in Annotation.objects.filter(annotator=first.user).exclude(pk=timed["submitted"].pk):
+        complete(item, first.user)
+    _time_passes(first, 61)
+    assert service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).resumed
+    assert service.participant_complete(participant=Participant.objects.get(pk=first.pk))
+
+
+def test_without_a_time_allowed_nobody_times_out(running, personas):
+    link, _ = make_link(running, personas["admin"], cap=5, quota=3)
+    first = service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).participant
+    service.participant_join(link=link, params={"PROLIFIC_PID": "b" * 24})
+    assert first.time_out_at is None
+    _time_passes(first, 60 * 24 * 365)
+    with pytest.raises(service.RecruitmentRefused, match="no work left"):
+        service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24})
+    assert service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).resumed
+
+
+@pytest.mark.parametrize("bad", [0, -5, 60 * 24 * 30 + 1, "an hour", True])
+def test_the_api_refuses_a_bad_time_allowed_naming_it(running, personas, bad):
+    answer = api(personas["admin"]).post("/api/studies/s1/recruitment-links/", {
+        "cap": 2, "quota": 2, "time_allowed": bad}, format="json")
+    assert answer.status_code == 400 and "time_allowed" in answer.content.decode()
+    assert not RecruitmentLink.objects.exists()
+
+
+def test_the_api_makes_and_lists_a_link_with_its_time_allowed(running, personas):
+    client = api(personas["admin"])
+    made = client.post("/api/studies/s1/recruitment-links/", {"cap": 2, "quota": 2, "time_allowed": 45},
+                       format="json")
+    assert made.status_code == 201 and made.json()["time_allowed"] == 45
+    [row] = client.get("/api/studies/s1/recruitment-links/").json()
+    assert row["time_allowed"] == 45
+    plain = client.post("/api/studies/s1/recruitment-links/", {"cap": 2, "quota": 2}, format="json")
+    assert plain.json()["time_allowed"] is None

@@ -242,7 +242,9 @@ async function reloadRecruitment() {
         element("td", link.label || "—"), element("td", link.platform === "prolific" ? "Prolific" : "another platform"),
         element("td", `${link.joined} of ${link.cap}`), element("td", String(link.completed)),
         element("td", String(link.declines)),
-        element("td", String(link.quota)), element("td", link.completion_code), element("td", when(link.expires_at)),
+        element("td", String(link.quota)),
+        element("td", link.time_allowed ? `${link.time_allowed} min` : "no limit"),
+        element("td", link.completion_code), element("td", when(link.expires_at)),
         element("td", link.state),
       );
       const actions = element("td");
@@ -285,9 +287,14 @@ if (recruitForm) {
     const quota = Number(fields.quota.value);
     if (!Number.isInteger(cap) || cap < 1) return say(place, "Give how many participants the link takes (1 or more).", true);
     if (!Number.isInteger(quota) || quota < 1) return say(place, "Give how many items each participant does (1 or more).", true);
+    const allowed = fields.time_allowed.value ? Number(fields.time_allowed.value) : null;
+    if (allowed !== null && (!Number.isInteger(allowed) || allowed < 1)) {
+      return say(place, "Give the time allowed in whole minutes (1 or more), or leave it empty for no limit.", true);
+    }
     const body = {
       platform: fields.platform.value, label: fields.label.value, cap, quota,
       days: fields.days.value ? Number(fields.days.value) : null,
+      time_allowed: allowed,
       participant_param: fields.participant_param.value.trim(),
       completion_code: fields.completion_code.value.trim(), completion_url: fields.completion_url.value.trim(),
     };
