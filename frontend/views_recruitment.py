@@ -84,7 +84,8 @@ def recruitment(request, token: str):
         digest = service.participant_hash(study, params[link.participant_param])
         known = Participant.objects.filter(study=study, pid_hash=digest).first()
         if known is not None and service.timed_out(known) and not service.participant_complete(participant=known):
-            return _page(request, {**context, "refused": timed_out_message(known)}, status=STATUS["timed_out"])
+            refused = timed_out_message(known.time_out_at)
+            return _page(request, {**context, "refused": refused}, status=STATUS["timed_out"])
         if known is None:
             try:
                 service.refuse_new(link)

@@ -44,10 +44,9 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
-    require_in_time,
     withdrawn_message,
 )
-from annotation.services.consent import consent_require
+from annotation.services.consent import work_start_require
 from annotation.services.guidelines import guideline_version_now
 from annotation.services.risk import (
     annotation_risk_refresh,
@@ -59,8 +58,6 @@ QUALIFY_FIRST = ("This study asks its annotators to pass the practice set before
 
 # Seconds of active time a save may credit beyond the wall time since the previous save.
 ACTIVE_SLACK_SECONDS = 5.0
-# A participant whose time ran out opens none of these again (they went to others).
-TIMED_OUT_WAITING = (workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED)
 
 # --------------------------------------------------------------------------- annotator
 
@@ -71,20 +68,19 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     if annotation.annotator_id != actor.pk:
         raise NotAllowed("Only the assigned annotator may work on this annotation.")
     study = annotation.caption.clip.study
-    withdrawn = Withdrawal.objects.filter(study=study, user=actor).values_list("at", flat=True).first()
-    if withdrawn is not None and annotation.purpose != Annotation.Purpose.GOLD:
-        raise NotAllowed(withdrawn_message(study, withdrawn))
-    if annotation.purpose != Annotation.Purpose.GOLD and annotation.state in TIMED_OUT_WAITING:
-        require_in_time(study, actor)
+    withdrawal_counts = annotation.purpose != Annotation.Purpose.GOLD
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
+        withdrawn = Withdrawal.objects.filter(study=study, user=actor).values_list("at", flat=True)[:1]
+        if withdrawal_counts and withdrawn:
+            raise NotAllowed(withdrawn_message(study, withdrawn[0]))
         if annotation.state == workflow.IN_PROGRESS and study_allows(annotation.caption.clip.study, Write.WORK):
             # Opening the workspace again starts a new session: its active time counts from now.
             now = timezone.now()
             Annotation.objects.filter(pk=annotation.pk).update(active_until=now)
             annotation.active_until = now
         return annotation
+    work_start_require(study, actor, withdrawal_counts=withdrawal_counts)
     _require_running(study)
-    consent_require(study, actor)
     if annotation.purpose in Annotation.REAL_WORK and not gold.real_work_allowed(study, actor):
         raise NotAllowed(QUALIFY_FIRST)
     _open(annotation.pk, actor, study_id=annotation.caption.clip.study_id)
@@ -128,11 +124,8 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
     person's few returned and in-progress items, then the first of their new ones.
     """
     _require_running(study)
-    withdrawn = Withdrawal.objects.filter(study=study, user=annotator).values_list("at", flat=True).first()
-    if withdrawn is not None:
-        raise NotAllowed(withdrawn_message(study, withdrawn))
-    require_in_time(study, annotator)
-    consent_require(study, annotator)  # consent comes before anything else, practice included
+    # Neither withdrawn nor without consent: before anything else, practice included.
+    work_start_require(study, annotator)
     # A practice attempt comes first: a new annotator's queue starts with the practice set.
     gold.practice_begin(study=study, annotator=annotator)
     practice = gold.practice_next(study, annotator)

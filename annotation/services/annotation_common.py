@@ -20,7 +20,6 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Membership,
-    Participant,
     Study,
     WindowCorrection,
     Withdrawal,
@@ -74,21 +73,12 @@ def study_not_running_message(study: Study) -> str:
     return refusal_message(study, Write.WORK)
 
 
-def timed_out_message(participant: Participant) -> str:
-    """The sentence a participant whose time allowed ran out gets, on the link's page and from
-    the workflow (annotation.services.recruitment)."""
-    return (f"Your time for this study ran out at {participant.time_out_at:%Y-%m-%d %H:%M} UTC, so the items you "
-            "had not submitted have gone to other participants. The work you submitted still counts. Thank you "
-            "for your part; please return the study on your platform.")
-
-
-def require_in_time(study: Study, user) -> None:
-    """NotAllowed, saying so, when the person is a participant of the study whose time allowed
-    ran out before they completed (one query)."""
-    late = Participant.objects.filter(study=study, user=user, completed_at__isnull=True,
-                                      time_out_at__lte=timezone.now()).first()
-    if late is not None:
-        raise NotAllowed(timed_out_message(late))
+def timed_out_message(at) -> str:
+    """The sentence a participant whose time allowed ran out at `at` gets, on the link's page
+    and from the workflow (annotation.services.recruitment)."""
+    return (f"Your time for this study ran out at {at:%Y-%m-%d %H:%M} UTC, so the items you had not submitted "
+            "have gone to other participants. The work you submitted still counts. Thank you for your part; "
+            "please return the study on your platform.")
 
 
 def withdrawn_message(study: Study, at) -> str:

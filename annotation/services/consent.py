@@ -9,7 +9,8 @@
   version (the number, the time, the person). Crowd participants accept on the recruitment
   link's page, as they join (annotation.services.recruitment.participant_join); invited members
   on the study's consent page or through the API.
-- **The gate** (:func:`consent_require`): while the study asks for consent, nobody starts work
+- **The gate** (:func:`work_start_require`, with the withdrawal in the same read): while the study
+  asks for consent, nobody starts work
   (opens an item, takes the next one, claims a review) without having accepted its *current*
   version. A version published while the study runs is asked for before the next item; work on
   an item already open may still be saved and submitted. Study admins who only administer are
@@ -22,24 +23,34 @@ import hashlib
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Subquery
+from django.db.models.functions import Now
 
 from annotation.errors import FieldErrors
-from annotation.models import AuditEvent, ConsentRecord, ConsentVersion, Study, StudyState
+from annotation.models import (
+    AuditEvent,
+    ConsentRecord,
+    ConsentVersion,
+    Participant,
+    Study,
+    StudyState,
+    Withdrawal,
+)
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
-from annotation.services.annotation_common import NotAllowed
+from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
 
 class ConsentNeeded(NotAllowed):
     """The person has not accepted the study's current consent version: no work starts."""
 
-    def __init__(self, study: Study, version: ConsentVersion):
+    def __init__(self, study: Study, number: int):
         super().__init__(
-            f"Study {study.name} asks you to read and accept its consent (version {version.number}) before "
+            f"Study {study.name} asks you to read and accept its consent (version {number}) before "
             f"you start work: open /studies/{study.slug}/consent/ (or POST the version to "
             f"/api/studies/{study.slug}/consent/accept/).")
-        self.version = version.number
+        self.version = number
 
 
 def consent_current(study: Study) -> ConsentVersion | None:
@@ -111,19 +122,46 @@ def consent_of(study: Study, user) -> ConsentRecord | None:
 def consent_due(study: Study, user) -> ConsentVersion | None:
     """The consent version `user` must accept before they start work, or None (the study asks
     for none, or they accepted the current one)."""
-    asked = consent_asked(study)
-    if asked is None:
+    current = ConsentVersion.objects.filter(study=study).order_by("-number").annotate(
+        accepted=Exists(ConsentRecord.objects.filter(study_id=OuterRef("study_id"), user_id=user.pk,
+                                                     number=OuterRef("number")))).first()
+    if current is None or not current.text.strip() or current.accepted:
         return None
-    if ConsentRecord.objects.filter(study=study, user=user, number=asked.number).exists():
-        return None
-    return asked
+    return current
 
 
 def consent_require(study: Study, user) -> None:
     """ConsentNeeded when `user` has not accepted the study's current consent version."""
     due = consent_due(study, user)
     if due is not None:
-        raise ConsentNeeded(study, due)
+        raise ConsentNeeded(study, due.number)
+
+
+def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) -> None:
+    """Refuse to start work (NotAllowed) to someone who withdrew from the study or is a
+    participant whose time allowed ran out before they completed (annotation.services.
+    recruitment) (unless `withdrawal_counts` is False: a gold verdict), then ConsentNeeded to someone who has not
+    accepted its current consent version. One read, however many versions and people: it is on
+    every "start next" and every opened item."""
+    versions = ConsentVersion.objects.filter(study_id=OuterRef("pk")).order_by("-number")
+    gate = Study.objects.filter(pk=study.pk).annotate(
+        withdrawn_at=Subquery(Withdrawal.objects.filter(study_id=OuterRef("pk"), user_id=user.pk)
+                              .order_by().values("at")[:1]),
+        consent_number=Subquery(versions.values("number")[:1]),
+        consent_text=Subquery(versions.values("text")[:1]),
+        consent_given=Exists(ConsentRecord.objects.filter(study_id=OuterRef("pk"), user_id=user.pk,
+                                                          number=OuterRef("consent_number"))),
+        timed_out_at=Subquery(Participant.objects.filter(
+            study_id=OuterRef("pk"), user_id=user.pk, completed_at__isnull=True, time_out_at__lte=Now())
+            .values("time_out_at")[:1]),
+    ).values("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at").get()
+    if withdrawal_counts and gate["withdrawn_at"] is not None:
+        raise NotAllowed(withdrawn_message(study, gate["withdrawn_at"]))
+    if withdrawal_counts and gate["timed_out_at"] is not None:
+        raise NotAllowed(timed_out_message(gate["timed_out_at"]))
+    asked = gate["consent_number"] is not None and (gate["consent_text"] or "").strip()
+    if asked and not gate["consent_given"]:
+        raise ConsentNeeded(study, gate["consent_number"])
 
 
 def consent_record(*, study: Study, user, version: Any) -> ConsentRecord:

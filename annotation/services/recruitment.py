@@ -313,7 +313,7 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], con
             raise RecruitmentRefused("You no longer take part in this study (its admins ended your participation). "
                                      "Thank you for your work.", kind="closed")
         if timed_out(known, now) and not participant_complete(participant=known):
-            raise RecruitmentRefused(timed_out_message(known), kind="timed_out")
+            raise RecruitmentRefused(timed_out_message(known.time_out_at), kind="timed_out")
         seen: dict[str, object] = {"last_seen_at": now}
         if not known.pid_sealed:  # joined before ids were kept for paying: kept from now on
             seen["pid_sealed"] = known.pid_sealed = participant_id_seal(study, participant_id, digest)

@@ -49,7 +49,7 @@ from annotation.services.annotation_common import (
     pass_window_rows,
     undo_seconds_of,
 )
-from annotation.services.consent import consent_require
+from annotation.services.consent import work_start_require
 from annotation.services.guidelines import guideline_version_now
 from annotation.services.withdrawal import withdrawn_work_message
 from scoring.metrics.edits import EditSizing
@@ -101,7 +101,7 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     """Lock a submitted annotation for this reviewer for `minutes`; an expired claim may be taken over."""
     annotation = Annotation.objects.select_related("caption__clip__study").get(pk=annotation_id)
     _require_reviewer(annotation, actor)
-    consent_require(annotation.caption.clip.study, actor)
+    work_start_require(annotation.caption.clip.study, actor, withdrawal_counts=False)
     now = timezone.now()
     expires = now + timedelta(minutes=minutes)
     moved = _claim_update(annotation_id, actor, now=now, expires=expires)
@@ -134,7 +134,7 @@ def review_claim_next(
     if Membership.Role.REVIEWER not in _roles(study, actor):
         raise NotAllowed("Only the study's QC reviewers may review annotations.")
     _require_running(study)
-    consent_require(study, actor)
+    work_start_require(study, actor, withdrawal_counts=False)
     if order not in REVIEW_ORDERS:
         raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
     fields = REVIEW_ORDERS[order]
