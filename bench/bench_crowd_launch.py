@@ -15,15 +15,30 @@ worker; gunicorn and the worker are started by the soak's own code (soak/stack.p
 soak's production settings (soak/run.py's ``service_env``).
 
 The study: one clip row per five captions (no video files: the page's video and poster are not
-fetched; bench_light_web.py measures the video start), 6 windows a caption, every caption
-assigned to one participant (enough for the whole run), a few QC reviewers. The participants
-are invited accounts; each signs in through Django's session machinery (a session made as the
-sign-in view makes it, ``--sign-in session``, the default) or through the real sign-in form
-(``--sign-in form``: the login page, then the form posted with its CSRF token; every sign-in
-hashes the password, PBKDF2, on the server), and then, as the browser does:
+fetched; bench_light_web.py measures the video start), 6 windows a caption (a tenth more than
+the participants' quotas need), a few QC reviewers (invited accounts, signed in by session).
+The participants arrive as crowd participants do (``--sign-in link``, the default): the study
+has a recruitment link (its cap the participants, its quota ``--quota`` items each, by default
+what the work time allows) and a consent text (which the QC reviewers accepted beforehand), and
+each participant, as the browser does:
 
-1. opens the study's entry page (``/studies/<slug>/``) and its queue page, each with its static
-   files, then "start next" (``POST /api/studies/<slug>/my-queue/next/``);
+0. opens the link with its own Prolific-style ids (``GET /join/<token>/?PROLIFIC_PID=...&
+   STUDY_ID=...&SESSION_ID=...``: the landing page, showing the consent, with its static files),
+   reads for 3 s and accepts (the page's form posted: its CSRF token, the ids, the consent
+   version and ``answer=accept``; the server makes the account, gives the quota and signs the
+   participant in), and follows the redirect to its queue page; when its quota is submitted it
+   loads the completion page (``/studies/<slug>/done/``, the code) and leaves.
+
+Every open of a link counts against the address, and all participants come from 127.0.0.1: the
+bench's server gets RECRUITMENT_OPENS_PER_ADDRESS raised to what the run needs (said in the
+output). With ``--sign-in session`` or ``--sign-in form`` the participants are invited accounts
+instead, every caption assigned beforehand (enough for the whole run), signed in through
+Django's session machinery or through the real sign-in form (the login page, then the form
+posted with its CSRF token; every sign-in hashes the password, PBKDF2, on the server), who open
+the study's entry page (``/studies/<slug>/``) before their queue page. Then, in both ways:
+
+1. the queue page with its static files, then "start next"
+   (``POST /api/studies/<slug>/my-queue/next/``);
 2. opens the workspace page with all of its static files: the page is parsed for its scripts,
    styles, icon, module preloads and import map, and every ES module's static imports are
    followed through the import map, as the browser resolves them. The browser's cache is
@@ -68,7 +83,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from benchlib import HOST, cpu_seconds, free_port, percentile, signed_in_session
 
@@ -82,7 +97,9 @@ REVIEW_SECONDS = 20.0
 TARGET_P95_MS = 200.0
 # The request kinds whose p95 the issue's target names.
 TARGETED = ("entry page", "queue page", "workspace page", "review page", "start next", "autosave", "submit",
-            "lock overview", "sign in")
+            "lock overview", "sign in", "landing page", "consent accept", "completion page")
+ITEM_SECONDS = 75.0  # an item with think time and page loads: the default quota is the work time's items
+PARTICIPANT_ID = "PROLIFIC_PID"
 STATIC_PREFIX = "/static/"
 
 
@@ -137,6 +154,26 @@ def page_assets(html: str) -> Assets:
 # Static imports and re-exports of an ES module: `import x from "./a.js"`, `import "./b.js"`,
 # `export { y } from "./c.js"`. Dynamic import() runs only when code does: not followed.
 IMPORTS = re.compile(r"""(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]+?\s*from\s*)?["']([^"']+)["']""")
+
+
+FORM = re.compile(r'<form\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</form>', re.S)
+FIELD = re.compile(r'<input\b[^>]*\bname="([^"]+)"[^>]*\bvalue="([^"]*)"')
+
+
+def form_fields(html: str, form_id: str) -> dict[str, str] | None:
+    """The named inputs (hidden fields, the CSRF token) of the form with id `form_id`, their values
+    unescaped, as the browser posts them; None when the page has no such form."""
+    from html import unescape
+
+    for found_id, body in FORM.findall(html):
+        if found_id == form_id:
+            return {name: unescape(value) for name, value in FIELD.findall(body)}
+    return None
+
+
+def default_quota(work: float) -> int:
+    """The items a participant can submit in `work` seconds (at least one)."""
+    return max(1, int(work // ITEM_SECONDS))
 
 
 def module_imports(source: str, module_url: str, import_map: dict[str, str]) -> list[str]:
@@ -209,6 +246,7 @@ class Ledger:
     loads: list[Load] = field(default_factory=list)
     problems: Counter = field(default_factory=Counter)
     items_done: Counter = field(default_factory=Counter)  # participant -> items submitted
+    completed: int = 0  # participants who saw their completion page with its code
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, answer: Answer) -> None:
@@ -364,8 +402,32 @@ class Participant(threading.Thread):
         except Exception as exc:  # noqa: BLE001 - a broken participant is reported, not fatal
             self.ledger.problems[f"participant error: {type(exc).__name__}: {exc}"[:160]] += 1
 
+    def joined(self) -> bool:
+        """Through the recruitment link: the landing page, the consent accepted, the redirect to
+        the queue page followed."""
+        b = self.browser
+        path = self.sign_in["link"]
+        status, html = b.page("landing page", path)
+        fields = form_fields(html, "consent-form") if status == 200 else None
+        if fields is None:
+            self.ledger.problems[f"landing page answered {status}{'' if status != 200 else ' without consent'}"] += 1
+            return False
+        if not self.pause(3):
+            return False
+        form = urlencode({**fields, "answer": "accept"}).encode()
+        status, headers, _ = b.request("consent accept", "POST", urlsplit(path).path, form,
+                                       {"Content-Type": "application/x-www-form-urlencoded"})
+        where = urlsplit(headers.get("location", "")).path
+        if status != 302 or not where:
+            self.ledger.problems[f"consent accept answered {status}"] += 1
+            return False
+        b.page("queue page", where)
+        return True
+
     def signed_in(self) -> bool:
         b = self.browser
+        if "link" in self.sign_in:
+            return self.joined()
         if "username" not in self.sign_in:
             return True
         status, html = b.page("login page", "/login/")
@@ -383,13 +445,23 @@ class Participant(threading.Thread):
         if not self.signed_in():
             self.ledger.problems["sign-in failed"] += 1
             return
-        b.page("entry page", f"/studies/{SLUG}/")
-        if not self.pause(3):
-            return
-        b.page("queue page", f"/studies/{SLUG}/queue/")
+        if "link" not in self.sign_in:
+            b.page("entry page", f"/studies/{SLUG}/")
+            if not self.pause(3):
+                return
+            b.page("queue page", f"/studies/{SLUG}/queue/")
         if not self.pause(2):
             return
+        quota = self.sign_in.get("quota")
         while time.monotonic() < self.leave:
+            if quota is not None and self.ledger.items_done[self.number] >= quota:
+                status, html = b.page("completion page", f"/studies/{SLUG}/done/")
+                if status == 200 and 'id="completion-code"' in html:
+                    with self.ledger.lock:
+                        self.ledger.completed += 1
+                else:
+                    self.ledger.problems[f"completion page answered {status}"] += 1
+                return
             status, answer = b.json("start next", "POST", f"/api/studies/{SLUG}/my-queue/next/")
             if status != 200:
                 self.ledger.problems[f"start next answered {status}"] += 1
@@ -562,7 +634,9 @@ def drop_database(url: str) -> None:
 
 def build(participants: int, items_each: int, reviewers: int, sign_in: str) -> tuple[list[dict], list[dict], dict]:
     """Migrate, collect the static files, build the study; each participant's and reviewer's
-    way in (a session cookie, or the user name for the sign-in form)."""
+    way in (the recruitment link with the participant's ids and the quota, a session cookie, or
+    the user name for the sign-in form). With the link, `items_each` is its quota, the captions
+    are left free for the link to give, and the study has a consent text."""
     import django
 
     django.setup()
@@ -579,8 +653,11 @@ def build(participants: int, items_each: int, reviewers: int, sign_in: str) -> t
     call_command("collectstatic", verbosity=0, interactive=False)
     migrated = time.monotonic()
     models = 5
-    clips = -(-participants * items_each // models)
-    built = scalebuild.build(slug=SLUG, clips=clips, models=models, windows=WINDOWS, annotators=participants,
+    link = sign_in == "link"
+    # A link's joins draw from the free captions: a tenth more than the quotas need.
+    clips = -(-participants * items_each * (11 if link else 10) // (10 * models))
+    built = scalebuild.build(slug=SLUG, clips=clips, models=models, windows=WINDOWS,
+                             annotators=0 if link else participants,
                              reviewers=reviewers, overlap=0.0, submitted_share=0.0, say=lambda *a, **k: None)
     people = [*built.annotators, *built.reviewers]
     from django.db.models import Count
@@ -589,10 +666,24 @@ def build(participants: int, items_each: int, reviewers: int, sign_in: str) -> t
 
     assigned = dict(Annotation.objects.filter(caption__clip__study=built.study).values_list("annotator")
                     .annotate(n=Count("pk")).values_list("annotator", "n"))
-    each = [assigned.get(person.pk, 0) for person in built.annotators]
+    each = [assigned.get(person.pk, 0) for person in built.annotators] or [items_each]
     # Invited accounts with a password (hashed once: every account has the same one).
     get_user_model().objects.filter(pk__in=[p.pk for p in people]).update(password=make_password(PASSWORD))
     ways = []
+    if link:
+        from annotation.services.consent import consent_asked, consent_record, consent_save
+        from annotation.services.recruitment import recruitment_link_create
+
+        consent_save(study=built.study, actor=built.admin, text=CONSENT)
+        # The QC reviewers (invited staff) accepted it on their own page before the launch.
+        version = consent_asked(built.study)
+        for person in built.reviewers:
+            consent_record(study=built.study, user=person, version=version.number if version else None)
+        _, token = recruitment_link_create(study=built.study, actor=built.admin, cap=participants, quota=items_each)
+        for number in range(participants):
+            query = urlencode({PARTICIPANT_ID: f"5f{number:022x}", "STUDY_ID": "65a0c0ffee0000000000bench",
+                               "SESSION_ID": f"se{number:022x}"})
+            ways.append({"link": f"/join/{token}/?{query}", "quota": items_each})
     for person in people:
         person.refresh_from_db()
         if sign_in == "form":
@@ -607,6 +698,13 @@ def build(participants: int, items_each: int, reviewers: int, sign_in: str) -> t
                "migrate seconds": migrated - began, "build seconds": time.monotonic() - migrated}
     connections.close_all()
     return ways[:participants], ways[participants:], figures
+
+
+CONSENT = """# Taking part
+
+You will check and correct captions of short videos. Your platform id is not stored; you may
+stop at any time. Your corrections are kept for research, under a pseudonym.
+"""
 
 
 def warm_up(port: int, cookies: dict[str, str], workers: int) -> None:
@@ -693,6 +791,10 @@ def report(ledger: Ledger, sampler: Sampler, options: dict, seconds: float, clie
         print(f"what went wrong for the participants: {dict(ledger.problems.most_common(12))}")
     items = sum(ledger.items_done.values())
     participant_minutes = options["participants"] * options["work"] / 60
+    if options.get("quota"):
+        print(f"participants who reached their completion page (quota {options['quota']} item(s)): "
+              f"{ledger.completed} of {options['participants']} (one who finishes early leaves: fewer "
+              f"participant-minutes at work than the rate below counts)")
     saves = len(by_kind.get("autosave", []))
     print(f"items submitted: {items:,} ({items / participant_minutes:.2f} a participant-minute; think time alone "
           f"allows about {60 / (AUTOSAVE_SECONDS * (WINDOWS + 6) + 4):.2f}); autosaves {saves:,} "
@@ -707,7 +809,8 @@ def report(ledger: Ledger, sampler: Sampler, options: dict, seconds: float, clie
     print(f"  per request that is not a static file: {total / max(1, len(dynamic)) * 1000:.1f} ms "
           f"({len(dynamic):,} requests)")
     print("resident memory, the largest seen: " + ", ".join(f"{kind} {mb:.0f} MB" for kind, mb in sampler.rss.items()))
-    for page in ("workspace page", "entry page", "queue page", "review page", "login page"):
+    for page in ("landing page", "workspace page", "entry page", "queue page", "completion page", "review page",
+                 "login page"):
         loads = [load for load in ledger.loads if load.page == page]
         if loads:
             print(f"{page}, first view: {describe_load([ld for ld in loads if ld.cold])}")
@@ -731,8 +834,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"participants ({SHORT['participants']}; --full {FULL['participants']})")
     parser.add_argument("--arrival", type=float, help=f"seconds over which they arrive ({SHORT['arrival']:g})")
     parser.add_argument("--work", type=float, help=f"seconds each works after arriving ({SHORT['work']:g})")
-    parser.add_argument("--sign-in", choices=("session", "form"), default="session",
-                        help="a session made by Django's session machinery (session), or the sign-in form (form)")
+    parser.add_argument("--sign-in", choices=("link", "session", "form"), default="link",
+                        help="the recruitment link with its consent (link), or invited accounts: a session made by "
+                             "Django's session machinery (session) or the sign-in form (form)")
+    parser.add_argument("--quota", type=int, help="the link's items a participant (what the work time allows: "
+                                                  f"one per {ITEM_SECONDS:g} s, at least 1)")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (4, as docs/production.md)")
     parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker (1: sync workers)")
     parser.add_argument("--database-url", default=os.environ.get(
@@ -770,13 +876,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # More than anyone can do: a participant who runs out of work would wait, not load the server.
         items_each = int(1.5 * options["work"] / 60) + 4
+        options["quota"] = None
+        if args.sign_in == "link":
+            items_each = options["quota"] = args.quota or default_quota(options["work"])
+            # Every participant opens the link twice (the page, the accept) from this one address.
+            opens = 2 * options["participants"] + 50
+            env["RECRUITMENT_OPENS_PER_ADDRESS"] = os.environ["RECRUITMENT_OPENS_PER_ADDRESS"] = str(opens)
         reviewers = max(1, options["participants"] // 25)
         participants, checkers, figures = build(options["participants"], items_each, reviewers, args.sign_in)
         print(f"crowd launch: {options['participants']} participants arriving over {options['arrival']:g} s, "
               f"each working {options['work']:g} s, {reviewers} QC reviewer(s); {figures['captions']:,} captions "
               f"of {WINDOWS} windows ({figures['assigned'][0]} to {figures['assigned'][1]} a participant), built in "
               f"{figures['build seconds']:.0f} s; "
-              f"sign-in: {args.sign_in}")
+              f"sign-in: {args.sign_in}" + (
+                  f" (a recruitment link, cap {options['participants']}, quota {options['quota']}, with a consent "
+                  f"text; for this server only, RECRUITMENT_OPENS_PER_ADDRESS raised to "
+                  f"{env['RECRUITMENT_OPENS_PER_ADDRESS']} per {os.environ.get('RECRUITMENT_WINDOW_SECONDS', '600')} s"
+                  f": every participant comes from 127.0.0.1)" if options["quota"] else ""))
         web = Gunicorn(free_port(), env, scratch / "gunicorn.log", workers=args.workers, threads=args.threads)
         worker = CeleryWorkers(1, env, scratch / "celery.log")
         web.start()
@@ -820,6 +936,10 @@ def main(argv: list[str] | None = None) -> int:
         tracebacks = len(re.findall(r"^Traceback", log, re.M))
         result = report(ledger, sampler, options, seconds, client_cpu)
         print(f"server tracebacks logged: {tracebacks}")
+        # What every path answers alike (annotation.middleware): a 503 names its exception here.
+        refused = re.findall(r"^.*(?:Try again in a minute|The disk is full) for .*$", log, re.M)
+        if refused:
+            print(f"server refusals logged: {len(refused)}; " + " | ".join(line[-300:] for line in refused[:3]))
         return result
     finally:
         if sampler is not None:

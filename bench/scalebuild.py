@@ -139,13 +139,14 @@ def build(
     _step(built, "caption import", profiles, import_all)
     built.captions, built.windows = clips * models, clips * models * windows
     analyze()  # as autovacuum would have between an import and an assignment (it is off here)
-    report = _step(
-        built,
-        "assignment",
-        profiles,
-        lambda: annotations_assign(study=study, annotators=built.annotators, overlap_share=overlap, seed=seed),
-    )
-    built.annotations = report.created
+    if built.annotators:  # none: the captions stay free (for recruitment links to give)
+        report = _step(
+            built,
+            "assignment",
+            profiles,
+            lambda: annotations_assign(study=study, annotators=built.annotators, overlap_share=overlap, seed=seed),
+        )
+        built.annotations = report.created
     analyze()  # again: the annotation table was empty when last analyzed
     built.submitted = _step(
         built, "bulk submit", profiles, lambda: submit_in_bulk(study, share=submitted_share, seed=seed)

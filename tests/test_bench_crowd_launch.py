@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -65,3 +66,30 @@ def test_the_cache_keeps_what_the_headers_allow(headers, fresh_for, etag):
 @pytest.mark.parametrize("headers", [{"cache-control": "no-store", "etag": '"v"'}, {}, {"cache-control": "private"}])
 def test_the_cache_keeps_nothing_it_could_neither_reuse_nor_revalidate(headers):
     assert caching(headers, now=0.0) is None
+
+
+def test_the_consent_form_posts_its_token_ids_and_version_as_the_landing_page_renders_it(rf):
+    """The landing page as the server renders it for a new participant of a study asking consent:
+    the bench finds its form and posts what the browser would."""
+    from django.contrib.auth.models import AnonymousUser
+    from django.template.loader import render_to_string
+
+    request = rf.get("/join/t/?PROLIFIC_PID=5f01")
+    request.user = AnonymousUser()
+    study = SimpleNamespace(name="A <study>", description="", slug="crowd")
+    html = render_to_string("frontend/recruitment.html", {
+        "study": study, "link": SimpleNamespace(quota=2), "known": None,
+        "hidden": [("PROLIFIC_PID", "5f01"), ("STUDY_ID", "s&1")],
+        "consent": {"version": 3, "html": "<p>Taking part</p>"}}, request=request)
+    fields = bench.form_fields(html, "consent-form")
+    assert fields is not None
+    assert fields["PROLIFIC_PID"] == "5f01"
+    assert fields["STUDY_ID"] == "s&1"
+    assert fields["consent"] == "3"
+    assert fields["csrfmiddlewaretoken"]
+    assert bench.form_fields(html, "recruitment-form") is None
+
+
+@pytest.mark.parametrize(("work", "quota"), [(10, 1), (90, 1), (150, 2), (600, 8)])
+def test_the_default_quota_is_what_the_work_time_allows(work, quota):
+    assert bench.default_quota(work) == quota
