@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import secrets
@@ -306,7 +307,10 @@ def run(options: dict) -> dict:
     scratch.chmod(0o755)
     pg = Postgres(scratch / "pg", free_port(55432))
     redis = Redis(scratch / "redis", free_port(56379))
-    media = Media(scratch / "media")
+    # Room for what the admin keeps exporting (the 30-minute run's 25 exports took 95 MB, and the
+    # last one then waited for good on a disk full for real); the media fault fills it whatever
+    # its size, and frees what it filled.
+    media = Media(scratch / "media", megabytes=96 + 16 * math.ceil(options["minutes"]))
     (scratch / "static").mkdir()
     web = workers = None
     started = time.time()

@@ -294,8 +294,10 @@ def participant_join(*, link: RecruitmentLink, params: Mapping[str, object], con
     accepted on the page, is recorded for them (new or coming back)."""
     participant_id = participant_id_from(link, params)
     # One join at a time per study: the cap and the captions given are counted under this lock,
-    # and closing the study (which updates this row) waits for it or is waited for.
-    study = Study.objects.select_for_update().get(pk=link.study_id)
+    # and closing the study (which updates this row) waits for it or is waited for. FOR NO KEY
+    # UPDATE, not FOR UPDATE: every autosave inserts an audit row whose foreign key share-locks
+    # the study's key, and a join must neither hold those back nor deadlock with them.
+    study = Study.objects.select_for_update(no_key=True).get(pk=link.study_id)
     study_require(study, Write.RECRUIT)
     asked = consent_asked(study)
     if asked is not None and consent is not None and consent != asked.number:

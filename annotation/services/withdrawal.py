@@ -94,8 +94,9 @@ def participation_withdraw(*, study: Study, user, erase: bool = False) -> Withdr
     setting says so, now or on a later call (a second call otherwise returns the first's record).
     NotAllowed when they are no annotator of the study; StudyStateRefused for an erasure an
     archived study refuses (nothing is written then)."""
-    # One at a time per study, as joining is: a double click waits for the first and finds it.
-    study = Study.objects.select_for_update().get(pk=study.pk)
+    # One at a time per study, as joining is (and with the same lock, which leaves people's saves
+    # alone): a double click waits for the first and finds it.
+    study = Study.objects.select_for_update(no_key=True).get(pk=study.pk)
     study_require(study, Write.WITHDRAW)
     erase = bool(erase) or study.erase_on_withdrawal
     withdrawal = Withdrawal.objects.filter(study=study, user=user).first()

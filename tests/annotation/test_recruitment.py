@@ -404,6 +404,60 @@ def test_the_cap_holds_when_newcomers_arrive_at_once(running, personas):
     assert Participant.objects.count() == 2
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_join_in_progress_does_not_hold_back_the_audit_rows_of_people_s_saves(running, personas):
+    """A join holds the study's row for its whole transaction; every save writes an audit row
+    whose foreign key share-locks that row's key. Here the join is held mid-way (another
+    transaction has its link's row), and an audit row for the study must still go in at once."""
+    from django.db import transaction
+
+    link, _ = make_link(running, personas["admin"], cap=5)
+    link_held, release = threading.Event(), threading.Event()
+    outcomes = []
+
+    def hold_the_link():
+        try:
+            with transaction.atomic():
+                RecruitmentLink.objects.select_for_update().get(pk=link.pk)
+                link_held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def join():
+        try:
+            outcomes.append(service.participant_join(link=link, params=PARAMS))
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_the_link)
+    holder.start()
+    assert link_held.wait(10)
+    joiner = threading.Thread(target=join)
+    joiner.start()
+    try:
+        with connection.cursor() as cursor:  # wait until the join waits for the link, the study held
+            for _ in range(100):
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                               "AND datname = current_database()")
+                if cursor.fetchone()[0]:
+                    break
+                threading.Event().wait(0.05)
+            else:
+                pytest.fail("the join never waited for the held link")
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")
+            AuditEvent.objects.create(study=running, actor=personas["annotator"], action="autosave",
+                                      before={}, after={})
+    finally:
+        release.set()
+        holder.join()
+        joiner.join()
+    assert len(outcomes) == 1 and not outcomes[0].resumed
+
+
 def test_field_errors_name_every_bad_field_at_once(running, personas):
     with pytest.raises(FieldErrors) as refusal:
         make_link(running, personas["admin"], cap=0, quota=0, days=999)
