@@ -915,3 +915,14 @@ def test_withdrawals_and_acceptances_naming_people_or_versions_not_in_the_bundle
     bundle["withdrawals"][1]["released"] = 0
     assert "withdrawals[1].erased_at: set, but 'erase_requested' is false" in "\n".join(bundles.check(bundle))
     assert not Study.objects.filter(slug="s1-bad").exists()
+
+
+@pytest.mark.parametrize("moves", [["closed"], ["closed", "archived"]])
+def test_a_closed_or_archived_study_comes_back_with_its_withdrawals_and_consent(withdrawn, moves):
+    for move in moves:
+        Study.objects.filter(pk=withdrawn.pk).update(state=move)
+    withdrawn.refresh_from_db()
+    bundle = bundle_export(study=withdrawn)
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-closed", grant_existing=True)
+    assert Study.objects.get(pk=report.study.pk).state == moves[-1]
+    _same_bundle_as(report.study, bundle)
