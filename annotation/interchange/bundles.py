@@ -22,12 +22,13 @@ from typing import Any
 
 from annotation.interchange.formats import MAX_WINDOWS
 from annotation.interchange.formats.common import unstorable_character
+from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as guideline_rules
 from annotation.rules.study_settings import UNDO_SECONDS_MAX
 from annotation.rules.taxonomy import MODE_FIELDS, taxonomy_hash
 
 FORMAT = "redline-study-bundle"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 DESIGNS = ("one_model_per_clip", "spread", "clip_blocks")  # annotation.rules.assignment.DESIGNS
 STUDY_STATES = ("setup", "running", "closed", "archived")  # annotation.models.StudyState
 CAPTION_LANGUAGES = ("en", "zh", "ja", "other")  # annotation.models.CaptionLanguage
@@ -85,12 +86,23 @@ def _upgrade_4_to_5(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle
 
 
+def _upgrade_5_to_6(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Version 6 adds the study's withdrawals and its consent: the versions of its consent text
+    and who accepted which. A version-5 bundle did not carry them, so it reads as a study nobody
+    withdrew from and that asked for no consent."""
+    bundle.setdefault("withdrawals", [])
+    bundle.setdefault("consent_versions", [])
+    bundle.setdefault("consent_acceptances", [])
+    return bundle
+
+
 # How to bring a bundle of version N up to N + 1; a reader accepts any version up to its own.
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
     4: _upgrade_4_to_5,
+    5: _upgrade_5_to_6,
 }
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -115,6 +127,9 @@ SECTIONS: dict[str, type] = {
     "annotations": list,
     "audit": list,
     "guidelines": list,
+    "withdrawals": list,
+    "consent_versions": list,
+    "consent_acceptances": list,
 }
 
 
@@ -671,6 +686,57 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         number = record.get(field)
         if number is not None and number not in guideline_numbers:
             errors.append(f'{where}: {field!r} must be null or the number of a version in "guidelines"')
+
+    withdrawn: set[Any] = set()
+    for n, withdrawal in enumerate(bundle["withdrawals"]):
+        where = f"withdrawals[{n}]"
+        if not need(withdrawal, where, {"user": str, "pseudonym": str, "released": int,
+                                        "erase_requested": bool, "erased": int}):
+            continue
+        user(withdrawal["user"], where)
+        if withdrawal["user"] in withdrawn:
+            errors.append(f"{where}: {withdrawal['user']!r} withdraws twice")
+        withdrawn.add(withdrawal["user"])
+        if not withdrawal["pseudonym"].strip() or len(withdrawal["pseudonym"]) > 150:
+            errors.append(f"{where}.pseudonym: must be 1 to 150 characters")
+        present(withdrawal, where, "erased_at")
+        stamp(withdrawal, where, "at")
+        stamp(withdrawal, where, "erased_at", optional=True)
+        if withdrawal.get("erased_at") is not None and not withdrawal["erase_requested"]:
+            errors.append(f"{where}.erased_at: set, but 'erase_requested' is false (only a requested "
+                          "erasure is done)")
+        if withdrawal["erased"] and withdrawal.get("erased_at") is None:
+            errors.append(f"{where}.erased: {withdrawal['erased']} erased, but 'erased_at' is null")
+
+    consent_numbers: set[int] = set()
+    for n, version in enumerate(bundle["consent_versions"]):
+        where = f"consent_versions[{n}]"
+        if not need(version, where, {"number": int, "text": str}):
+            continue
+        present(version, where, "created_by")
+        user(version.get("created_by"), where, optional=True)
+        stamp(version, where, "created_at", "updated_at")
+        if version["number"] < 1:
+            errors.append(f"{where}: 'number' must be a whole number from 1")
+        elif version["number"] in consent_numbers:
+            errors.append(f"{where}: consent version {version['number']} is listed twice")
+        consent_numbers.add(version["number"])
+        if problem := consent_rules.text_problem(version["text"]):
+            errors.append(f"{where}.text: {problem}")
+
+    accepted: set[tuple[Any, Any]] = set()
+    for n, acceptance in enumerate(bundle["consent_acceptances"]):
+        where = f"consent_acceptances[{n}]"
+        if not need(acceptance, where, {"user": str, "number": int}):
+            continue
+        user(acceptance["user"], where)
+        stamp(acceptance, where, "accepted_at")
+        if acceptance["number"] not in consent_numbers:
+            errors.append(f'{where}: consent version {acceptance["number"]} is not in "consent_versions"')
+        key = (acceptance["user"], acceptance["number"])
+        if key in accepted:
+            errors.append(f"{where}: {key[0]!r} accepts consent version {key[1]} twice")
+        accepted.add(key)
 
     annotations: set[tuple] = set()
     gold_annotations: set[tuple[str, str]] = set()

@@ -30,6 +30,8 @@ from annotation.models import (
     CandidateModel,
     Caption,
     Clip,
+    ConsentRecord,
+    ConsentVersion,
     CorrectionPass,
     FailureMode,
     GoldItem,
@@ -41,6 +43,7 @@ from annotation.models import (
     TaxonomyVersion,
     Window,
     WindowCorrection,
+    Withdrawal,
 )
 from annotation.rules import study_settings
 from annotation.rules.study_settings import GOLD_FIELDS
@@ -427,6 +430,8 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
             "updated_at": row["updated_at_text"],
         })
 
+    withdrawals, consent_versions, consent_acceptances = _participation_records(study, users)
+
     hashes = {
         taxonomy.pk: _taxonomy_record(taxonomy)
         for taxonomy in TaxonomyVersion.objects.filter(pk__in=taxonomy_ids)
@@ -468,7 +473,36 @@ def bundle_export(*, study: Study) -> dict[str, Any]:
         "annotations": annotations,
         "audit": audit,
         "guidelines": guidelines,
+        "withdrawals": withdrawals,
+        "consent_versions": consent_versions,
+        "consent_acceptances": consent_acceptances,
     }
+
+
+def _participation_records(study: Study, users: set[str]) -> tuple[list[dict[str, Any]], ...]:
+    """The study's withdrawals (an erased person's too: the person and counts, no content), its
+    consent versions and who accepted which; the people they name are added to ``users``."""
+    withdrawals = [
+        {"user": row.pop("user__username"), "at": row.pop("at_text"), "erased_at": row.pop("erased_at_text"), **row}
+        for row in Withdrawal.objects.filter(study=study).order_by("at", "user__username").values(
+            "user__username", "pseudonym", "released", "erase_requested", "erased",
+            at_text=_BundleTime("at"), erased_at_text=_BundleTime("erased_at"))
+    ]
+    versions = [
+        {"created_by": row.pop("created_by__username"), "created_at": row.pop("created_at_text"),
+         "updated_at": row.pop("updated_at_text"), **row}
+        for row in ConsentVersion.objects.filter(study=study).order_by("number").values(
+            "number", "text", "created_by__username", created_at_text=_BundleTime("created_at"),
+            updated_at_text=_BundleTime("updated_at"))
+    ]
+    acceptances = [
+        {"user": row.pop("user__username"), "accepted_at": row.pop("accepted_at_text"), **row}
+        for row in ConsentRecord.objects.filter(study=study).order_by("user__username", "number").values(
+            "user__username", "number", accepted_at_text=_BundleTime("accepted_at"))
+    ]
+    users.update(record["user"] for record in withdrawals + acceptances)
+    users.update(version["created_by"] for version in versions if version["created_by"] is not None)
+    return withdrawals, versions, acceptances
 
 
 def _gold_record(study: Study) -> dict[str, Any]:
@@ -912,12 +946,34 @@ def _store(
             ),
             f"audit[{n}]",
         )
+    _store_participation(bundle, study, people)
     for source, target, _ in lifecycle.MOVES.values():
         if StudyState.values.index(record["state"]) > StudyState.values.index(source):
             Study.objects.filter(pk=study.pk, state=source).update(state=target)
     study.refresh_from_db(fields=["state"])
     report.counts = {
         name: len(bundle[name])
-        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit", "guidelines")
+        for name in ("members", "clips", "models", "captions", "references", "annotations", "audit", "guidelines",
+                     "withdrawals", "consent_versions", "consent_acceptances")
     }
     return report
+
+
+def _store_participation(bundle: Mapping[str, Any], study: Study, people: Mapping[str, Any]) -> None:
+    """Store the bundle's withdrawals (so that the withdrawn people's work stays out of every
+    count, annotation.selectors.counted) and its consent versions and acceptances, as recorded.
+    Run while the study is still in setup: the database refuses consent rows of a closed one."""
+    parse = bundles.parse_timestamp
+    for n, record in enumerate(bundle["withdrawals"]):
+        _insert(Withdrawal(study=study, user=people[record["user"]], pseudonym=record["pseudonym"],
+                           at=parse(record["at"]), released=record["released"],
+                           erase_requested=record["erase_requested"], erased_at=parse(record["erased_at"]),
+                           erased=record["erased"]), f"withdrawals[{n}]")
+    for n, record in enumerate(bundle["consent_versions"]):
+        _insert(ConsentVersion(study=study, number=record["number"], text=record["text"],
+                               created_by=people[record["created_by"]] if record["created_by"] else None,
+                               created_at=parse(record["created_at"]), updated_at=parse(record["updated_at"])),
+                f"consent_versions[{n}]")
+    for n, record in enumerate(bundle["consent_acceptances"]):
+        _insert(ConsentRecord(study=study, user=people[record["user"]], number=record["number"],
+                              accepted_at=parse(record["accepted_at"])), f"consent_acceptances[{n}]")

@@ -20,9 +20,12 @@ from annotation.errors import ImportRefused, ServiceError
 from annotation.interchange import bundles
 from annotation.models import Annotation, AuditEvent, Caption, Study
 from annotation.rules.taxonomy import taxonomy_hash
+from annotation.selectors.counted import counted_annotations, excluded_by_withdrawal
 from annotation.services.bundles import bundle_export, bundle_import
+from annotation.services.consent import consent_accept, consent_save
 from annotation.services.guidelines import guidelines_save
 from annotation.services.studies import membership_grant
+from annotation.services.withdrawal import participation_withdraw
 from annotation.services.workflow import (
     annotation_open,
     annotation_save,
@@ -397,6 +400,10 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
         .first()
     )
     annotation_open(annotation=untouched, actor=untouched.annotator)
+    # A consent accepted by one annotator, another withdrawn with their work erased.
+    consent_save(study=study, actor=users.get(username="admin"), text="You may stop at any time.")
+    consent_accept(study=study, user=users.get(username="annotator"), version=1)
+    participation_withdraw(study=study, user=users.get(username="annotator3"), erase=True)
 
     first = tmp_path / "first.json"
     call_command("export_study", "--study", study.slug, "--out", str(first), stderr=StringIO())
@@ -404,6 +411,8 @@ def test_demo_study_after_a_full_cycle_survives_export_import_into_an_empty_data
     assert len(bundle["captions"]) == Caption.objects.filter(clip__study=study).count()
     assert {a["final"] for a in bundle["annotations"]} == {None, "annotator", "qc"}
     assert {a["state"] for a in bundle["annotations"]} == set(bundles.STATES)
+    assert [(w["user"], w["erase_requested"]) for w in bundle["withdrawals"]] == [("annotator3", True)]
+    assert [(a["user"], a["number"]) for a in bundle["consent_acceptances"]] == [("annotator", 1)]
 
     env = {
         **{
@@ -762,7 +771,7 @@ def test_a_version_3_bundle_reads_as_a_running_study_in_english_without_overlap_
     report = bundle_import(data=bundles.dumps(old), slug="s1-v3", grant_existing=True)
     assert _settings_of(report.study) == ("running", "en", 0, None)
     again = bundle_export(study=report.study)
-    assert again["format_version"] == bundles.FORMAT_VERSION == 5
+    assert again["format_version"] == bundles.FORMAT_VERSION == 6
     assert len(again["annotations"]) == len(old["annotations"])
 
 
@@ -808,3 +817,112 @@ def test_the_bundle_knows_the_states_and_languages_the_database_does():
 
     assert bundles.STUDY_STATES == tuple(StudyState.values)
     assert bundles.CAPTION_LANGUAGES == tuple(CaptionLanguage.values)
+
+
+# ------------------------------------------------------------------ withdrawals and consent (version 6)
+
+
+def _approved_work(study: Study):
+    return Annotation.objects.filter(caption__clip__study=study, state="approved")
+
+
+@pytest.fixture
+def withdrawn(worked, personas):
+    """Study s1 with a consent text (version 1 drafted in setup, version 2 while it runs) accepted
+    by one annotator, and the annotator of an approved annotation withdrawn (not erased)."""
+    admin = personas["admin"]
+    with in_setup(worked):
+        consent_save(study=worked, actor=admin, text="# Consent\n\nYou may stop at any time.\n")
+    consent_save(study=worked, actor=admin, text="# Consent\n\nYou may stop at any time; your work goes.\n")
+    leaver = _approved_work(worked).order_by("pk").first().annotator
+    stayer = next(p for p in Annotation.objects.filter(caption__clip__study=worked).values_list(
+        "annotator__username", flat=True) if p != leaver.username)
+    consent_accept(study=worked, user=get_user_model().objects.get(username=stayer), version=2)
+    participation_withdraw(study=worked, user=leaver)
+    return worked
+
+
+def test_the_bundle_carries_withdrawals_and_consent_and_comes_back_identical(withdrawn):
+    bundle = bundle_export(study=withdrawn)
+    assert bundles.check(bundle) == []
+    [withdrawal] = bundle["withdrawals"]
+    assert withdrawal["erased_at"] is None and withdrawal["erase_requested"] is False
+    assert withdrawal["user"] in bundle["users"] and withdrawal["pseudonym"] == withdrawal["user"]
+    assert [(v["number"], v["created_by"]) for v in bundle["consent_versions"]] == [(1, "admin"), (2, "admin")]
+    [accepted] = bundle["consent_acceptances"]
+    assert accepted["number"] == 2 and accepted["user"] != withdrawal["user"]
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-withdrawn", grant_existing=True)
+    assert (report.counts["withdrawals"], report.counts["consent_versions"], report.counts["consent_acceptances"]) == (
+        1, 2, 1)
+    _same_bundle_as(report.study, bundle)
+
+
+def test_an_imported_study_still_leaves_the_withdrawn_persons_work_out_of_every_count(withdrawn):
+    excluded = excluded_by_withdrawal(_approved_work(withdrawn)).count()
+    counted = counted_annotations(_approved_work(withdrawn)).count()
+    assert excluded >= 1
+    report = bundle_import(data=bundles.dumps(bundle_export(study=withdrawn)), slug="s1-restored",
+                           grant_existing=True)
+    copy = report.study
+    assert excluded_by_withdrawal(_approved_work(copy)).count() == excluded
+    assert counted_annotations(_approved_work(copy)).count() == counted
+    from scoring.profiles import final_annotations
+
+    assert {a.annotator.username for a in final_annotations(copy)} == {
+        a.annotator.username for a in final_annotations(withdrawn)}
+
+
+def test_an_erased_persons_withdrawal_travels_with_its_counts_and_no_content(worked):
+    leaver = _approved_work(worked).order_by("pk").first().annotator
+    participation_withdraw(study=worked, user=leaver, erase=True)
+    bundle = bundle_export(study=worked)
+    [withdrawal] = bundle["withdrawals"]
+    assert withdrawal["erase_requested"] and withdrawal["erased_at"] and withdrawal["erased"] >= 1
+    assert set(withdrawal) == {"user", "pseudonym", "at", "released", "erase_requested", "erased_at", "erased"}
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-erased", grant_existing=True)
+    _same_bundle_as(report.study, bundle)
+
+
+def test_a_version_5_bundle_reads_as_a_study_without_withdrawals_or_consent(withdrawn):
+    old = bundle_export(study=withdrawn)
+    old["format_version"] = 5
+    for section in ("withdrawals", "consent_versions", "consent_acceptances"):
+        del old[section]
+    report = bundle_import(data=bundles.dumps(old), slug="s1-v5", grant_existing=True)
+    again = bundle_export(study=report.study)
+    assert again["format_version"] == bundles.FORMAT_VERSION == 6
+    assert (again["withdrawals"], again["consent_versions"], again["consent_acceptances"]) == ([], [], [])
+    assert len(again["annotations"]) == len(old["annotations"])
+
+
+def test_withdrawals_and_acceptances_naming_people_or_versions_not_in_the_bundle_are_refused(withdrawn):
+    bundle = bundle_export(study=withdrawn)
+    bundle["withdrawals"][0]["user"] = "ghost"
+    bundle["consent_acceptances"][0]["user"] = "nobody"
+    bundle["consent_acceptances"].append({**bundle["consent_acceptances"][0], "user": bundle["users"][0],
+                                          "number": 9})
+    bundle["consent_versions"].append({**bundle["consent_versions"][1]})
+    bundle["withdrawals"].append({**bundle["withdrawals"][0], "user": bundle["users"][0], "erase_requested": False,
+                                  "erased_at": "2026-01-31T12:00:00.000000Z", "released": -1})
+    with pytest.raises(ImportRefused) as refused:
+        bundle_import(data=bundles.dumps(bundle), slug="s1-bad", grant_existing=True)
+    text = str(refused.value)
+    assert "withdrawals[0]: user 'ghost' is not in \"users\"" in text
+    assert "consent_acceptances[0]: user 'nobody' is not in \"users\"" in text
+    assert 'consent_acceptances[1]: consent version 9 is not in "consent_versions"' in text
+    assert "consent_versions[2]: consent version 2 is listed twice" in text
+    assert "withdrawals[1]: 'released' is -1, out of range" in text
+    bundle["withdrawals"][1]["released"] = 0
+    assert "withdrawals[1].erased_at: set, but 'erase_requested' is false" in "\n".join(bundles.check(bundle))
+    assert not Study.objects.filter(slug="s1-bad").exists()
+
+
+@pytest.mark.parametrize("moves", [["closed"], ["closed", "archived"]])
+def test_a_closed_or_archived_study_comes_back_with_its_withdrawals_and_consent(withdrawn, moves):
+    for move in moves:
+        Study.objects.filter(pk=withdrawn.pk).update(state=move)
+    withdrawn.refresh_from_db()
+    bundle = bundle_export(study=withdrawn)
+    report = bundle_import(data=bundles.dumps(bundle), slug="s1-closed", grant_existing=True)
+    assert Study.objects.get(pk=report.study.pk).state == moves[-1]
+    _same_bundle_as(report.study, bundle)
