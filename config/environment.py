@@ -133,7 +133,8 @@ VARIABLES = (
     Variable(
         ('JOB_MAX_ATTEMPTS',),
         '`3`',
-        'a job whose process died is sent again until claimed this often, then marked failed',
+        'a job whose process died is sent again until this many of its runs died without progress'
+        ' (a caption import: until claimed this often), then marked failed',
     ),
     Variable(
         ('SCORING_JOB_LEASE_SECONDS', 'PROFILE_JOB_LEASE_SECONDS'),

@@ -48,7 +48,7 @@ from annotation.services.study_state import Write, study_require
 from scoring import families
 from scoring.erasure import rows_not_erased
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
-from scoring.services import content_hash, dependency_hash
+from scoring.services import claim_counts, content_hash, dependency_hash
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,13 @@ def study_job_run(
     """Plan a study job into chunks and send them (or, when planned already, send again the
     chunks that did not finish: a redelivery or a recovery). Returns ``ran`` (planned and sent), ``resent``,
     ``finished``, ``busy`` or ``missing``. With ``on_progress`` (``manage.py score`` without a
-    broker) the chunks run here, one after the other, each reported when it is stored."""
+    broker) the chunks run here, one after the other, each reported when it is stored.
+
+    Only planning claims the job, so only a run that died planning can count against it: its
+    progress is the job's ``progress_done``, every item of each chunk stored
+    (:func:`scoring.services.claim_counts`), and a job whose chunks keep finishing is sent again
+    however often its workers die. Planning renews the heartbeat at each unit, so a long one is
+    not taken for dead (and stops, ``busy``, when another run took the job over)."""
     from scoring.services import plan
 
     now = timezone.now()
@@ -161,7 +167,7 @@ def study_job_run(
         claimable |= Q(status=Status.RUNNING, task_id=task_id)
     # The claim keeps its message's id (see scoring.services.score_job_run).
     claimed = ScoreJob.objects.filter(claimable, pk=job_id, chunks_total=0).update(
-        status=Status.RUNNING, run_token=token, attempts=F("attempts") + 1,
+        status=Status.RUNNING, run_token=token, **claim_counts(),
         **({"task_id": task_id} if task_id else {}),
         started_at=now, heartbeat_at=now, finished_at=None, progress_done=0, errors={},
     )
@@ -173,6 +179,8 @@ def study_job_run(
     chunks: list[ScoreChunk] = []
     idf: list[list[str]] | None = None
     for unit in plan(job):
+        if not _claimed(job_id, token).update(heartbeat_at=timezone.now()):
+            return "busy"
         try:
             label = families.judge_or_backend(unit.family, unit.judge)
             version = families.metric_version(unit.metrics[0], job.splitter, job.study.caption_language)

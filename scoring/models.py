@@ -65,6 +65,12 @@ class ScoreJob(models.Model):
     # Set by each claim; a run whose token was replaced has been taken over and stops.
     run_token = models.CharField(max_length=32, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="how many runs claimed it")
+    # Of those runs, the ones that got further than every run before them (their progress_done
+    # passed progress_seen): a run that made progress and died does not count against the job.
+    runs_with_progress = models.PositiveSmallIntegerField(
+        default=0, help_text="runs that got further than every run before them")
+    progress_seen = models.PositiveIntegerField(
+        default=0, help_text="the furthest progress_done a run of it reached, as its last claim found")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

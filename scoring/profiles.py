@@ -906,9 +906,12 @@ def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> d
     """Send again the study's export jobs whose process died, or fail them after too many tries.
 
     A job is stalled when it is running or queued (a job thread's queue dies with its process, a
-    broker may restart empty) and its status has not changed for ``PROFILE_JOB_LEASE_SECONDS``. One
-    started fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (the dead run's claim is
-    removed, so the new run claims it); one started that often is marked failed, saying why.
+    broker may restart empty) and its status has not changed for ``PROFILE_JOB_LEASE_SECONDS``. It
+    is sent again (the dead run's claim is removed, so the new run claims it) unless
+    ``JOB_MAX_ATTEMPTS`` of its runs stopped without progress (:func:`_runs_without_progress`: a
+    run killed by faults around it after getting further than every run before it does not
+    count; an export that kills its worker on its own data does); then it is marked failed,
+    saying why.
     ``lost_before`` (a time stamp): the broker restarted empty then, so a job queued and not
     touched since is sent again now. Returns ``{"resumed": [job ids], "failed": [job ids]}``.
     """
@@ -927,12 +930,12 @@ def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> d
                             lease_seconds=_lease_seconds()):
             continue
         folder = job_dir(study, status["job"])
-        attempts = status.get("attempts", 0)
-        if attempts >= settings.JOB_MAX_ATTEMPTS:
+        strikes = _runs_without_progress(status)
+        if strikes >= settings.JOB_MAX_ATTEMPTS:
             status.update(state=FAILED, step="failed", finished_at=_now(), updated_at=_now(),
-                          error=f"The export stopped without finishing {attempts} times (a "
-                                "restart, or a worker killed for time or memory): start it "
-                                "again, or look at the worker's log.")
+                          error=f"The export stopped without finishing {strikes} times without "
+                                "progress (a restart, or a worker killed for time or memory): "
+                                "start it again, or look at the worker's log.")
             _write_json(folder / "status.json", status)
             report["failed"].append(status["job"])
         else:
@@ -942,6 +945,21 @@ def profile_jobs_recover(*, study: Study, lost_before: float | None = None) -> d
             _send(study.pk, status["job"])
             report["resumed"].append(status["job"])
     return report
+
+
+def _run_advanced(status: Mapping[str, Any]) -> bool:
+    """Whether the export's last run got further than every run before it: its steps ``done``
+    passed ``done_seen``, the most steps a run before it reached. Each run starts the export
+    afresh, so one that got no further than those before it did no new work."""
+    return int(status.get("done", 0)) > int(status.get("done_seen", 0))
+
+
+def _runs_without_progress(status: Mapping[str, Any]) -> int:
+    """How many runs of a stalled export stopped without progress: its ``attempts`` less its
+    ``runs_with_progress`` (counted by each claim, of the run before it) and less the dead run
+    when it advanced (:func:`_run_advanced`)."""
+    counted = int(status.get("attempts", 0)) - int(status.get("runs_with_progress", 0))
+    return max(0, counted - (1 if _run_advanced(status) else 0))
 
 
 class _TakenOver(Exception):
@@ -999,8 +1017,10 @@ def _postpone(folder: Path, status: dict[str, Any], token: str, attempts: int, w
     if claim.get("token") != token:
         return  # taken over meanwhile: the other run owns the job
     try:
+        # Its steps are seen, so that the next claim does not count it as a run with progress.
+        seen = max(int(status.get("done", 0)), int(status.get("done_seen", 0)))
         status.update(state=QUEUED, step=f"waiting to run again: {why}", attempts=attempts,
-                      updated_at=_now())
+                      done_seen=seen, updated_at=_now())
         _write_json(folder / "status.json", status)
     except OSError:
         logger.warning("profile job %s: could not write its status (%s)", folder.name, why)
@@ -1043,7 +1063,11 @@ def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
     work = folder / f"work-{token}"
     options = status["options"]
     try:
-        update(state=RUNNING, started_at=_now(), step="starting", error="", attempts=attempts + 1)
+        # The run before this one is judged here (see _runs_without_progress).
+        advanced = _run_advanced(status)
+        update(state=RUNNING, started_at=_now(), step="starting", error="", attempts=attempts + 1,
+               runs_with_progress=int(status.get("runs_with_progress", 0)) + (1 if advanced else 0),
+               done_seen=max(int(status.get("done", 0)), int(status.get("done_seen", 0))))
         manifest = profile_export(
             study=study, out_dir=work, resamples=options["resamples"],
             adjusted_resamples=options["adjusted_resamples"], seed=options["seed"],

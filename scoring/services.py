@@ -73,8 +73,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Avg, Count, F, Max, Min, Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Avg, Case, Count, F, IntegerField, Max, Min, Q, Value, When
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -292,9 +292,35 @@ def score_jobs_end(study: Study) -> list[int]:
 
 
 STALLED = (
-    "the process running it stopped without finishing it ({count} times: a restart, or a worker "
-    "killed for time or memory); start it again, or look at the worker's log"
+    "the process running it stopped without finishing it ({count} times without progress: a "
+    "restart, or a worker killed for time or memory); start it again, or look at the worker's log"
 )
+
+
+def claim_counts() -> dict[str, Any]:
+    """What a claim of a job sets besides its own fields, as update expressions: ``attempts`` one
+    more, and the run before it judged by how far it got. That run made progress when its
+    ``progress_done`` passed ``progress_seen`` (the furthest any run before it reached): a single
+    job counts every item it scored or found stored, a study job every chunk item stored, so a
+    run that got no further than those before it did no new work. Such a run is counted in
+    ``runs_with_progress``, and ``progress_seen`` moves up to it. PostgreSQL evaluates every
+    expression of an update on the row as it was, so a claim that also resets ``progress_done``
+    still compares the dead run's."""
+    advanced = Q(progress_done__gt=F("progress_seen"))
+    return {
+        "attempts": F("attempts") + 1,
+        "runs_with_progress": F("runs_with_progress") + Case(
+            When(advanced, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        "progress_seen": Greatest(F("progress_done"), F("progress_seen")),
+    }
+
+
+def runs_without_progress(job: ScoreJob) -> int:
+    """How many runs of a stalled job stopped without progress: its claims less those whose
+    runs got further than every run before them, the dead run included (its ``progress_done``
+    passed ``progress_seen``; see :func:`claim_counts`)."""
+    dead_advanced = 1 if job.progress_done > job.progress_seen else 0
+    return max(0, job.attempts - job.runs_with_progress - dead_advanced)
 
 
 def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[str, list[int]]:
@@ -303,12 +329,14 @@ def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[
     A job is stalled when it is running and its heartbeat is older than
     ``SCORING_JOB_LEASE_SECONDS``, or when it has waited that long without starting (its message
     may be lost: a job thread's queue dies with its process, a broker may restart empty). A
-    stalled job claimed fewer than ``JOB_MAX_ATTEMPTS`` times is sent again (its run takes it
-    over and skips what it stored); one claimed that often is marked failed with the reason in
-    ``errors["job"]``. Sending renews the heartbeat first, so two recoveries at once send a job
-    once. ``lost_before``: the broker restarted empty at that time, so a job queued (or sent
-    again) before it lost its message now, without waiting a lease. Returns
-    ``{"resumed": [ids], "failed": [ids]}``.
+    stalled job is sent again (its run takes it over and skips what it stored) unless
+    ``JOB_MAX_ATTEMPTS`` of its runs stopped without progress (:func:`runs_without_progress`:
+    a run that stored more than every run before it does not count, so a job killed by faults
+    around it goes on while it moves; one that kills its worker on its own data does not); then
+    it is marked failed with the reason in ``errors["job"]``. Sending renews the heartbeat
+    first, so two recoveries at once send a job once. ``lost_before``: the broker restarted
+    empty at that time, so a job queued (or sent again) before it lost its message now, without
+    waiting a lease. Returns ``{"resumed": [ids], "failed": [ids]}``.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
@@ -336,10 +364,12 @@ def score_jobs_recover(*, study: Study | None = None, lost_before=None) -> dict[
         mine = ScoreJob.objects.filter(
             pk=job.pk, status=job.status, heartbeat_at=job.heartbeat_at
         )
-        if job.attempts >= settings.JOB_MAX_ATTEMPTS:
-            errors = {**job.errors, "job": STALLED.format(count=job.attempts)}
+        strikes = runs_without_progress(job)
+        if strikes >= settings.JOB_MAX_ATTEMPTS:
+            errors = {**job.errors, "job": STALLED.format(count=strikes)}
             if mine.update(status=Status.FAILED, errors=errors, finished_at=now):
-                logger.warning("scoring job %s stalled %s times: failed", job.pk, job.attempts)
+                logger.warning("scoring job %s stalled %s times without progress: failed", job.pk,
+                               strikes)
                 report["failed"].append(job.pk)
             continue
         # A new task id, which only the message sent now carries: it may take the job over
@@ -665,7 +695,7 @@ def score_job_run(
         status=Status.RUNNING,
         run_token=token,
         **({"task_id": task_id} if task_id else {}),
-        attempts=F("attempts") + 1,
+        **claim_counts(),
         started_at=Coalesce(F("started_at"), Value(now)),
         heartbeat_at=now,
         finished_at=None,

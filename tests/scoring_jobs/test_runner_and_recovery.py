@@ -176,7 +176,9 @@ def test_an_export_whose_message_was_lost_is_sent_again(study, monkeypatch, sett
     assert sent == [job]
 
 
-def _stalled_export(study, *, attempts: int) -> str:
+def _stalled_export(study, *, attempts: int, done_seen: int = 3) -> str:
+    """An export whose run died at step 3; ``done_seen``: the furthest step a run before it
+    reached (3: the dead run got no further, it made no progress)."""
     from annotation.models import Study
 
     study = Study.objects.get(pk=study.pk)
@@ -187,6 +189,7 @@ def _stalled_export(study, *, attempts: int) -> str:
     (folder / "status.json").write_text(json.dumps({
         "job": job, "study": study.slug, "state": "running", "done": 3, "total": 9,
         "step": "bootstrap", "error": "", "requested_by": "researcher", "attempts": attempts,
+        "done_seen": done_seen,
         "options": {"resamples": 20, "adjusted_resamples": 20, "seed": 0, "paired_only": False},
         "created_at": "2000-01-01T00:00:00+00:00", "updated_at": "2000-01-01T00:00:00+00:00",
         "started_at": "2000-01-01T00:00:00+00:00", "finished_at": None,
