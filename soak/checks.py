@@ -486,3 +486,10 @@ def job_states(slug: str) -> dict[str, dict[str, int]]:
         "caption import": dict(Counter(CaptionImportJob.objects.filter(study=study).values_list("state", flat=True))),
         "profile": dict(Counter(profile_states(Path(settings.MEDIA_ROOT), slug).values())),
     }
+
+
+def media_check_findings(output: str) -> list[str]:
+    """The lines of `manage.py media_check`'s output that name a problem: a file without a row
+    or a row without its file (its closing count line is not one)."""
+    return [line for line in output.splitlines()
+            if line.startswith(("file without a row:", "row without its file:"))]

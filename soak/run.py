@@ -230,6 +230,15 @@ def settle(seconds: float, stall_seconds: float, poll: float = 2.0) -> dict:
             "jobs ended per minute": ended_per_minute}
 
 
+def media_leftovers(env: dict[str, str]) -> list[str]:
+    """What `manage.py media_check` finds in the media folder once the jobs settled: files no row
+    names (a full disk's debris: an upload or export cut short) and rows whose file is gone."""
+    done = manage(env, "media_check")
+    if done.returncode:
+        return [f"media_check failed: {done.stderr.decode()[-400:]}"]
+    return checks.media_check_findings(done.stdout.decode())
+
+
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
                           timeout=300)
@@ -400,6 +409,7 @@ def run(options: dict) -> dict:
         print(f"soak: jobs settled in {settled - driven:.0f} s, backup and restore checked in "
               f"{time.time() - settled:.0f} s", flush=True)
         found["bundle or restore differs"] = problems
+        found["files without a row or rows without a file"] = media_leftovers(env)
         statuses = Counter(r.status for r in ledger.requests)
         acknowledged = Counter(e.action for book in ledger.books.values() for e in book if e.acknowledged)
         unanswered = Counter(e.action for book in ledger.books.values() for e in book if not e.acknowledged)

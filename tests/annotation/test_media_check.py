@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.media.storage import SETTLE_SECONDS
+from soak.checks import media_check_findings
 from tests.annotation.studybuild import fake_clip
 
 pytestmark = pytest.mark.django_db
@@ -57,10 +58,15 @@ def test_media_check_lists_orphans_and_rows_without_files_and_cleans_only_with_c
     assert f"row without its file: clip gone (#{gone.pk}) original: {gone.original.name}" in dry
     assert "3 file(s) without a row found (run with --clean to remove them); 1 row(s) without their file." in dry
     assert "fresh.mp4" not in dry and "kept" not in dry
+    # The soak's check reads the same output: these four are its findings.
+    assert len(media_check_findings(dry)) == 4
     assert partial.exists() and job_debris.exists() and new_folder.exists()
 
     cleaned = run("--clean")
     assert "3 file(s) without a row removed" in cleaned
     assert not partial.exists() and not job_debris.parent.exists() and not new_folder.parent.exists()
     assert fresh.exists() and (root / kept.original.name).exists() and (root / kept.poster.name).exists()
-    assert "0 files without a row; 1 row(s) without their file." in run()
+    after = run()
+    assert "0 files without a row; 1 row(s) without their file." in after
+    assert media_check_findings(after) == [
+        f"row without its file: clip gone (#{gone.pk}) original: {gone.original.name}"]
