@@ -230,6 +230,8 @@ def test_the_link_shows_the_consent_first_and_a_decline_keeps_nothing_but_the_co
     assert shown.status_code == 200
     assert b"<strong>You may stop at any time.</strong>" in shown.content
     assert b'id="consent-decline"' in shown.content and b'id="recruitment-start"' not in shown.content
+    # What the page says of the platform id is true: it is kept, encrypted, for paying them.
+    assert b"platform id is kept encrypted" in shown.content and b"not stored" not in shown.content
     before = counts()
     declined = client.post(url, {**PARAMS, "answer": "decline", "consent": "1"})
     assert declined.status_code == 200 and b"Nothing was recorded about you" in declined.content

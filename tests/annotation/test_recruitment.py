@@ -275,6 +275,7 @@ def test_the_landing_page_creates_nothing_and_its_start_signs_the_participant_in
     browser = Client()
     page = browser.get(join_url(token, **PARAMS))
     assert page.status_code == 200 and b"recruitment-start" in page.content
+    assert b"platform id is kept encrypted" in page.content and b"not stored" not in page.content
     assert not Participant.objects.exists()
     started = browser.post(f"/join/{token}/", PARAMS)
     assert started.status_code == 302 and started["Location"] == "/studies/s1/queue/"
