@@ -661,20 +661,25 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
                 errors.append(f"{where}.text_sha256: does not match the reference's text (edited "
                               "by hand?)")
 
+    def numbered_version(version: Mapping[str, Any], where: str, numbers: set[int], kind: str) -> None:
+        """What a version of a versioned text (guidelines, consent) shares: its maker, its times,
+        and a number from 1 listed once (added to `numbers`)."""
+        present(version, where, "created_by")
+        user(version.get("created_by"), where, optional=True)
+        stamp(version, where, "created_at", "updated_at")
+        if version["number"] < 1:
+            errors.append(f"{where}: 'number' must be a whole number from 1")
+        elif version["number"] in numbers:
+            errors.append(f"{where}: {kind} version {version['number']} is listed twice")
+        numbers.add(version["number"])
+
     guideline_numbers: set[int] = set()
     study_modes = taxonomies.get(study.get("taxonomy")) if isinstance(study, dict) else None
     for n, version in enumerate(bundle["guidelines"]):
         where = f"guidelines[{n}]"
         if not need(version, where, {"number": int, "text": str, "examples": list}):
             continue
-        present(version, where, "created_by")
-        user(version.get("created_by"), where, optional=True)
-        stamp(version, where, "created_at", "updated_at")
-        if version["number"] < 1:
-            errors.append(f"{where}: 'number' must be a whole number from 1")
-        elif version["number"] in guideline_numbers:
-            errors.append(f"{where}: guideline version {version['number']} is listed twice")
-        guideline_numbers.add(version["number"])
+        numbered_version(version, where, guideline_numbers, "guideline")
         if problem := guideline_rules.text_problem(version["text"]):
             errors.append(f"{where}.text: {problem}")
         _, problem = guideline_rules.examples_check(version["examples"], study_modes or ())
@@ -713,14 +718,7 @@ def check(bundle: Mapping[str, Any]) -> list[str]:
         where = f"consent_versions[{n}]"
         if not need(version, where, {"number": int, "text": str}):
             continue
-        present(version, where, "created_by")
-        user(version.get("created_by"), where, optional=True)
-        stamp(version, where, "created_at", "updated_at")
-        if version["number"] < 1:
-            errors.append(f"{where}: 'number' must be a whole number from 1")
-        elif version["number"] in consent_numbers:
-            errors.append(f"{where}: consent version {version['number']} is listed twice")
-        consent_numbers.add(version["number"])
+        numbered_version(version, where, consent_numbers, "consent")
         if problem := consent_rules.text_problem(version["text"]):
             errors.append(f"{where}.text: {problem}")
 
