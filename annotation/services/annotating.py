@@ -20,7 +20,6 @@ from annotation.models import (
     Study,
     Window,
     WindowCorrection,
-    Withdrawal,
 )
 from annotation.rules import audit_diff, returns, window_times, workflow
 from annotation.services import gold
@@ -44,7 +43,6 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
-    withdrawn_message,
 )
 from annotation.services.consent import work_start_require
 from annotation.services.guidelines import guideline_version_now
@@ -70,9 +68,8 @@ def annotation_open(*, annotation: Annotation, actor) -> Annotation:
     study = annotation.caption.clip.study
     withdrawal_counts = annotation.purpose != Annotation.Purpose.GOLD
     if annotation.state not in workflow.TRANSITIONS["open"].sources:
-        withdrawn = Withdrawal.objects.filter(study=study, user=actor).values_list("at", flat=True)[:1]
-        if withdrawal_counts and withdrawn:
-            raise NotAllowed(withdrawn_message(study, withdrawn[0]))
+        # Withdrawn, timed out or without the current consent: refused in one read, as below.
+        work_start_require(study, actor, withdrawal_counts=withdrawal_counts)
         if annotation.state == workflow.IN_PROGRESS and study_allows(annotation.caption.clip.study, Write.WORK):
             # Opening the workspace again starts a new session: its active time counts from now.
             now = timezone.now()

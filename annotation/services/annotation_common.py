@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.expressions import CombinedExpression
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -20,6 +21,7 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Membership,
+    Participant,
     Study,
     WindowCorrection,
     Withdrawal,
@@ -249,7 +251,10 @@ def _claim_version(
             study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk,
             role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT],
         )), withdrawn_at=Subquery(Withdrawal.objects.filter(
-            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk).values("at")[:1]))
+            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk).order_by().values("at")[:1]),
+            timed_out_at=Subquery(Participant.objects.filter(
+                study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk, completed_at__isnull=True,
+                time_out_at__lte=Now()).values("time_out_at")[:1]))
     annotation = rows.get(pk=annotation_id)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
@@ -258,6 +263,9 @@ def _claim_version(
         annotation.still_annotator = annotation.still_gold_maker
     if annotator is not None and annotation.withdrawn_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
         raise NotAllowed(withdrawn_message(annotation.caption.clip.study, annotation.withdrawn_at))
+    if annotator is not None and annotation.timed_out_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
+        # Their unsubmitted items go to the next participant: an open workspace saves no more.
+        raise NotAllowed(timed_out_message(annotation.timed_out_at))
     if annotator is not None and not annotation.still_annotator:
         raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
     _require_running(annotation.caption.clip.study)

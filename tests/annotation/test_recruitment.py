@@ -22,8 +22,10 @@ from annotation.models import Annotation, AuditEvent, Membership, Participant, R
 from annotation.rules import recruitment
 from annotation.rules.assignment import Item
 from annotation.services import recruitment as service
+from annotation.services.annotation_common import NotAllowed
 from annotation.services.lifecycle import study_close
-from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
+from annotation.services.workflow import annotation_open, annotation_snapshot
+from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip, save
 from tests.conftest import in_setup
 
 pytestmark = pytest.mark.django_db
@@ -549,6 +551,28 @@ def test_a_timed_out_participant_signed_in_gets_no_more_work(timed):
     client.force_authenticate(first.user)
     answer = client.post("/api/studies/s1/my-queue/next/")
     assert answer.status_code == 403 and "ran out" in answer.json()["detail"]
+
+
+def test_a_timed_out_participants_open_workspace_saves_and_submits_no_more(timed):
+    """The item they had open goes to the next participant: its autosave, its submit and a
+    reload of its workspace are refused with the time-out sentence; what was saved stays."""
+    first = timed["first"]
+    item = Annotation.objects.filter(annotator=first.user, state="assigned").order_by("queue_position").first()
+    item = annotation_open(annotation=item, actor=first.user)
+    item = save(item, first.user, overview={"verdict": "reject", "text": "Saved in time.", "modes": ["factual"]})
+    _time_passes(first, 61)
+    client = api(first.user)
+    answer = client.patch(f"/api/annotations/{item.pk}/draft/",
+                          {"base_version": item.version, "changes": {"overview": {"text": "Too late."}}},
+                          format="json")
+    assert answer.status_code == 403 and "ran out" in answer.json()["detail"]
+    answer = client.post(f"/api/annotations/{item.pk}/submit/", {"base_version": item.version}, format="json")
+    assert answer.status_code == 403 and "ran out" in answer.json()["detail"]
+    with pytest.raises(NotAllowed, match="ran out"):
+        annotation_open(annotation=Annotation.objects.get(pk=item.pk), actor=first.user)
+    kept = Annotation.objects.get(pk=item.pk)
+    assert kept.state == "in_progress" and kept.version == item.version
+    assert annotation_snapshot(kept)["annotator_pass"]["overview"]["text"] == "Saved in time."
 
 
 def test_a_participant_within_their_time_is_unaffected(timed):
