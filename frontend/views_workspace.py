@@ -18,6 +18,7 @@ from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, works
 from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Participant, Study, StudyState, Withdrawal
 from annotation.permissions import Role, is_member, require_study_work, user_roles
+from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
@@ -77,6 +78,15 @@ def annotator_queue(request, slug: str):
     )
 
 
+@prepared
+def _workspace_page_read(*, annotation_id: int):
+    """The workspace's annotation with its relations, its annotator's participation (recruited
+    through a link) and whether they withdrew, in one statement."""
+    return Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation").annotate(
+        withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
+                                                   user_id=OuterRef("annotator_id")))).filter(pk=annotation_id)
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def workspace(request, annotation_id: int):
@@ -88,11 +98,10 @@ def workspace(request, annotation_id: int):
     # Read once, with everything the page shows: the checks below are those of get_annotation_for.
     # Its annotator's participation (recruited through a link), and whether they withdrew, come in
     # the same statement.
-    annotation = get_object_or_404(
-        Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation").annotate(
-            withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
-                                                       user_id=OuterRef("annotator_id")))),
-        pk=annotation_id)
+    try:
+        annotation = _workspace_page_read.one(annotation_id=annotation_id)
+    except Annotation.DoesNotExist:
+        raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:

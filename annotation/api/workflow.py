@@ -10,7 +10,7 @@ import math
 from dataclasses import replace
 
 from django.contrib.auth import get_user_model
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from annotation.api import workflow_bodies as bodies
 from annotation.api.schema import PerActionSchema
 from annotation.errors import ServiceError
-from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState
+from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState, Window
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
@@ -31,6 +31,7 @@ from annotation.permissions import (
     study_from_view,
     user_roles,
 )
+from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
 from annotation.services.annotation_common import undo_seconds_of
@@ -69,6 +70,12 @@ CONFLICT = OpenApiResponse(
 )
 
 
+@prepared
+def caption_windows(*, caption_id: int):
+    """The caption's windows in timeline order."""
+    return Window.objects.filter(caption_id=caption_id).order_by("index")
+
+
 def workspace_payload(annotation: Annotation, user) -> dict:
     """Everything the workspace and review pages need about one annotation."""
     caption = annotation.caption
@@ -81,6 +88,8 @@ def workspace_payload(annotation: Annotation, user) -> dict:
     sees_identity = (sees_model_identity(user, study) and annotation.annotator_id != user.pk
                      and not reviews_it(user, annotation))
     snapshot = annotation_snapshot(annotation)
+    windows = [{"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
+               for w in caption_windows(caption_id=caption.pk)]
     if snapshot["undo"] and (annotation.undo or {}).get("actor") != user.pk:
         snapshot["undo"] = None  # only who took the decision is offered to undo it
     return {
@@ -100,22 +109,19 @@ def workspace_payload(annotation: Annotation, user) -> dict:
         "caption": {
             "model": caption.model.name if sees_identity else caption.model.alias,
             "overview": caption.overview,
-            "windows": [
-                {"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
-                for w in caption.windows.all()
-            ],
+            "windows": windows,
         },
         "taxonomy": {
             "name": str(annotation.taxonomy),
             "precedence_rules": annotation.taxonomy.precedence_rules,
             "modes": [dict(mode) for mode in taxonomy_modes(annotation.taxonomy)],
         },
-        "final": final_version(annotation, snapshot,
+        "final": final_version(annotation, snapshot, windows,
                                model=caption.model.name if sees_identity else caption.model.alias),
     }
 
 
-def final_version(annotation: Annotation, snapshot: dict, *, model: str) -> dict | None:
+def final_version(annotation: Annotation, snapshot: dict, windows: list[dict], *, model: str) -> dict | None:
     """The approved annotation's final caption, as the exports write it
     (:func:`scoring.metrics.final.final_caption`, with the study's edit sizes); None before."""
     if annotation.state != workflow.APPROVED:
@@ -125,8 +131,7 @@ def final_version(annotation: Annotation, snapshot: dict, *, model: str) -> dict
     kind = final.final_kind(passes)
     corrected = final.final_caption(
         clip=caption.clip.name, model=model, original_overview=caption.overview,
-        original_windows=[{"index": w.index, "start": w.start, "end": w.end, "scene": w.scene, "shot": w.shot}
-                          for w in caption.windows.all()],
+        original_windows=[dict(window) for window in windows],
         final=passes[kind], final_kind=kind, sizing=edits.EditSizing.of(caption.clip.study),
         annotator=annotation.annotator.username,
         reviewer=annotation.reviewer.username if annotation.reviewer_id else "")
@@ -146,9 +151,18 @@ def reviews_it(user, annotation: Annotation) -> bool:
 WORKSPACE_RELATED = ("caption__clip__study", "caption__model", "taxonomy", "annotator", "reviewer")
 
 
+@prepared
+def workspace_read(*, annotation_id: int):
+    """An annotation with what workspace_payload reads of its relations, in one statement."""
+    return Annotation.objects.select_related(*WORKSPACE_RELATED).filter(pk=annotation_id)
+
+
 def get_annotation_for(user, annotation_id: int) -> Annotation:
     """The annotation if `user` may see it: its annotator, the study's reviewers, admins, researchers."""
-    annotation = get_object_or_404(Annotation.objects.select_related(*WORKSPACE_RELATED), pk=annotation_id)
+    try:
+        annotation = workspace_read.one(annotation_id=int(annotation_id))
+    except Annotation.DoesNotExist:
+        raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
     roles = user_roles(user, study)
     if roles:

@@ -193,6 +193,20 @@ REVIEW_ORDERS = {
 REVIEW_COUNT_LIMIT = 1000
 
 
+def review_candidates_of(*, study_id: int, reviewer_id: int, states: list[str], now: Any) -> QuerySet[Annotation]:
+    """review_candidates by ids, with `now` a time or ``Now()`` (a prepared read: services.review)."""
+    mine = Annotation.objects.filter(annotator_id=reviewer_id).values("caption_id")
+    # Gold verdicts and practice attempts are not reviewed; hidden gold checks are, like work.
+    # Whoever made a caption's gold verdict annotated it, so never reviews it.
+    rows = Annotation.objects.filter(
+        caption__clip__study_id=study_id, state__in=states,
+        purpose__in=Annotation.REAL_WORK,
+    ).exclude(
+        caption_id__in=mine
+    ).exclude(undo_until__gt=now, state=workflow.SUBMITTED)
+    return not_withdrawn(rows)
+
+
 def review_candidates(
     *,
     study: Study,
@@ -205,16 +219,7 @@ def review_candidates(
     version of a caption they annotated themselves (review_claim refuses those too), nor a
     submission its annotator may still undo (settings.UNDO_SECONDS), nor the work of someone who
     withdrew from the study (it no longer counts: annotation.services.withdrawal)."""
-    mine = Annotation.objects.filter(annotator=reviewer).values("caption_id")
-    # Gold verdicts and practice attempts are not reviewed; hidden gold checks are, like work.
-    # Whoever made a caption's gold verdict annotated it, so never reviews it.
-    rows = Annotation.objects.filter(
-        caption__clip__study=study, state__in=states,
-        purpose__in=Annotation.REAL_WORK,
-    ).exclude(
-        caption_id__in=mine
-    ).exclude(undo_until__gt=timezone.now(), state=workflow.SUBMITTED)
-    rows = not_withdrawn(rows)
+    rows = review_candidates_of(study_id=study.pk, reviewer_id=reviewer.pk, states=states, now=timezone.now())
     if model_alias:
         rows = rows.filter(caption__model__alias=model_alias)
     if annotator:

@@ -27,6 +27,7 @@ from annotation.models import (
     Withdrawal,
 )
 from annotation.permissions import known_roles
+from annotation.prepared import prepared
 from annotation.services.study_state import Write, refusal_message, study_require
 from annotation.services.taxonomy import taxonomy_modes
 
@@ -98,9 +99,15 @@ def _require_running(study: Study) -> None:
 # --------------------------------------------------------------------------- reading
 
 
+@prepared
+def _window_rows_read(*, correction_pass_id: int):
+    return (WindowCorrection.objects.filter(correction_pass_id=correction_pass_id)
+            .select_related("window").order_by("window__index"))
+
+
 def pass_window_rows(correction: CorrectionPass) -> list[WindowCorrection]:
     """The pass's window corrections, each with its window, in window order (one query)."""
-    return list(correction.windows.select_related("window").order_by("window__index"))
+    return _window_rows_read(correction_pass_id=correction.pk)
 
 
 def pass_snapshot(
@@ -226,6 +233,35 @@ def _roles(study: Study, user) -> set[str]:
     return set(Membership.objects.filter(study=study, user=user).values_list("role", flat=True))
 
 
+CLAIM_RELATED = ("caption__clip__study", "taxonomy", "reviewer")
+
+
+@prepared
+def _claim_read(*, annotation_id: int):
+    """The annotation as _claim_version checks it, with its study, taxonomy and reviewer."""
+    return Annotation.objects.select_related(*CLAIM_RELATED).filter(pk=annotation_id)
+
+
+@prepared
+def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
+    """As _claim_read, and in the same statement what an annotator's change depends on: whether
+    they are still an annotator of the study (a deactivated member's work stays theirs, but they no
+    longer change it) or, for a gold verdict, its admin or gold expert; whether they withdrew; and
+    whether their time allowed as a participant ran out."""
+    study = OuterRef("caption__clip__study_id")
+    return Annotation.objects.select_related(*CLAIM_RELATED).annotate(
+        still_annotator=Exists(Membership.objects.filter(
+            study_id=study, user_id=annotator_id, role=Membership.Role.ANNOTATOR)),
+        still_gold_maker=Exists(Membership.objects.filter(
+            study_id=study, user_id=annotator_id, role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT])),
+        withdrawn_at=Subquery(Withdrawal.objects.filter(
+            study_id=study, user_id=annotator_id).order_by().values("at")[:1]),
+        timed_out_at=Subquery(Participant.objects.filter(
+            study_id=study, user_id=annotator_id, completed_at__isnull=True,
+            time_out_at__lte=Now()).values("time_out_at")[:1]),
+    ).filter(pk=annotation_id)
+
+
 def _claim_version(
     annotation_id: int,
     base_version: int,
@@ -241,21 +277,10 @@ def _claim_version(
     the row as read) are written by the same UPDATE, which is safe because it applies only
     while the version is still the one read. The returned annotation carries the new values.
     """
-    rows = Annotation.objects.select_related("caption__clip__study", "taxonomy", "reviewer")
-    if annotator is not None:
-        # In the same read: whether they are still an annotator of the study (a deactivated
-        # member's work stays theirs, but they no longer change it).
-        rows = rows.annotate(still_annotator=Exists(Membership.objects.filter(
-            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk, role=Membership.Role.ANNOTATOR
-        )), still_gold_maker=Exists(Membership.objects.filter(
-            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk,
-            role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT],
-        )), withdrawn_at=Subquery(Withdrawal.objects.filter(
-            study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk).order_by().values("at")[:1]),
-            timed_out_at=Subquery(Participant.objects.filter(
-                study_id=OuterRef("caption__clip__study_id"), user_id=annotator.pk, completed_at__isnull=True,
-                time_out_at__lte=Now()).values("time_out_at")[:1]))
-    annotation = rows.get(pk=annotation_id)
+    if annotator is None:
+        annotation = _claim_read.one(annotation_id=annotation_id)
+    else:
+        annotation = _claim_read_by_annotator.one(annotation_id=annotation_id, annotator_id=annotator.pk)
     if annotator is not None and annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
     if annotator is not None and annotation.purpose == Annotation.Purpose.GOLD:

@@ -36,6 +36,7 @@ from annotation.models import (
     StudyState,
     Withdrawal,
 )
+from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
@@ -137,24 +138,31 @@ def consent_require(study: Study, user) -> None:
         raise ConsentNeeded(study, due.number)
 
 
+@prepared
+def _work_gate(*, study_id: int, user_id: int):
+    """What work_start_require needs, in one read: the person's withdrawal, the study's current
+    consent version and whether they accepted it, and whether their time allowed ran out."""
+    versions = ConsentVersion.objects.filter(study_id=OuterRef("pk")).order_by("-number")
+    return Study.objects.filter(pk=study_id).annotate(
+        withdrawn_at=Subquery(Withdrawal.objects.filter(study_id=OuterRef("pk"), user_id=user_id)
+                              .order_by().values("at")[:1]),
+        consent_number=Subquery(versions.values("number")[:1]),
+        consent_text=Subquery(versions.values("text")[:1]),
+        consent_given=Exists(ConsentRecord.objects.filter(study_id=OuterRef("pk"), user_id=user_id,
+                                                          number=OuterRef("consent_number"))),
+        timed_out_at=Subquery(Participant.objects.filter(
+            study_id=OuterRef("pk"), user_id=user_id, completed_at__isnull=True, time_out_at__lte=Now())
+            .values("time_out_at")[:1]),
+    ).values("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at")
+
+
 def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) -> None:
     """Refuse to start work (NotAllowed) to someone who withdrew from the study or is a
     participant whose time allowed ran out before they completed (annotation.services.
     recruitment) (unless `withdrawal_counts` is False: a gold verdict), then ConsentNeeded to someone who has not
     accepted its current consent version. One read, however many versions and people: it is on
     every "start next" and every opened item."""
-    versions = ConsentVersion.objects.filter(study_id=OuterRef("pk")).order_by("-number")
-    gate = Study.objects.filter(pk=study.pk).annotate(
-        withdrawn_at=Subquery(Withdrawal.objects.filter(study_id=OuterRef("pk"), user_id=user.pk)
-                              .order_by().values("at")[:1]),
-        consent_number=Subquery(versions.values("number")[:1]),
-        consent_text=Subquery(versions.values("text")[:1]),
-        consent_given=Exists(ConsentRecord.objects.filter(study_id=OuterRef("pk"), user_id=user.pk,
-                                                          number=OuterRef("consent_number"))),
-        timed_out_at=Subquery(Participant.objects.filter(
-            study_id=OuterRef("pk"), user_id=user.pk, completed_at__isnull=True, time_out_at__lte=Now())
-            .values("time_out_at")[:1]),
-    ).values("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at").get()
+    gate = _work_gate.one(study_id=study.pk, user_id=user.pk)
     if withdrawal_counts and gate["withdrawn_at"] is not None:
         raise NotAllowed(withdrawn_message(study, gate["withdrawn_at"]))
     if withdrawal_counts and gate["timed_out_at"] is not None:

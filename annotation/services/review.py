@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -19,8 +20,9 @@ from annotation.models import (
     WindowCorrection,
     Withdrawal,
 )
+from annotation.prepared import PreparedRead
 from annotation.rules import returns, workflow
-from annotation.selectors.queues import REVIEW_ORDERS, review_candidates
+from annotation.selectors.queues import REVIEW_ORDERS, review_candidates_of
 from annotation.services.annotating import (
     _apply_overview,
     _apply_segmentation,
@@ -38,6 +40,7 @@ from annotation.services.annotation_common import (
     _after_verdict_withdrawn,
     _annotator_pass,
     _audit,
+    _claim_read,
     _mapping,
     _require_running,
     _reread,
@@ -119,6 +122,27 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     return annotation
 
 
+def _review_pick(order: str, state: str):
+    """The first item in `order` of the review queue's submitted items, or of its in-review items
+    whose claim expired, picked with SELECT ... FOR UPDATE SKIP LOCKED (a prepared read)."""
+    ordering = [f"-{name}" if descending else name for name, descending in REVIEW_ORDERS[order]]
+
+    def build(*, study_id: int, reviewer_id: int):
+        rows = review_candidates_of(study_id=study_id, reviewer_id=reviewer_id, states=[state], now=Now())
+        if state == workflow.IN_REVIEW:
+            rows = rows.filter(claim_expires_at__lt=Now())
+        return (rows.select_for_update(skip_locked=True, of=("self",)).order_by(*ordering)
+                .values("pk", "risk", "submitted_at")[:1])
+
+    build.__qualname__ = f"review pick ({order}, {state})"
+    return PreparedRead(build)
+
+
+# Per order: the pick among waiting items, then among expired claims (review_claim_next).
+REVIEW_PICKS = {order: (_review_pick(order, workflow.SUBMITTED), _review_pick(order, workflow.IN_REVIEW))
+                for order in REVIEW_ORDERS}
+
+
 @transaction.atomic
 def review_claim_next(
     *, study: Study, actor, order: str = "risk", minutes: int = CLAIM_MINUTES
@@ -138,23 +162,9 @@ def review_claim_next(
     if order not in REVIEW_ORDERS:
         raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
     fields = REVIEW_ORDERS[order]
-    ordering = [f"-{name}" if descending else name for name, descending in fields]
-    now = timezone.now()
     for _attempt in range(3):
-        waiting = review_candidates(study=study, reviewer=actor, states=[workflow.SUBMITTED])
-        expired = review_candidates(
-            study=study, reviewer=actor, states=[workflow.IN_REVIEW]
-        ).filter(claim_expires_at__lt=now)
-        picks = []
-        for rows in (waiting, expired):
-            row = (
-                rows.select_for_update(skip_locked=True, of=("self",))
-                .order_by(*ordering)
-                .values("pk", "risk", "submitted_at")
-                .first()
-            )
-            if row is not None:
-                picks.append(row)
+        picks = [row for read in REVIEW_PICKS[order]
+                 for row in read(study_id=study.pk, reviewer_id=actor.pk)]
         if not picks:
             return None
 
@@ -169,7 +179,7 @@ def review_claim_next(
         expires = timezone.now() + timedelta(minutes=minutes)
         if not _claim_update(chosen, actor, now=timezone.now(), expires=expires):
             continue  # taken between the pick and the claim (SQLite); pick again
-        annotation = Annotation.objects.select_related("caption__clip__study").get(pk=chosen)
+        annotation = _claim_read.one(annotation_id=chosen)
         _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
         return annotation
     raise Conflict("Other reviewers took the next items at the same moment; press again.", {})

@@ -1,0 +1,156 @@
+"""Prepared reads (annotation.prepared): each gives what its plain queryset gives, on the same
+rows, with the SQL built once per connection and one statement a call; they refuse what they
+cannot do. Runs on SQLite and, under `make test`, on PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.db.models.functions import Now
+from django.db.models.sql.compiler import SQLCompiler
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+import config.urls  # noqa: F401  (every module with a prepared read is loaded)
+from annotation.models import Annotation, CorrectionPass, Membership
+from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
+from annotation.services.workflow import annotations_assign
+from tests.annotation.studybuild import complete
+
+pytestmark = pytest.mark.django_db
+
+
+def as_data(value, depth: int = 0):
+    """A model instance as plain data: its fields, its annotations and the relations
+    select_related filled in (compared recursively); other values as they are."""
+    if not hasattr(value, "_state"):
+        return value
+    data = {name: item for name, item in vars(value).items() if not name.startswith("_")}
+    for name, related in value._state.fields_cache.items():
+        data[f"related {name}"] = as_data(related, depth + 1) if depth < 5 else related
+    return data
+
+
+@pytest.fixture
+def ids(study, personas, caption, make_user):
+    """Ids for every argument a prepared read takes, of rows that make each read find
+    something: a submitted annotation waiting for review with window corrections, a reviewer,
+    a second annotator's of the same caption claimed by a reviewer whose claim expired."""
+    annotator, reviewer = personas["annotator"], personas["reviewer"]
+    other = make_user("other")
+    Membership.objects.create(study=study, user=other, role=Membership.Role.ANNOTATOR)
+    annotations_assign(study=study, annotators=[annotator, other], captions=[caption], overlap_share=1.0)
+    submitted = complete(Annotation.objects.get(annotator=annotator), annotator)
+    Annotation.objects.filter(pk=submitted.pk).update(undo_until=None)  # waiting for review now
+    expired = complete(Annotation.objects.get(annotator=other), other)
+    Annotation.objects.filter(pk=expired.pk).update(  # a claim the reviewer let expire
+        state="in_review", reviewer=reviewer, claim_expires_at=timezone.now() - timedelta(minutes=1))
+    annotator_pass = CorrectionPass.objects.get(annotation=submitted, kind=CorrectionPass.Kind.ANNOTATOR)
+    assert annotator_pass.windows.exists()
+    return {"study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
+            "annotator_id": annotator.pk, "reviewer_id": reviewer.pk, "caption_id": caption.pk,
+            "correction_pass_id": annotator_pass.pk}
+
+
+def _arguments(read: PreparedRead) -> list[str]:
+    code = read.build.__code__
+    return list(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
+
+
+def test_every_prepared_read_gives_what_its_queryset_gives(ids):
+    assert len(EVERY_PREPARED_READ) >= 8, EVERY_PREPARED_READ
+    found_nothing = []
+    for read in EVERY_PREPARED_READ:
+        if read.build.__module__.startswith("tests."):
+            continue
+        arguments = {name: ids[name] for name in _arguments(read)}
+        with transaction.atomic():  # the review picks lock what they read
+            plain = [as_data(row) for row in read.queryset(**arguments)]
+            for _ in range(2):  # built on the first call, reused on the second
+                assert [as_data(row) for row in read(**arguments)] == plain, read
+        if not plain:
+            found_nothing.append(repr(read))
+    assert found_nothing == [], found_nothing
+
+
+@prepared
+def _expired_claims(*, reviewer_id: int):
+    return Annotation.objects.filter(reviewer_id=reviewer_id, claim_expires_at__lt=Now()).values("pk")
+
+
+def test_a_read_is_built_once_and_runs_as_one_statement_with_each_calls_ids(ids, monkeypatch, personas):
+    @prepared
+    def member_roles(*, study_id: int, user_id: int):
+        return Membership.objects.filter(study_id=study_id, user_id=user_id).values("role")
+
+    built = []
+    original = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: built.append(1) or original(self, *a, **k))
+    assert member_roles(study_id=ids["study_id"], user_id=personas["annotator"].pk) == [{"role": "annotator"}]
+    assert built
+    built.clear()
+    with CaptureQueriesContext(connection) as queries:
+        assert member_roles(study_id=ids["study_id"], user_id=personas["reviewer"].pk) == [{"role": "reviewer"}]
+        assert member_roles(study_id=ids["study_id"], user_id=personas["outsider"].pk) == []
+    assert built == [] and len(queries) == 2
+
+
+def test_sql_time_stays_current_in_a_read_built_earlier(annotation, personas):
+    """Now() is the database's time at each run, not the time the read was built."""
+    reviewer = personas["reviewer"]
+    Annotation.objects.filter(pk=annotation.pk).update(
+        reviewer=reviewer, claim_expires_at=timezone.now() + timedelta(hours=1))
+    assert _expired_claims(reviewer_id=reviewer.pk) == []
+    Annotation.objects.filter(pk=annotation.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    assert _expired_claims(reviewer_id=reviewer.pk) == [{"pk": annotation.pk}]
+
+
+def test_one_gives_the_row_or_the_models_does_not_exist(annotation):
+    @prepared
+    def by_id(*, annotation_id: int):
+        return Annotation.objects.select_related("caption__clip").annotate(
+            has_passes=Exists(CorrectionPass.objects.filter(annotation_id=OuterRef("pk")))).filter(pk=annotation_id)
+
+    found = by_id.one(annotation_id=annotation.pk)
+    assert found.caption.clip.name == "b" and found.has_passes is True
+    with pytest.raises(Annotation.DoesNotExist, match=f"annotation_id': {annotation.pk + 999}"):
+        by_id.one(annotation_id=annotation.pk + 999)
+
+
+def test_what_a_prepared_read_refuses(annotation):
+    with pytest.raises(PreparedReadError, match="must be an id"):
+        _expired_claims(reviewer_id="1")
+    with pytest.raises(PreparedReadError, match="must be an id"):
+        _expired_claims(reviewer_id=True)
+
+    @prepared
+    def ignores_its_id(*, annotation_id: int):
+        return Annotation.objects.filter(state="in_progress")
+
+    with pytest.raises(PreparedReadError, match=r"does not use \['annotation_id'\]"):
+        ignores_its_id(annotation_id=annotation.pk)
+
+    @prepared
+    def prefetches(*, annotation_id: int):
+        return Annotation.objects.filter(pk=annotation_id).prefetch_related("passes")
+
+    with pytest.raises(PreparedReadError, match="does not prefetch"):
+        prefetches(annotation_id=annotation.pk)
+
+    with transaction.atomic():
+        assert _locks(annotation_id=annotation.pk) == [{"pk": annotation.pk}]
+
+
+@prepared
+def _locks(*, annotation_id: int):
+    return Annotation.objects.filter(pk=annotation_id).select_for_update().values("pk")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_that_locks_rows_is_refused_outside_a_transaction():
+    with pytest.raises(TransactionManagementError, match="outside of a transaction"):
+        _locks(annotation_id=1)
