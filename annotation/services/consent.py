@@ -120,12 +120,19 @@ def consent_of(study: Study, user) -> ConsentRecord | None:
     return ConsentRecord.objects.filter(study=study, user=user).order_by("-number").first()
 
 
+@prepared
+def _current_consent_read(*, study_id: int, user_id: int):
+    """The study's current consent version, and whether the person accepted it."""
+    return ConsentVersion.objects.filter(study_id=study_id).order_by("-number").annotate(
+        accepted=Exists(ConsentRecord.objects.filter(study_id=OuterRef("study_id"), user_id=user_id,
+                                                     number=OuterRef("number"))))[:1]
+
+
 def consent_due(study: Study, user) -> ConsentVersion | None:
     """The consent version `user` must accept before they start work, or None (the study asks
     for none, or they accepted the current one)."""
-    current = ConsentVersion.objects.filter(study=study).order_by("-number").annotate(
-        accepted=Exists(ConsentRecord.objects.filter(study_id=OuterRef("study_id"), user_id=user.pk,
-                                                     number=OuterRef("number")))).first()
+    newest = _current_consent_read(study_id=study.pk, user_id=user.pk)
+    current = newest[0] if newest else None
     if current is None or not current.text.strip() or current.accepted:
         return None
     return current

@@ -25,14 +25,24 @@ from django.db import transaction
 
 from annotation.errors import FieldErrors
 from annotation.models import AuditEvent, GuidelineNotice, GuidelineVersion, Study, StudyState
+from annotation.prepared import prepared
 from annotation.rules import guidelines as text_rules
 from annotation.services.study_state import Write, study_allows, study_require
 from annotation.services.taxonomy import taxonomy_modes
 
 
+@prepared
+def _newest_guidelines_read(*, study_id: int):
+    return GuidelineVersion.objects.filter(study_id=study_id).order_by("-number")[:1]
+
+
 def guidelines_current(study: Study) -> GuidelineVersion | None:
     """The study's newest guideline version, or None before any was written."""
-    return GuidelineVersion.objects.filter(study=study).order_by("-number").first()
+    newest = _newest_guidelines_read(study_id=study.pk)
+    if not newest:
+        return None
+    newest[0].study = study  # the study at hand, not read again (guideline_view names its modes)
+    return newest[0]
 
 
 def guideline_version_now(study_id: int) -> int | None:

@@ -18,6 +18,8 @@ from django.utils import timezone
 import config.urls  # noqa: F401  (every module with a prepared read is loaded)
 from annotation.models import Annotation, CorrectionPass, Membership
 from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
+from annotation.services.consent import consent_accept, consent_save
+from annotation.services.guidelines import guidelines_save
 from annotation.services.workflow import annotations_assign
 from tests.annotation.studybuild import complete
 
@@ -39,7 +41,8 @@ def as_data(value, depth: int = 0):
 def ids(study, personas, caption, make_user):
     """Ids for every argument a prepared read takes, of rows that make each read find
     something: a submitted annotation waiting for review with window corrections, a reviewer,
-    a second annotator's of the same caption claimed by a reviewer whose claim expired."""
+    a second annotator's of the same caption claimed by a reviewer whose claim expired; a consent
+    the annotator accepted and guidelines."""
     annotator, reviewer = personas["annotator"], personas["reviewer"]
     other = make_user("other")
     Membership.objects.create(study=study, user=other, role=Membership.Role.ANNOTATOR)
@@ -49,6 +52,10 @@ def ids(study, personas, caption, make_user):
     expired = complete(Annotation.objects.get(annotator=other), other)
     Annotation.objects.filter(pk=expired.pk).update(  # a claim the reviewer let expire
         state="in_review", reviewer=reviewer, claim_expires_at=timezone.now() - timedelta(minutes=1))
+    # Asked after the work above (the annotator would have to accept it first), and accepted.
+    version, _ = consent_save(study=study, actor=personas["admin"], text="You agree to take part.")
+    consent_accept(study=study, user=annotator, version=version.number)
+    guidelines_save(study=study, actor=personas["admin"], text="Correct what is wrong; keep what is right.")
     annotator_pass = CorrectionPass.objects.get(annotation=submitted, kind=CorrectionPass.Kind.ANNOTATOR)
     assert annotator_pass.windows.exists()
     return {"study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
