@@ -1,7 +1,7 @@
 """A study job fans out: its planning makes chunks, and any number of workers score them.
 
 **Planning** (:func:`study_job_run`, the job's own task, on the default queue) claims the job,
-lists what to compare (:func:`scoring.services.plan`), drops every item whose stored results are
+lists what to compare (:func:`scoring.comparisons.plan`), drops every item whose stored results are
 up to date, and cuts the rest into :class:`~scoring.models.ScoreChunk` rows: one metric family
 (and judge) over the items of a few whole clips, at most ``SCORING_STUDY_CHUNK_ITEMS[family]``
 items. Each chunk holds its texts, so it scores the same thing on any worker. The chunks are
@@ -46,6 +46,7 @@ from django.utils import timezone
 from annotation.jobs import broker_look, job_send_or_keep, message_lost
 from annotation.services.study_state import Write, study_require
 from scoring import families
+from scoring.comparisons import Item, Unit, idf_documents, plan
 from scoring.erasure import rows_not_erased
 from scoring.models import ScoreChunk, ScoreJob, ScoreResult
 from scoring.services import claim_counts, content_hash, dependency_hash
@@ -67,9 +68,7 @@ def item_payload(item: Any, dep_hash: str) -> dict[str, Any]:
     return data
 
 
-def item_from(data: dict[str, Any]) -> Any:
-    from scoring.services import Item
-
+def item_from(data: dict[str, Any]) -> Item:
     fields = {key: value for key, value in data.items() if key != "dep_hash"}
     for key in ("references", "reference_ids", "reference_captions"):
         fields[key] = tuple(fields.get(key) or ())
@@ -149,8 +148,6 @@ def study_job_run(
     (:func:`scoring.services.claim_counts`), and a job whose chunks keep finishing is sent again
     however often its workers die. Planning renews the heartbeat at each unit, so a long one is
     not taken for dead (and stops, ``busy``, when another run took the job over)."""
-    from scoring.services import plan
-
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SCORING_JOB_LEASE_SECONDS)
     job = ScoreJob.objects.filter(pk=job_id).first()
@@ -194,8 +191,6 @@ def study_job_run(
         extra = ""
         if unit.corpus:
             if idf is None:
-                from scoring.services import idf_documents
-
                 idf = idf_documents(job.study)
             extra = documents_hash(idf)
         stored = _stored_hashes(job, unit, label, version)
@@ -306,7 +301,7 @@ def score_chunk_run(*, chunk_id: int, task_id: str = "") -> str:
     ``finished`` (nothing to do), ``busy`` (another run holds it), ``cancelled`` or
     ``superseded``. Raises :class:`ChunkFailed` when the family raised (the task retries);
     database errors propagate (the task retries them too)."""
-    from scoring.services import Unit, score_items
+    from scoring.services import score_items
 
     token = uuid.uuid4().hex
     now = timezone.now()
@@ -365,8 +360,6 @@ def score_chunk_run(*, chunk_id: int, task_id: str = "") -> str:
 
 def _idf_documents(job: ScoreJob) -> list[list[str]]:
     """The study's idf documents (one query), as the planning saw them."""
-    from scoring.services import idf_documents
-
     return idf_documents(job.study)
 
 

@@ -178,7 +178,7 @@ def test_a_study_job_dying_in_its_planning_is_failed_after_the_limit(study, sett
     def plan(job):
         raise Killed
 
-    monkeypatch.setattr("scoring.services.plan", plan)
+    monkeypatch.setattr("scoring.chunks.plan", plan)
     job = _study_job(study)
     outcomes = []
     for _ in range(3):
@@ -206,7 +206,7 @@ def test_planning_taken_over_by_another_run_stops(study, monkeypatch):
         yield object()
         pytest.fail("planned on after the job was taken over")
 
-    monkeypatch.setattr("scoring.services.plan", plan)
+    monkeypatch.setattr("scoring.chunks.plan", plan)
     job = _study_job(study)
     assert score_job_run(job_id=job.pk, task_id="t") == "busy"
     assert not job.chunks.exists()

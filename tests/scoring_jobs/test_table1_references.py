@@ -10,8 +10,9 @@ import pytest
 
 from annotation.models import Annotation, Caption
 from annotation.services.workflow import annotations_assign
+from scoring.comparisons import idf_documents, leave_out_items
 from scoring.models import ScoreResult
-from scoring.services import idf_documents, leave_out_items, score_job_create, score_job_run
+from scoring.services import score_job_create, score_job_run
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 from tests.conftest import in_setup
 from tests.profiles.conftest import approve

@@ -1,4 +1,6 @@
-"""Tests of annotation.interchange.formats: parsing and validating imported files, without a database."""
+"""Tests of the caption formats of annotation.interchange.formats, without a database: caption
+JSONL (every error kind, keep_invalid, the fixtures) and CLIP-CC-Bench model files, and the
+errors they report."""
 
 from __future__ import annotations
 
@@ -7,35 +9,26 @@ from typing import Any, cast
 
 import pytest
 
-from annotation.interchange import formats
 from annotation.interchange.formats import (
     MAX_OVERVIEW_CHARS,
-    MAX_REFERENCE_CHARS,
     MAX_WINDOW_TEXT_CHARS,
-    PROPERTY_VALUES,
     WINDOW_END_TOLERANCE_S,
     CaptionRecord,
-    ClipPropertiesRecord,
     ParseResult,
     RecordError,
-    ReferenceRecord,
     WindowRecord,
-    clip_name_from_filename,
-    normalise_choice,
     parse_captions_jsonl,
     parse_clip_cc_model_file,
-    parse_clip_cc_references,
-    parse_clip_properties_csv,
-    parse_fmv2t_descriptions_csv,
-    parse_references_jsonl,
 )
-from tests.conftest import REPO, SHARED_DATASETS
+from tests.annotation.formatfiles import (
+    CLIPS,
+    DATASETS,
+    FIXTURES,
+    NINETY_SECOND_CLIPS,
+    needs_datasets,
+    strings,
+)
 
-FIXTURES = REPO / "fixtures" / "formats"
-DATASETS = SHARED_DATASETS
-
-# The clips the caption fixtures are written against (see fixtures/formats/README.md).
-CLIPS = {"001": 12.0, "002": 30.0, "003": 90.0}
 EXISTING = {("002", "already-imported")}
 
 
@@ -56,10 +49,6 @@ def window(**fields: object) -> dict[str, object]:
     item: dict[str, object] = {"start": 0, "end": 4, "scene": "He walks in.", "shot": "Static."}
     item.update(fields)
     return item
-
-
-def strings(errors: tuple[RecordError, ...] | list[RecordError]) -> list[str]:
-    return [str(error) for error in errors]
 
 
 # --------------------------------------------------------------------------------------------
@@ -612,48 +601,24 @@ def test_storable_defaults_to_false() -> None:
     assert RecordError(1, "clip", "unknown").storable is False
 
 
-# --------------------------------------------------------------------------------------------
-# Clip names and choices
+def test_caption_record_defaults_to_no_schema_errors() -> None:
+    record = CaptionRecord(1, "001", "m", "A door.", (), {})
+    assert record.schema_errors == ()
 
 
-@pytest.mark.parametrize(
-    ("name", "clip"),
-    [
-        ("001.mp4", "001"),
-        ("001", "001"),
-        ("  001.MOV ", "001"),
-        ("videos/001.webm", "001"),
-        ("C:\\clips\\001.mkv", "001"),
-        ("take.2", "take.2"),
-        ("take.2.mp4", "take.2"),
-        ("notes.txt", "notes.txt"),
-        (".mp4", ".mp4"),
-        ("0_17_19F3A652-3AA-0032A-00000B64-19F2B6C5", "0_17_19F3A652-3AA-0032A-00000B64-19F2B6C5"),
-    ],
-)
-def test_a_clip_is_named_by_its_file_name_without_the_video_extension(name: str, clip: str) -> None:
-    assert clip_name_from_filename(name) == clip
-    assert clip_name_from_filename(clip) == clip
-
-
-@pytest.mark.parametrize(
-    ("spelling", "key"),
-    [
-        ("Tripod / static", "tripod_static"),
-        ("tripod_static", "tripod_static"),
-        ("Extreme wide", "extreme_wide"),
-        ("extreme-close", "extreme_close"),
-        ("  Drone (aerial) ", "drone_aerial"),
-        ("HIGH", "high"),
-    ],
-)
-def test_human_spellings_of_a_choice_normalise_to_its_key(spelling: str, key: str) -> None:
-    assert normalise_choice(spelling) == key
-
-
-def test_every_property_allows_unclear() -> None:
-    assert set(PROPERTY_VALUES) == set(formats.PROPERTY_FIELDS)
-    assert all(values[-1] == "unclear" for values in PROPERTY_VALUES.values())
+def test_error_texts_can_always_be_stored_even_when_the_input_cannot() -> None:
+    line = b'{"clip": "001", "model": "m", "overview": "A door.", "\\ud83d\\u0000": 1}'
+    (error,) = parse(line).errors
+    assert str(error) == (
+        'line 1, "\\ud83d\\u0000": unknown key; allowed keys are clip, meta, model, overview, '
+        "windows"
+    )
+    for text in [
+        str(error),
+        *strings(parse((FIXTURES / "captions_bad.jsonl").read_bytes()).errors),
+    ]:
+        text.encode("utf-8")
+        assert "\x00" not in text
 
 
 # --------------------------------------------------------------------------------------------
@@ -748,423 +713,7 @@ def test_a_model_file_needs_a_model_name() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# References
-
-
-def test_reference_lines_default_their_source_and_language() -> None:
-    records, errors = parse_references_jsonl(
-        (FIXTURES / "references.jsonl").read_bytes(), known_clips=CLIPS
-    )
-    assert errors == []
-    assert records == [
-        ReferenceRecord(1, "001", "A man opens a wooden door and walks in.", "imported", "en"),
-        ReferenceRecord(2, "001", "Ein Mann öffnet eine Holztür.", "expert-panel", "de"),
-        ReferenceRecord(4, "002", "A red bus turns left at a junction.", "expert-panel", "en-GB"),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("line", "expected"),
-    [
-        pytest.param(
-            b'{"clip": "999", "text": "A door."}',
-            ['line 1, clip: unknown clip "999" (not among the 3 clips imported)'],
-            id="unknown_clip",
-        ),
-        pytest.param(
-            b'{"text": "A door."}',
-            ['line 1, clip: required key "clip" is missing'],
-            id="clip_missing",
-        ),
-        pytest.param(
-            b'{"clip": "001"}',
-            ['line 1, text: required key "text" is missing'],
-            id="text_missing",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": " "}',
-            ["line 1, text: must not be empty"],
-            id="text_empty",
-        ),
-        pytest.param(
-            json.dumps({"clip": "001", "text": "z" * (MAX_REFERENCE_CHARS + 1)}).encode(),
-            ["line 1, text: is 50,001 characters long; the limit is 50,000"],
-            id="text_too_long",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": "A door.", "author": "me"}',
-            ["line 1, author: unknown key; allowed keys are clip, language, source, text"],
-            id="unknown_key",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": "A door.", "language": "English"}',
-            [
-                "line 1, language: must be a language code such as en or de-AT, got the string "
-                '"English"'
-            ],
-            id="language_not_a_code",
-        ),
-        pytest.param(
-            json.dumps({"clip": "001", "text": "A door.", "source": "s" * 101}).encode(),
-            ["line 1, source: is 101 characters long; the limit is 100"],
-            id="source_too_long",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": "A door.", "source": 7}',
-            ["line 1, source: must be a non-empty string, got the number 7"],
-            id="source_not_a_string",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": "A door."',
-            ["line 1: not valid JSON: Expecting ',' delimiter at column 34"],
-            id="not_json",
-        ),
-        pytest.param(
-            b'"A door."',
-            ['line 1: expected a JSON object, got the string "A door."'],
-            id="not_an_object",
-        ),
-        pytest.param(
-            b'{"clip": "001", "text": "A d\xc3"}',
-            [
-                "line 1: not valid UTF-8: byte 0xc3 at offset 28 of the file, byte 28 of this "
-                "line (invalid continuation byte)"
-            ],
-            id="invalid_utf8",
-        ),
-    ],
-)
-def test_reference_line_errors_are_reported(line: bytes, expected: list[str]) -> None:
-    records, errors = parse_references_jsonl(line, known_clips=CLIPS)
-    assert strings(errors) == expected
-    assert records == []
-    assert not any(error.storable for error in errors)
-
-
-def test_the_same_reference_twice_names_both_lines() -> None:
-    line = b'{"clip": "001", "text": "A door."}'
-    records, errors = parse_references_jsonl(
-        b"\n".join([line, b'{"clip": "001", "text": "A gate."}', line]), known_clips=CLIPS
-    )
-    assert [record.line for record in records] == [1, 2]
-    assert strings(errors) == [
-        'line 3, text: the same reference for clip "001" also appears on line 1'
-    ]
-
-
-def test_clip_cc_excerpt_parses_into_stripped_english_references() -> None:
-    records, errors = parse_clip_cc_references(
-        (FIXTURES / "clip_cc_references_excerpt.json").read_bytes()
-    )
-    assert errors == []
-    assert [(r.line, r.clip, r.source, r.language) for r in records] == [
-        (1, "001", "clip-cc-bench", "en"),
-        (2, "002", "clip-cc-bench", "en"),
-        (3, "003", "clip-cc-bench", "en"),
-    ]
-    assert records[0].text.startswith("The video begins with a bespectacled man")
-
-
-def test_clip_cc_references_of_unknown_clips_are_errors_when_clips_are_given() -> None:
-    records, errors = parse_clip_cc_references(
-        (FIXTURES / "clip_cc_references_excerpt.json").read_bytes(), known_clips={"001", "002"}
-    )
-    assert [record.clip for record in records] == ["001", "002"]
-    assert strings(errors) == ['line 3, id: unknown clip "003" (not among the 2 clips imported)']
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        pytest.param(
-            b'{"id": "001", "summary": "A door."}',
-            ["file: expected a JSON list of {id, file_link, summary} objects, got an object"],
-            id="not_a_list",
-        ),
-        pytest.param(
-            b'[{"id": 1, "summary": "A door."}]',
-            ["line 1, id: must be a string, got the number 1"],
-            id="id_not_a_string",
-        ),
-        pytest.param(
-            b'[{"id": "001", "file_link": "https://example.org/1"}]',
-            ['line 1, summary: required key "summary" is missing'],
-            id="summary_missing",
-        ),
-        pytest.param(
-            b'[{"id": "001", "summary": "A door.", "file_link": 3}]',
-            ["line 1, file_link: must be a string, got the number 3"],
-            id="file_link_not_a_string",
-        ),
-        pytest.param(
-            b'[{"id": "001", "summary": "A door.", "words": 2}]',
-            ["line 1, words: unknown key; allowed keys are file_link, id, summary"],
-            id="unknown_key",
-        ),
-        pytest.param(
-            b'[{"id": "001", "summary": "A door."}, "A gate."]',
-            ['line 2: expected a JSON object, got the string "A gate."'],
-            id="entry_not_an_object",
-        ),
-    ],
-)
-def test_clip_cc_reference_errors_are_reported(data: bytes, expected: list[str]) -> None:
-    _, errors = parse_clip_cc_references(data)
-    assert strings(errors) == expected
-
-
-@pytest.mark.parametrize(
-    ("name", "language", "first_words"),
-    [
-        ("fmv2t_eng_excerpt.csv", "en", "The video shows a scenic view"),
-        ("fmv2t_de_excerpt.csv", "de", "Das Video zeigt eine malerische"),
-    ],
-)
-def test_fmv2t_excerpts_parse_into_references(name: str, language: str, first_words: str) -> None:
-    records, errors = parse_fmv2t_descriptions_csv(
-        (FIXTURES / name).read_bytes(), language=language
-    )
-    assert errors == []
-    assert [(r.line, r.source, r.language) for r in records] == [
-        (2, "fm-v2t", language),
-        (3, "fm-v2t", language),
-        (4, "fm-v2t", language),
-    ]
-    assert records[0].clip == "0_17_19F3A652-3AA-0032A-00000B64-19F2B6C5"
-    assert records[0].text.startswith(first_words)
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        pytest.param(
-            b"Clip,Description\r\na,A door.\r\n",
-            [
-                "line 1, header: expected the columns Video-Filename and one description column, "
-                "got Clip, Description"
-            ],
-            id="wrong_header",
-        ),
-        pytest.param(
-            b"Video-Filename,English,German\na,A door.,Eine T\xc3\xbcr.\n",
-            [
-                "line 1, header: expected the columns Video-Filename and one description column, "
-                "got Video-Filename, English, German"
-            ],
-            id="two_description_columns",
-        ),
-        pytest.param(
-            b"",
-            [
-                "line 1, header: expected the columns Video-Filename and one description column, "
-                "got nothing"
-            ],
-            id="empty_file",
-        ),
-        pytest.param(
-            b'Video-Filename,English\na,A door.\nb\nc,""\n',
-            ["line 3: expected 2 cells, got 1", "line 4, English: must not be empty"],
-            id="bad_rows",
-        ),
-        pytest.param(
-            b'Video-Filename,English\na,"A door\nopens."\nzzz,A gate.\n',
-            ['line 4, Video-Filename: unknown clip "zzz" (not among the 3 clips imported)'],
-            id="unknown_clip_after_a_multiline_cell",
-        ),
-        pytest.param(
-            b"Video-Filename,English\na,A d\xffoor.\n",
-            [
-                "line 2: not valid UTF-8: byte 0xff at offset 28 of the file, byte 5 of this line "
-                "(invalid start byte)"
-            ],
-            id="invalid_utf8",
-        ),
-    ],
-)
-def test_fmv2t_errors_are_reported(data: bytes, expected: list[str]) -> None:
-    _, errors = parse_fmv2t_descriptions_csv(data, language="en", known_clips={"a", "b", "c"})
-    assert strings(errors) == expected
-
-
-def test_fmv2t_needs_a_language_code() -> None:
-    with pytest.raises(ValueError, match="language must be a language code"):
-        parse_fmv2t_descriptions_csv(b"", language="German")
-
-
-# --------------------------------------------------------------------------------------------
-# Clip properties
-
-
-def properties(data: bytes) -> tuple[list[ClipPropertiesRecord], list[str]]:
-    records, errors = parse_clip_properties_csv(data)
-    return records, strings(errors)
-
-
-def test_the_example_properties_file_parses_human_spellings() -> None:
-    records, errors = properties((FIXTURES / "clips.csv").read_bytes())
-    assert errors == []
-    assert [(r.line, r.clip, dict(r.properties), r.manipulated) for r in records] == [
-        (
-            2,
-            "001",
-            {
-                "content_type": "domestic_lifestyle",
-                "camera_platform": "tripod_static",
-                "scene_complexity": "low",
-                "shot_scale": "wide",
-                "motion_intensity": "low",
-            },
-            False,
-        ),
-        (
-            3,
-            "002",
-            {
-                "content_type": "urban_vehicle",
-                "camera_platform": "vehicle_mounted",
-                "scene_complexity": "high",
-                "shot_scale": "extreme_wide",
-                "motion_intensity": "high",
-            },
-            False,
-        ),
-        (
-            4,
-            "003",
-            {
-                "content_type": "unclear",
-                "camera_platform": "handheld",
-                "scene_complexity": "medium",
-                "motion_intensity": "medium",
-            },
-            True,
-        ),
-    ]
-
-
-def test_a_properties_file_may_give_only_some_columns_with_human_headers() -> None:
-    records, errors = properties(b"Clip,Camera platform\r\n001.mp4,Drone / aerial\r\n")
-    assert errors == []
-    assert [(r.clip, dict(r.properties), r.manipulated) for r in records] == [
-        ("001", {"camera_platform": "drone_aerial"}, None)
-    ]
-
-
-@pytest.mark.parametrize(
-    ("word", "manipulated"),
-    [
-        ("true", True),
-        ("Yes", True),
-        ("1", True),
-        ("FALSE", False),
-        ("no", False),
-        ("0", False),
-        ("", None),
-    ],
-)
-def test_manipulated_accepts_common_yes_and_no_words(word: str, manipulated: bool | None) -> None:
-    (record,), _ = properties(f"clip,manipulated\n001,{word}\n".encode())
-    assert record.manipulated is manipulated
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        pytest.param(
-            b"clip,camera,shot_scale\n001,handheld,wide\n",
-            [
-                "line 1, camera: unknown column; allowed columns are clip, content_type, "
-                "camera_platform, scene_complexity, shot_scale, motion_intensity, manipulated"
-            ],
-            id="unknown_column",
-        ),
-        pytest.param(
-            b"name,shot_scale\n001,wide\n",
-            [
-                "line 1, name: unknown column; allowed columns are clip, content_type, "
-                "camera_platform, scene_complexity, shot_scale, motion_intensity, manipulated",
-                'line 1, clip: required column "clip" is missing',
-            ],
-            id="clip_column_missing",
-        ),
-        pytest.param(
-            b"clip,Shot scale,shot_scale\n001,wide,close\n",
-            ["line 1, shot_scale: column appears more than once"],
-            id="column_repeated",
-        ),
-        pytest.param(
-            b"",
-            ["line 1, header: the file is empty; expected a header row"],
-            id="empty_file",
-        ),
-        pytest.param(
-            b"clip,camera_platform\n001,Steadicam\n",
-            [
-                'line 2, camera_platform: "Steadicam" is not one of handheld, tripod_static, '
-                "vehicle_mounted, drone_aerial, gimbal_smooth, other, unclear"
-            ],
-            id="value_not_allowed",
-        ),
-        pytest.param(
-            b"clip,scene_complexity,motion_intensity\n001,very high,med\n",
-            [
-                'line 2, scene_complexity: "very high" is not one of low, medium, high, unclear',
-                'line 2, motion_intensity: "med" is not one of low, medium, high, unclear',
-            ],
-            id="two_bad_values",
-        ),
-        pytest.param(
-            b"clip,manipulated\n001,maybe\n",
-            ['line 2, manipulated: "maybe" is not one of true, false, yes, no, 1, 0'],
-            id="manipulated_not_a_yes_or_no",
-        ),
-        pytest.param(
-            b"clip,shot_scale\n001,wide\n002,close\n001.mp4,medium\n",
-            ['line 4, clip: clip "001" also appears on line 2'],
-            id="clip_listed_twice",
-        ),
-        pytest.param(
-            b"clip,shot_scale\n,wide\n001\n",
-            ["line 2, clip: must not be empty", "line 3: expected 2 cells, got 1"],
-            id="bad_rows",
-        ),
-        pytest.param(
-            b"clip,shot_scale\n001,w\xe9de\n",
-            [
-                "line 2: not valid UTF-8: byte 0xe9 at offset 21 of the file, byte 5 of this line "
-                "(invalid continuation byte)"
-            ],
-            id="invalid_utf8",
-        ),
-    ],
-)
-def test_property_file_errors_are_reported(data: bytes, expected: list[str]) -> None:
-    records, errors = properties(data)
-    assert errors == expected
-
-
-def test_good_property_rows_are_returned_beside_the_errors_of_bad_ones() -> None:
-    records, errors = properties(b"clip,shot_scale\n001,wide\n002,huge\n003,close\n")
-    assert [record.clip for record in records] == ["001", "003"]
-    assert len(errors) == 1
-
-
-# --------------------------------------------------------------------------------------------
 # The full public data sets, when this machine has them
-
-needs_datasets = pytest.mark.skipif(
-    not DATASETS.is_dir(), reason="the public data sets are not on this machine"
-)
-NINETY_SECOND_CLIPS = {f"{number:03d}": 90.0 for number in range(1, 201)}
-
-
-@needs_datasets
-def test_all_200_clip_cc_references_parse() -> None:
-    data = (DATASETS / "clip-cc-bench/data/ground_truth/clip_cc_dataset.json").read_bytes()
-    records, errors = parse_clip_cc_references(data, known_clips=NINETY_SECOND_CLIPS)
-    assert errors == []
-    assert len(records) == 200
-    assert not any(record.text[0].isspace() for record in records)
 
 
 @needs_datasets
@@ -1178,33 +727,3 @@ def test_all_17_clip_cc_model_files_parse_into_199_captions_each() -> None:
         assert result.errors == (), path.name
         assert len(result.records) == 199, path.name
         assert "126" not in {record.clip for record in result.records}
-
-
-@needs_datasets
-@pytest.mark.parametrize(("suffix", "language"), [("eng", "en"), ("de", "de")])
-def test_all_258_fmv2t_descriptions_parse(suffix: str, language: str) -> None:
-    path = DATASETS / f"fm-v2t/annotations/clips-wvr-annotations-{suffix}.csv"
-    records, errors = parse_fmv2t_descriptions_csv(path.read_bytes(), language=language)
-    assert errors == []
-    assert len(records) == 258
-    assert len({record.clip for record in records}) == 258
-
-
-def test_caption_record_defaults_to_no_schema_errors() -> None:
-    record = CaptionRecord(1, "001", "m", "A door.", (), {})
-    assert record.schema_errors == ()
-
-
-def test_error_texts_can_always_be_stored_even_when_the_input_cannot() -> None:
-    line = b'{"clip": "001", "model": "m", "overview": "A door.", "\\ud83d\\u0000": 1}'
-    (error,) = parse(line).errors
-    assert str(error) == (
-        'line 1, "\\ud83d\\u0000": unknown key; allowed keys are clip, meta, model, overview, '
-        "windows"
-    )
-    for text in [
-        str(error),
-        *strings(parse((FIXTURES / "captions_bad.jsonl").read_bytes()).errors),
-    ]:
-        text.encode("utf-8")
-        assert "\x00" not in text
