@@ -40,7 +40,7 @@ def payments_page(request, slug: str):
         {"pseudonym": row.pseudonym, "participant_id": row.participant_id or UNKNOWN,
          "known": row.participant_id is not None, "done": row.items_done, "assigned": row.items_assigned,
          "active": seconds(row.active_seconds), "active_seconds": row.active_seconds, "joined_at": row.joined_at,
-         "completed_at": row.completed_at,
+         "completed_at": row.completed_at, "state": row.state, "state_at": row.state_at,
          "completion": seconds(row.completion_seconds) if row.completion_seconds is not None else "",
          "gold": percent(row.gold_accuracy) if report.has_gold else "",
          "gold_checks": row.gold_checks, "amount": amounts.get(row.pseudonym, "")}

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from annotation.api.workflow_bodies import Error
 from annotation.permissions import IsStudyAdmin, study_from_view
 from annotation.rules.payments import RATE_MAX, RateProblem
+from annotation.rules.recruitment import PARTICIPANT_STATES
 from annotation.services import payments as service
 
 
@@ -31,6 +32,10 @@ class PaymentRowAnswer(serializers.Serializer):
     joined_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True, help_text="when every item given was done")
     completion_seconds = serializers.FloatField(allow_null=True, help_text="completed_at - joined_at")
+    state = serializers.ChoiceField(choices=PARTICIPANT_STATES,
+                                    help_text="timed out: their time allowed passed before they completed")
+    state_at = serializers.DateTimeField(allow_null=True, help_text="since when: completed_at, the end of their "
+                                         "time allowed, or their withdrawal; null while working")
     gold_checks = serializers.IntegerField(allow_null=True, help_text="gold checks compared; null: the study "
                                            "has no gold items")
     gold_accuracy = serializers.FloatField(allow_null=True, help_text="share of gold checks whose overview "

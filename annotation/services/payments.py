@@ -16,6 +16,9 @@ Per participant (annotation.models.Participant), in the order they joined:
   read here, not computed again;
 - **joined** and **completed** (when every item given was done) and the **completion time**
   between them, in seconds;
+- **state**: working, completed, timed out (their time allowed passed before they completed) or
+  withdrawn, and **since** when, as the members page says it
+  (annotation.rules.recruitment.participant_state);
 - **gold checks** and **gold accuracy** where the study has gold items: the share of their gold
   checks whose overview verdict equals the gold one, as the annotator quality page computes it
   (annotation.selectors.annotator_quality, "gold: overview agreement"; blank below its minimum).
@@ -56,6 +59,8 @@ class PaymentRow:
     joined_at: datetime
     completed_at: datetime | None
     completion_seconds: float | None
+    state: str
+    state_at: datetime | None
     gold_checks: int | None
     gold_accuracy: float | None
 
@@ -77,6 +82,8 @@ COLUMNS = (
     ("joined_at", "joined"),
     ("completed_at", "completed"),
     ("completion_seconds", "completion time (s)"),
+    ("state", "state"),
+    ("state_at", "since"),
     ("gold_checks", "gold checks compared"),
     ("gold_accuracy", "gold accuracy"),
 )
@@ -105,6 +112,7 @@ def payment_report(*, study: Study) -> PaymentReport:
             active_seconds=round(float(seconds.get(person.user_id) or 0.0), 1),
             joined_at=person.joined_at, completed_at=person.completed_at,
             completion_seconds=round(completion, 1) if completion is not None else None,
+            state=done.state, state_at=done.state_at,
             gold_checks=(agreement.items if agreement else 0) if has_gold else None,
             gold_accuracy=agreement.overview_agreement if agreement else None,
         ))

@@ -16,6 +16,7 @@ from unittest import mock
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEvent, GoldItem, Participant
@@ -177,6 +178,31 @@ def test_the_csv_and_the_json_agree(worked, personas):
             else:
                 assert line[key] == value
     assert lines[0]["active_seconds"] == "315.0" and lines[0]["completion_seconds"] == "510.0"
+
+
+def test_the_report_its_csv_and_its_page_tell_who_timed_out_and_when(running, personas, study):
+    link = recruitment.recruitment_link_create(study=running, actor=personas["admin"], cap=5, quota=1,
+                                               time_allowed=30)[0]
+    late, working = join(link), join(link, OTHER_PID)
+    ended = timezone.now() - timedelta(minutes=5)
+    Participant.objects.filter(pk=late.pk).update(time_out_at=ended)
+    rows = {row.pseudonym: row for row in payment_report(study=study).rows}
+    assert (rows[late.pseudonym].state, rows[late.pseudonym].state_at) == ("timed out", ended)
+    assert (rows[working.pseudonym].state, rows[working.pseudonym].state_at) == ("working", None)
+    body = api(personas["admin"]).get("/api/studies/s1/payments/").json()
+    answer = {row["pseudonym"]: row for row in body["participants"]}
+    assert answer[late.pseudonym]["state"] == "timed out" and answer[working.pseudonym]["state"] == "working"
+    download = api(personas["admin"]).get("/api/studies/s1/payments.csv").content.decode()
+    lines = {line["pseudonym"]: line for line in csv.DictReader(io.StringIO(download))}
+    assert lines[late.pseudonym]["state"] == "timed out"
+    assert datetime.fromisoformat(lines[late.pseudonym]["state_at"]) == ended
+    assert (lines[working.pseudonym]["state"], lines[working.pseudonym]["state_at"]) == ("working", "")
+    page = signed_in(personas["admin"]).get("/studies/s1/payments/").content.decode()
+    late_row = page[page.index(f'data-pseudonym="{late.pseudonym}"'):]
+    late_row = late_row[:late_row.index("</tr>")]
+    assert 'data-state="timed out"' in late_row and timezone.localtime(ended).strftime("%Y-%m-%d %H:%M") in late_row
+    working_row = page[page.index(f'data-pseudonym="{working.pseudonym}"'):]
+    assert 'data-state="working"' in working_row[:working_row.index("</tr>")]
 
 
 # --------------------------------------------------------------------------- the bonus
