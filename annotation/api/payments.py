@@ -1,7 +1,8 @@
 """REST API of paying a study's crowd participants (its admins only, never site admins without
 the role): the payment report as JSON and CSV, and the bonus at an hourly rate as JSON (to
 check) and as the platform's bulk-bonus file (to upload). The platform ids are in these answers
-only (annotation.services.payments)."""
+only (annotation.services.payments), and each answer that holds them is recorded in the study's
+history (``payments_read``: who, what, how many ids)."""
 
 from __future__ import annotations
 
@@ -83,9 +84,10 @@ def _csv(text: str, filename: str, **headers: str) -> HttpResponse:
     return response
 
 
-def _bonus(request, study) -> service.Bonus:
+def _bonus(request, study, read: str) -> service.Bonus:
     try:
-        return service.payment_bonus(study=study, rate=request.query_params.get("rate"))
+        return service.payment_bonus_read(study=study, actor=request.user, rate=request.query_params.get("rate"),
+                                          read=read)
     except RateProblem as exc:
         raise ValidationError({"rate": [str(exc)]}) from None
 
@@ -98,7 +100,7 @@ class Payments(APIView):
 
     @extend_schema(responses=PaymentAnswer)
     def get(self, request, slug):
-        report = service.payment_report(study=study_from_view(self))
+        report = service.payment_report_read(study=study_from_view(self), actor=request.user, read=service.READ_JSON)
         return Response({"has_gold": report.has_gold, "columns": [list(c) for c in service.COLUMNS],
                          "participants": [service.row_values(row) for row in report.rows]})
 
@@ -111,7 +113,8 @@ class PaymentsCsv(APIView):
     @extend_schema(responses=CSV_OK)
     def get(self, request, slug):
         study = study_from_view(self)
-        return _csv(service.payments_csv(service.payment_report(study=study)), f"{study.slug}-payments.csv")
+        report = service.payment_report_read(study=study, actor=request.user, read=service.READ_CSV)
+        return _csv(service.payments_csv(report), f"{study.slug}-payments.csv")
 
 
 class BonusPreview(APIView):
@@ -122,7 +125,7 @@ class BonusPreview(APIView):
 
     @extend_schema(parameters=[RATE], responses={200: BonusAnswer, 400: Error})
     def get(self, request, slug):
-        bonus = _bonus(request, study_from_view(self))
+        bonus = _bonus(request, study_from_view(self), service.READ_BONUS)
         return Response({
             "rate": f"{bonus.rate:.2f}", "rounding": "to the cent, half up",
             "lines": [{"pseudonym": line.pseudonym, "participant_id": line.participant_id,
@@ -141,5 +144,5 @@ class BonusFile(APIView):
     @extend_schema(parameters=[RATE], responses={**CSV_OK, 400: Error})
     def get(self, request, slug):
         study = study_from_view(self)
-        bonus = _bonus(request, study)
+        bonus = _bonus(request, study, service.READ_BONUS_FILE)
         return _csv(bonus.file, f"{study.slug}-bonus.csv", **{"Redline-Skipped": str(bonus.skipped)})

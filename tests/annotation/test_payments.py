@@ -122,7 +122,7 @@ def worked(link, clock):
     assert recruitment.participant_complete(participant=Participant.objects.get(pk=participant.pk))
     clock.at(600)
     idle = join(link, OTHER_PID)
-    return {"participant": participant, "idle": idle, "sent": sent}
+    return {"participant": participant, "idle": idle, "sent": sent, "clock": clock}
 
 
 def credits_from_the_trail(annotation_id: int, sent: list[float]) -> float:
@@ -409,6 +409,66 @@ def test_only_the_study_admins_read_payments(worked, personas, make_user):
             assert answer.status_code in (403, 404) and PID.encode() not in answer.content, (path, person)
         anonymous = Client().get(path)
         assert anonymous.status_code in (302, 401, 403) and PID.encode() not in anonymous.content
+
+
+# --------------------------------------------------------------------------- reading is audited
+
+
+# Each answer that opens the ids, what its audit event says it read, and how many ids it held
+# (the bonus at 9 an hour pays only the participant with active time; the other has nothing due).
+READS = [
+    ("/studies/s1/payments/", {"read": "page", "ids": 2, "participants": 2}),
+    ("/studies/s1/payments/?rate=9", {"read": "page", "ids": 2, "participants": 2}),
+    ("/studies/s1/payments/?rate=-1", {"read": "page", "ids": 2, "participants": 2}),  # 400, the table shown
+    ("/api/studies/s1/payments/", {"read": "report (JSON)", "ids": 2, "participants": 2}),
+    ("/api/studies/s1/payments.csv", {"read": "report (CSV)", "ids": 2, "participants": 2}),
+    ("/api/studies/s1/payments/bonus/?rate=9", {"read": "bonus preview", "ids": 1, "participants": 2,
+                                                "rate": "9.00"}),
+    ("/api/studies/s1/payments/bonus.csv?rate=9", {"read": "bulk-bonus file", "ids": 1, "participants": 2,
+                                                   "rate": "9.00"}),
+]
+
+
+@pytest.mark.parametrize(("path", "record"), READS)
+def test_each_reading_of_the_ids_leaves_one_audit_event_without_an_id(worked, personas, study, path, record):
+    admin = personas["admin"]
+    events = AuditEvent.objects.count()
+    answer = signed_in(admin).get(path)
+    assert answer.status_code in (200, 400) and PID.encode() in answer.content
+    assert AuditEvent.objects.count() == events + 1
+    event = AuditEvent.objects.get(action="payments_read")
+    assert (event.study, event.actor, event.annotation, event.at) == (study, admin, None, worked["clock"].now)
+    assert event.before == {} and event.after == record
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT before::text, after::text FROM annotation_auditevent WHERE id = %s", [event.pk])
+        stored = " ".join(cursor.fetchone())
+    assert PID not in stored and OTHER_PID not in stored
+
+
+def test_a_refused_reading_opens_no_id_and_records_nothing(worked, personas):
+    for path in PATHS:
+        for persona in ("annotator", "reviewer", "researcher", "outsider"):
+            assert signed_in(personas[persona]).get(path).status_code in (403, 404), (path, persona)
+        Client().get(path)
+    for bad in ("/api/studies/s1/payments/bonus/?rate=-1", "/api/studies/s1/payments/bonus.csv?rate=abc"):
+        answer = signed_in(personas["admin"]).get(bad)
+        assert answer.status_code == 400 and PID.encode() not in answer.content
+    assert not AuditEvent.objects.filter(action="payments_read").exists()
+
+
+def test_the_studys_history_shows_who_read_the_ids_and_how_many(worked, personas, study):
+    admin = signed_in(personas["admin"])
+    admin.get("/api/studies/s1/payments.csv")
+    admin.get("/api/studies/s1/payments/bonus.csv?rate=9")
+    page = admin.get("/studies/s1/history/").content.decode()
+    assert page.count('data-action="payments_read"') == 2
+    assert "Read the participants&#x27; platform ids: the payments report (CSV), 2 id(s) of 2 participant(s)." in page
+    assert "the payments bulk-bonus file at 9.00 an hour, 1 id(s) of 2 participant(s)." in page
+    history = admin.get("/api/studies/s1/history/").json()
+    reads = [entry for entry in history if entry["action"] == "payments_read"]
+    assert [(entry["actor"], entry["after"]["read"]) for entry in reads] == [
+        ("admin", "bulk-bonus file"), ("admin", "report (CSV)")]
+    assert PID not in page and PID not in str(history)
 
 
 # --------------------------------------------------------------------------- the page
