@@ -29,17 +29,23 @@ cleared so that it can read them). It keeps no text, but what it keeps is derive
   since the first of their annotations became final (their final texts enter METEOR in a study
   job's leave-out sets only then) is deleted, whoever's texts it was computed from. A cache is an
   accelerator: the next job computes the others again, with the same values.
+
+**LLMFactsF1's answers** (``LLMFACTS_CACHE_DIR``, files) hold the facts the LLM extracted from
+their texts, in clear: :func:`llmfacts_cache_erase` drops them, and the checks made with them,
+once the erasure has committed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db import transaction
 from django.db.models import Min, Q
 from django.utils import timezone
 
 from annotation.models import Annotation, AuditEvent, Caption, Study, Withdrawal
 from annotation.rules import workflow
+from scoring.metrics.llmfacts.pipeline import forget_texts
 from scoring.metrics.reference import METEOR_NAMESPACE
 from scoring.metrics.sentences import SPLITTERS, sentences
 from scoring.metrics.shared_cache import text_key
@@ -97,15 +103,9 @@ def shared_cache_erase(study: Study, annotation_ids: Sequence[int]) -> dict[str,
     """Delete the shared cache's entries derived from the final texts of the erased annotations
     of `study` (see the module) and return how many of each kind went. Runs in the caller's
     transaction, before the texts are cleared."""
-    from scoring.services import final_texts  # scoring.services imports this module
-
-    approved = list(Annotation.objects.filter(pk__in=annotation_ids, state=workflow.APPROVED)
-                    .select_related("caption__clip__study", "annotator", "reviewer"))
-    if not approved:
+    texts = _final_texts_of(annotation_ids)
+    if not texts:
         return {"vectors": 0, "meteor": 0}
-    # Their final texts, less those they left as the caption had them (the model's, not theirs).
-    texts = {text for annotation in approved for item in final_texts(annotation) for text in item.references
-             if text.strip() and text != item.candidate}
     vectors, _ = SharedCacheEntry.objects.filter(key__in=sorted(_text_keys(texts))).delete()
     final_since = AuditEvent.objects.filter(annotation_id__in=annotation_ids, action__in=("approve", "amend")
                                             ).aggregate(first=Min("at"))["first"]
@@ -113,6 +113,33 @@ def shared_cache_erase(study: Study, annotation_ids: Sequence[int]) -> dict[str,
     if final_since is not None:
         meteor, _ = SharedCacheEntry.objects.filter(namespace=METEOR_NAMESPACE, created_at__gte=final_since).delete()
     return {"vectors": vectors, "meteor": meteor}
+
+
+def llmfacts_cache_erase(study: Study, annotation_ids: Sequence[int]) -> None:
+    """Once the erasure has committed, drop the LLM's answers about the erased final texts from
+    LLMFactsF1's cache (``LLMFACTS_CACHE_DIR``: its facts of them in clear, and the checks made
+    with them; scoring.metrics.llmfacts.pipeline.forget_texts). Read now, before the texts are
+    cleared; the files go after the commit (they are no part of the transaction)."""
+    texts = _final_texts_of(annotation_ids)
+    if texts:
+        transaction.on_commit(lambda: _forget_answers(texts))
+
+
+def _forget_answers(texts: set[str]) -> None:
+    from scoring.families import llmfacts_cache
+
+    forget_texts(texts, llmfacts_cache())
+
+
+def _final_texts_of(annotation_ids: Sequence[int]) -> set[str]:
+    """The final texts (overview, window scenes and shots) of the approved ones of the
+    annotations, less those left as the caption had them (the model's, not the annotator's)."""
+    from scoring.services import final_texts  # scoring.services imports this module
+
+    approved = (Annotation.objects.filter(pk__in=annotation_ids, state=workflow.APPROVED)
+                .select_related("caption__clip__study", "annotator", "reviewer"))
+    return {text for annotation in approved for item in final_texts(annotation) for text in item.references
+            if text.strip() and text != item.candidate}
 
 
 def _text_keys(texts: set[str]) -> set[str]:

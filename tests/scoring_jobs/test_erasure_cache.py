@@ -2,7 +2,8 @@
 erased texts: a judge's vectors of their final texts (whole and sentence by sentence, every
 splitter) go, so a fresh worker has to encode them again, while the vectors of everybody else's
 texts stay; METEOR's pair statistics stored since their work became final go too (their keys
-need the Java tokeniser), older ones stay. Withdrawing without erasure forgets nothing."""
+need the Java tokeniser), older ones stay; the LLM's answers about their texts (LLMFactsF1's
+cache files) go once the erasure commits. Withdrawing without erasure forgets nothing."""
 
 from __future__ import annotations
 
@@ -15,13 +16,16 @@ import pytest
 from annotation.models import Annotation
 from annotation.rules import workflow
 from annotation.services.withdrawal import participation_withdraw
+from scoring.families import llmfacts_cache
 from scoring.metrics.embeddings import CachingJudge, score_text_pairs
+from scoring.metrics.llmfacts import ResultCache, extract_facts, llmfacts_f1
 from scoring.metrics.reference import METEOR_NAMESPACE
 from scoring.metrics.sentences import SPLITTERS, sentences
 from scoring.models import SharedCacheEntry
 from scoring.services import final_texts
 from scoring.shared_cache import DatabaseCache, shared_cache
 from tests.annotation.test_withdrawal import SECRET_TEXT, world  # noqa: F401 - the fixture
+from tests.scoring.test_llmfacts_pipeline import ScriptedBackend, simple_model
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +106,24 @@ def test_withdrawing_without_erasure_forgets_nothing(scored):
     entries = SharedCacheEntry.objects.count()
     participation_withdraw(study=scored["study"], user=scored["leaver"])
     assert SharedCacheEntry.objects.count() == entries
+
+
+def test_erasure_drops_the_llms_answers_about_their_texts_after_the_commit(
+        scored, settings, tmp_path, django_capture_on_commit_callbacks):
+    settings.LLMFACTS_CACHE_DIR = tmp_path / "llmfacts"
+    cache = llmfacts_cache()
+    pairs = verdict_pairs(Annotation.objects.filter(caption__clip__study=scored["study"], state=workflow.APPROVED))
+    for original, final in pairs:
+        llmfacts_f1(final, original, ScriptedBackend(simple_model), cache=cache)
+    files = list(cache.directory.glob("*.json"))
+    assert any(SECRET_TEXT in path.read_text() for path in files)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        participation_withdraw(study=scored["study"], user=scored["leaver"], erase=True)
+        assert len(list(cache.directory.glob("*.json"))) == len(files)  # nothing before the commit
+    assert callbacks
+    left = [path.read_text() for path in cache.directory.glob("*.json")]
+    assert left and not [text for text in left if SECRET_TEXT in text or "The counter runs" in text]
+    asked = ScriptedBackend(simple_model)
+    for original in scored["originals"]:
+        extract_facts(original, asked, cache=ResultCache(cache.directory))
+    assert asked.calls == []  # the originals' facts are still kept
