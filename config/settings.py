@@ -324,6 +324,7 @@ SPECTACULAR_SETTINGS = {
                           ("unclear", "Unclear")],
         "AssignmentDesignEnum": "annotation.models.AssignmentDesign.values",
         "CaptionLanguageEnum": "annotation.models.CaptionLanguage.values",
+        "ParticipantStateEnum": "annotation.rules.recruitment.PARTICIPANT_STATES",
     },
 }
 

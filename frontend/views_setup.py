@@ -183,6 +183,10 @@ def history_summary(event) -> str:
                 + (", erasure asked." if after.get("erase") else "."))
     if event.action == "participant_erase":
         return f"The content of {after.get('person')}'s {after.get('annotations')} annotation(s) was erased."
+    if event.action == "payments_read":
+        priced = f" at {after['rate']} an hour" if after.get("rate") else ""
+        return (f"Read the participants' platform ids: the payments {after.get('read')}{priced}, "
+                f"{after.get('ids')} id(s) of {after.get('participants')} participant(s).")
     return event.action
 
 

@@ -15,7 +15,7 @@ class ScoringConfig(AppConfig):
         from annotation.services.withdrawal import ERASURE_HOOKS
         from annotation.services.workflow import FINAL_VERDICT_HOOKS, VERDICT_WITHDRAWN_HOOKS
         from scoring.chunks import study_job_run
-        from scoring.erasure import scores_erase
+        from scoring.erasure import llmfacts_cache_erase, scores_erase, shared_cache_erase
         from scoring.families import register_llmfacts_family
         from scoring.lifecycle import final_profile_start, unscored_counter
         from scoring.metrics import embeddings, reference
@@ -40,8 +40,9 @@ class ScoringConfig(AppConfig):
             FINAL_VERDICT_HOOKS.append(score_final_verdict)
         if score_verdict_withdrawn not in VERDICT_WITHDRAWN_HOOKS:
             VERDICT_WITHDRAWN_HOOKS.append(score_verdict_withdrawn)
-        if scores_erase not in ERASURE_HOOKS:
-            ERASURE_HOOKS.append(scores_erase)
+        for hook in (scores_erase, shared_cache_erase, llmfacts_cache_erase):
+            if hook not in ERASURE_HOOKS:
+                ERASURE_HOOKS.append(hook)
         if final_profile_start not in STUDY_CLOSED_HOOKS:
             STUDY_CLOSED_HOOKS.append(final_profile_start)
         if score_jobs_end not in STUDY_CLOSING_HOOKS:

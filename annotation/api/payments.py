@@ -1,7 +1,8 @@
 """REST API of paying a study's crowd participants (its admins only, never site admins without
 the role): the payment report as JSON and CSV, and the bonus at an hourly rate as JSON (to
 check) and as the platform's bulk-bonus file (to upload). The platform ids are in these answers
-only (annotation.services.payments)."""
+only (annotation.services.payments), and each answer that holds them is recorded in the study's
+history (``payments_read``: who, what, how many ids)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from annotation.api.workflow_bodies import Error
 from annotation.permissions import IsStudyAdmin, study_from_view
 from annotation.rules.payments import RATE_MAX, RateProblem
+from annotation.rules.recruitment import PARTICIPANT_STATES
 from annotation.services import payments as service
 
 
@@ -31,6 +33,10 @@ class PaymentRowAnswer(serializers.Serializer):
     joined_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True, help_text="when every item given was done")
     completion_seconds = serializers.FloatField(allow_null=True, help_text="completed_at - joined_at")
+    state = serializers.ChoiceField(choices=PARTICIPANT_STATES,
+                                    help_text="timed out: their time allowed passed before they completed")
+    state_at = serializers.DateTimeField(allow_null=True, help_text="since when: completed_at, the end of their "
+                                         "time allowed, or their withdrawal; null while working")
     gold_checks = serializers.IntegerField(allow_null=True, help_text="gold checks compared; null: the study "
                                            "has no gold items")
     gold_accuracy = serializers.FloatField(allow_null=True, help_text="share of gold checks whose overview "
@@ -78,9 +84,10 @@ def _csv(text: str, filename: str, **headers: str) -> HttpResponse:
     return response
 
 
-def _bonus(request, study) -> service.Bonus:
+def _bonus(request, study, read: str) -> service.Bonus:
     try:
-        return service.payment_bonus(study=study, rate=request.query_params.get("rate"))
+        return service.payment_bonus_read(study=study, actor=request.user, rate=request.query_params.get("rate"),
+                                          read=read)
     except RateProblem as exc:
         raise ValidationError({"rate": [str(exc)]}) from None
 
@@ -93,7 +100,7 @@ class Payments(APIView):
 
     @extend_schema(responses=PaymentAnswer)
     def get(self, request, slug):
-        report = service.payment_report(study=study_from_view(self))
+        report = service.payment_report_read(study=study_from_view(self), actor=request.user, read=service.READ_JSON)
         return Response({"has_gold": report.has_gold, "columns": [list(c) for c in service.COLUMNS],
                          "participants": [service.row_values(row) for row in report.rows]})
 
@@ -106,7 +113,8 @@ class PaymentsCsv(APIView):
     @extend_schema(responses=CSV_OK)
     def get(self, request, slug):
         study = study_from_view(self)
-        return _csv(service.payments_csv(service.payment_report(study=study)), f"{study.slug}-payments.csv")
+        report = service.payment_report_read(study=study, actor=request.user, read=service.READ_CSV)
+        return _csv(service.payments_csv(report), f"{study.slug}-payments.csv")
 
 
 class BonusPreview(APIView):
@@ -117,7 +125,7 @@ class BonusPreview(APIView):
 
     @extend_schema(parameters=[RATE], responses={200: BonusAnswer, 400: Error})
     def get(self, request, slug):
-        bonus = _bonus(request, study_from_view(self))
+        bonus = _bonus(request, study_from_view(self), service.READ_BONUS)
         return Response({
             "rate": f"{bonus.rate:.2f}", "rounding": "to the cent, half up",
             "lines": [{"pseudonym": line.pseudonym, "participant_id": line.participant_id,
@@ -136,5 +144,5 @@ class BonusFile(APIView):
     @extend_schema(parameters=[RATE], responses={**CSV_OK, 400: Error})
     def get(self, request, slug):
         study = study_from_view(self)
-        bonus = _bonus(request, study)
+        bonus = _bonus(request, study, service.READ_BONUS_FILE)
         return _csv(bonus.file, f"{study.slug}-bonus.csv", **{"Redline-Skipped": str(bonus.skipped)})

@@ -85,6 +85,11 @@ class ParticipantAnswer(serializers.Serializer):
     done = serializers.IntegerField()
     assigned = serializers.IntegerField()
     completed_at = serializers.DateTimeField(allow_null=True)
+    state = serializers.ChoiceField(choices=recruitment.PARTICIPANT_STATES,
+                                    help_text="timed out: their time allowed passed before they completed")
+    state_at = serializers.DateTimeField(allow_null=True, help_text="since when: completed_at, the end of their "
+                                         "time allowed, or their withdrawal; null while working")
+    time_out_at = serializers.DateTimeField(allow_null=True, help_text="when their time allowed ends; null: never")
 
 
 def link_row(link: RecruitmentLink, counts: dict[str, int]) -> dict:

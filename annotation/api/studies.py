@@ -430,6 +430,9 @@ HISTORY_ACTIONS = (
     "practice_configure", "practice_retry_allow",
     # Withdrawals and erasures (annotation.services.withdrawal): who and how many, no content.
     "participant_withdraw", "participant_erase",
+    # Admins reading the participants' platform ids (annotation.services.payments): what and how
+    # many, never an id.
+    "payments_read",
 )
 
 

@@ -140,7 +140,9 @@ class Withdrawal(models.Model):
     erasing = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["study", "at", "pk"]
+        # By the row's own columns: ordering by "study" would take Study's ordering (its slug)
+        # and join the study table into every query, `.first()` included.
+        ordering = ["at", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["study", "user"], name="withdrawal_once_per_person"),
             models.CheckConstraint(

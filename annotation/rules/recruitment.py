@@ -12,6 +12,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from annotation.rules.assignment import Item
@@ -138,3 +139,23 @@ def progress(states: Mapping[str, int], *, waiting: Sequence[str]) -> tuple[int,
     """(items done, items in all) from a participant's counts by state."""
     total = sum(states.values())
     return total - sum(states.get(state, 0) for state in waiting), total
+
+
+# Where a participant stands, as the admins' lists say it.
+WORKING, COMPLETED, TIMED_OUT, WITHDRAWN = "working", "completed", "timed out", "withdrawn"
+PARTICIPANT_STATES = (WORKING, COMPLETED, TIMED_OUT, WITHDRAWN)
+
+
+def participant_state(*, completed_at: datetime | None, time_out_at: datetime | None,
+                      withdrawn_at: datetime | None, now: datetime) -> tuple[str, datetime | None]:
+    """(state, since when) of a participant: withdrawn first (whatever they did, their work no
+    longer counts), then completed (every item given done, whatever their time), then timed out
+    (their time allowed passed before they completed: since time_out_at), else working (since:
+    None, they are still at it)."""
+    if withdrawn_at is not None:
+        return WITHDRAWN, withdrawn_at
+    if completed_at is not None:
+        return COMPLETED, completed_at
+    if time_out_at is not None and time_out_at <= now:
+        return TIMED_OUT, time_out_at
+    return WORKING, None

@@ -16,12 +16,19 @@ Per participant (annotation.models.Participant), in the order they joined:
   read here, not computed again;
 - **joined** and **completed** (when every item given was done) and the **completion time**
   between them, in seconds;
+- **state**: working, completed, timed out (their time allowed passed before they completed) or
+  withdrawn, and **since** when, as the members page says it
+  (annotation.rules.recruitment.participant_state);
 - **gold checks** and **gold accuracy** where the study has gold items: the share of their gold
   checks whose overview verdict equals the gold one, as the annotator quality page computes it
   (annotation.selectors.annotator_quality, "gold: overview agreement"; blank below its minimum).
 
-Read-only: nothing here writes. The platform ids appear in this report, its CSV and the bonus
-file only; never in a log, the release, the bundle or any other page.
+The platform ids appear in this report, its CSV and the bonus file only; never in a log, the
+release, the bundle or any other page. Nothing here writes but the record of each reading: every
+answer that opens the ids (the Payments page, the report as JSON or CSV, the bonus preview and
+the bulk-bonus file) goes through :func:`payment_report_read` or :func:`payment_bonus_read`,
+which leave one audit event ``payments_read`` naming who read what and how many ids, never an
+id (the study's history shows it).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Sum
 
 from annotation.models import Annotation, GoldItem, Participant, Study
@@ -41,6 +49,7 @@ from annotation.rules import payments, sealed_ids
 from annotation.selectors.annotator_quality import annotator_quality
 from annotation.selectors.work_log import People
 from annotation.services.recruitment import participant_id_keys, participants_list
+from annotation.services.studies import study_audit
 
 UNKNOWN = "unknown"
 
@@ -56,6 +65,8 @@ class PaymentRow:
     joined_at: datetime
     completed_at: datetime | None
     completion_seconds: float | None
+    state: str
+    state_at: datetime | None
     gold_checks: int | None
     gold_accuracy: float | None
 
@@ -77,6 +88,8 @@ COLUMNS = (
     ("joined_at", "joined"),
     ("completed_at", "completed"),
     ("completion_seconds", "completion time (s)"),
+    ("state", "state"),
+    ("state_at", "since"),
     ("gold_checks", "gold checks compared"),
     ("gold_accuracy", "gold accuracy"),
 )
@@ -105,6 +118,7 @@ def payment_report(*, study: Study) -> PaymentReport:
             active_seconds=round(float(seconds.get(person.user_id) or 0.0), 1),
             joined_at=person.joined_at, completed_at=person.completed_at,
             completion_seconds=round(completion, 1) if completion is not None else None,
+            state=done.state, state_at=done.state_at,
             gold_checks=(agreement.items if agreement else 0) if has_gold else None,
             gold_accuracy=agreement.overview_agreement if agreement else None,
         ))
@@ -187,7 +201,42 @@ def bonus_of(rows: Iterable[PaymentRow], rate: Decimal) -> Bonus:
     return Bonus(rate=rate, lines=lines, without_id=without_id, nothing_due=nothing_due)
 
 
-def payment_bonus(*, study: Study, rate: object) -> Bonus:
-    """The study's bonuses at the rate the admin typed; RateProblem (for the field `rate`)
-    when the rate is not a number above 0 with at most two decimals."""
-    return bonus_of(payment_report(study=study).rows, payments.parse_rate(rate))
+# What an admin read, as the audit event ``payments_read`` names it.
+READ_PAGE = "page"
+READ_JSON = "report (JSON)"
+READ_CSV = "report (CSV)"
+READ_BONUS = "bonus preview"
+READ_BONUS_FILE = "bulk-bonus file"
+
+
+def _read_record(*, study: Study, actor, read: str, ids: int, participants: int,
+                 rate: Decimal | None = None) -> None:
+    """The audit event of one reading of the platform ids: who (actor), when (at), which study,
+    what (`read`), how many ids it opened, of how many participants; never an id."""
+    after: dict[str, Any] = {"read": read, "ids": ids, "participants": participants}
+    if rate is not None:
+        after["rate"] = f"{rate:.2f}"
+    study_audit(study=study, actor=actor, action="payments_read", before={}, after=after)
+
+
+@transaction.atomic
+def payment_report_read(*, study: Study, actor, read: str) -> PaymentReport:
+    """The payment report for `actor` to read as `read` (READ_PAGE, READ_JSON, READ_CSV), with
+    the audit event of the reading: the ids are never opened without it."""
+    report = payment_report(study=study)
+    _read_record(study=study, actor=actor, read=read, participants=len(report.rows),
+                 ids=sum(1 for row in report.rows if row.participant_id is not None))
+    return report
+
+
+@transaction.atomic
+def payment_bonus_read(*, study: Study, actor, rate: object, read: str) -> Bonus:
+    """The bonuses at `rate` for `actor` to read as `read` (READ_BONUS, READ_BONUS_FILE), with
+    the audit event of the reading (the ids in the lines). A refused rate (RateProblem) opens
+    nothing and records nothing."""
+    parsed = payments.parse_rate(rate)
+    report = payment_report(study=study)
+    bonus = bonus_of(report.rows, parsed)
+    _read_record(study=study, actor=actor, read=read, ids=len(bonus.lines), participants=len(report.rows),
+                 rate=parsed)
+    return bonus

@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.errors import FieldErrors, ServiceError
@@ -418,20 +418,31 @@ class ParticipantRow:
     done: int
     assigned: int
     completed_at: datetime | None
+    # working, completed, timed out or withdrawn (annotation.rules.recruitment.participant_state),
+    # and since when (None while working).
+    state: str
+    state_at: datetime | None
+    time_out_at: datetime | None
 
 
 def participants_list(*, study: Study) -> list[ParticipantRow]:
-    """The study's participants by when they joined, with their progress (two queries)."""
-    people = list(Participant.objects.filter(study=study).select_related("user"))
+    """The study's participants by when they joined, with their progress and where they stand
+    (two queries)."""
+    people = list(Participant.objects.filter(study=study).select_related("user").annotate(
+        withdrawn_at=Subquery(Withdrawal.objects.filter(study_id=OuterRef("study_id"), user_id=OuterRef("user_id"))
+                              .values("at")[:1])))
     counts: dict[int, dict[str, int]] = {}
     for annotator, state, n in (Annotation.objects.filter(caption__clip__study=study,
                                                           annotator__in=[p.user_id for p in people])
                                 .order_by().values("annotator_id", "state").annotate(n=Count("pk"))
                                 .values_list("annotator_id", "state", "n")):
         counts.setdefault(annotator, {})[state] = n
+    now = timezone.now()
     rows = []
     for person in people:
         done, total = recruitment.progress(counts.get(person.user_id, {}), waiting=WAITING)
+        state, since = recruitment.participant_state(completed_at=person.completed_at, time_out_at=person.time_out_at,
+                                                     withdrawn_at=person.withdrawn_at, now=now)
         rows.append(ParticipantRow(person.pseudonym, person.user.get_username(), person.link_id, person.joined_at,
-                                   done, total, person.completed_at))
+                                   done, total, person.completed_at, state, since, person.time_out_at))
     return rows

@@ -10,7 +10,8 @@ leave at any time, whatever the study's state, and withdrawing twice changes not
 - **Erased**, when they ask or the study's ``erase_on_withdrawal`` says so: the content of their
   annotations (texts, verdicts, failure modes, corrected windows, return comments and replies,
   the workspace's saved place and watch telemetry, the content of their audit events, and the
-  scores computed from their texts: scoring.erasure, through ERASURE_HOOKS) is removed in one
+  scores and shared cache entries computed from their texts: scoring.erasure, through
+  ERASURE_HOOKS) is removed in one
   transaction; what is left is the audit record ``participant_erase`` naming the
   person and how many annotations, with no content.
 - **Not reviewed**: their items leave the QC review queue, and claiming, approving, amending or
@@ -57,8 +58,10 @@ DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 ERASED = {"erased": True}
 ERASED_COMMENT = "(erased on withdrawal)"
 # Called with the study and the erased annotations' ids inside the erasure's transaction, while
-# the database lets it through: other apps register here (scoring deletes the scores derived from
-# the erased texts, scoring.erasure) so that this module does not depend on them.
+# the database lets it through and before the content is cleared (a hook may read the texts it
+# must forget): other apps register here (scoring deletes the scores and the shared cache's
+# entries derived from the erased texts, scoring.erasure) so that this module does not depend on
+# them.
 ERASURE_HOOKS: list[Callable[[Study, list[int]], object]] = []
 
 
@@ -131,6 +134,8 @@ def withdrawal_erase(*, withdrawal: Withdrawal, study: Study) -> Withdrawal:
         # The database's guards of a closed study and of the audit trail let this through while
         # this transaction holds the row marked erasing (migration 0033), and only then.
         Withdrawal.objects.filter(pk=withdrawal.pk).update(erasing=True)
+        for hook in ERASURE_HOOKS:
+            hook(study, ids)
         WindowCorrection.objects.filter(correction_pass__annotation_id__in=ids).delete()
         CorrectionPass.objects.filter(annotation_id__in=ids).update(
             overview_verdict="", overview_text="", overview_modes=[], segmentation_verdict="",
@@ -139,8 +144,6 @@ def withdrawal_erase(*, withdrawal: Withdrawal, study: Study) -> Withdrawal:
             return_comment=Case(When(state=workflow.RETURNED, then=Value(ERASED_COMMENT)), default=Value("")),
             returned_units=[], telemetry={}, ui_state={}, undo={}, undo_until=None)
         AuditEvent.objects.filter(annotation_id__in=ids).update(before=ERASED, after=ERASED)
-        for hook in ERASURE_HOOKS:
-            hook(study, ids)
         now = timezone.now()
         Withdrawal.objects.filter(pk=withdrawal.pk).update(erasing=False, erase_requested=True, erased_at=now,
                                                            erased=len(ids))

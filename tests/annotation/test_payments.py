@@ -16,6 +16,7 @@ from unittest import mock
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, AuditEvent, GoldItem, Participant
@@ -121,7 +122,7 @@ def worked(link, clock):
     assert recruitment.participant_complete(participant=Participant.objects.get(pk=participant.pk))
     clock.at(600)
     idle = join(link, OTHER_PID)
-    return {"participant": participant, "idle": idle, "sent": sent}
+    return {"participant": participant, "idle": idle, "sent": sent, "clock": clock}
 
 
 def credits_from_the_trail(annotation_id: int, sent: list[float]) -> float:
@@ -177,6 +178,31 @@ def test_the_csv_and_the_json_agree(worked, personas):
             else:
                 assert line[key] == value
     assert lines[0]["active_seconds"] == "315.0" and lines[0]["completion_seconds"] == "510.0"
+
+
+def test_the_report_its_csv_and_its_page_tell_who_timed_out_and_when(running, personas, study):
+    link = recruitment.recruitment_link_create(study=running, actor=personas["admin"], cap=5, quota=1,
+                                               time_allowed=30)[0]
+    late, working = join(link), join(link, OTHER_PID)
+    ended = timezone.now() - timedelta(minutes=5)
+    Participant.objects.filter(pk=late.pk).update(time_out_at=ended)
+    rows = {row.pseudonym: row for row in payment_report(study=study).rows}
+    assert (rows[late.pseudonym].state, rows[late.pseudonym].state_at) == ("timed out", ended)
+    assert (rows[working.pseudonym].state, rows[working.pseudonym].state_at) == ("working", None)
+    body = api(personas["admin"]).get("/api/studies/s1/payments/").json()
+    answer = {row["pseudonym"]: row for row in body["participants"]}
+    assert answer[late.pseudonym]["state"] == "timed out" and answer[working.pseudonym]["state"] == "working"
+    download = api(personas["admin"]).get("/api/studies/s1/payments.csv").content.decode()
+    lines = {line["pseudonym"]: line for line in csv.DictReader(io.StringIO(download))}
+    assert lines[late.pseudonym]["state"] == "timed out"
+    assert datetime.fromisoformat(lines[late.pseudonym]["state_at"]) == ended
+    assert (lines[working.pseudonym]["state"], lines[working.pseudonym]["state_at"]) == ("working", "")
+    page = signed_in(personas["admin"]).get("/studies/s1/payments/").content.decode()
+    late_row = page[page.index(f'data-pseudonym="{late.pseudonym}"'):]
+    late_row = late_row[:late_row.index("</tr>")]
+    assert 'data-state="timed out"' in late_row and timezone.localtime(ended).strftime("%Y-%m-%d %H:%M") in late_row
+    working_row = page[page.index(f'data-pseudonym="{working.pseudonym}"'):]
+    assert 'data-state="working"' in working_row[:working_row.index("</tr>")]
 
 
 # --------------------------------------------------------------------------- the bonus
@@ -383,6 +409,66 @@ def test_only_the_study_admins_read_payments(worked, personas, make_user):
             assert answer.status_code in (403, 404) and PID.encode() not in answer.content, (path, person)
         anonymous = Client().get(path)
         assert anonymous.status_code in (302, 401, 403) and PID.encode() not in anonymous.content
+
+
+# --------------------------------------------------------------------------- reading is audited
+
+
+# Each answer that opens the ids, what its audit event says it read, and how many ids it held
+# (the bonus at 9 an hour pays only the participant with active time; the other has nothing due).
+READS = [
+    ("/studies/s1/payments/", {"read": "page", "ids": 2, "participants": 2}),
+    ("/studies/s1/payments/?rate=9", {"read": "page", "ids": 2, "participants": 2}),
+    ("/studies/s1/payments/?rate=-1", {"read": "page", "ids": 2, "participants": 2}),  # 400, the table shown
+    ("/api/studies/s1/payments/", {"read": "report (JSON)", "ids": 2, "participants": 2}),
+    ("/api/studies/s1/payments.csv", {"read": "report (CSV)", "ids": 2, "participants": 2}),
+    ("/api/studies/s1/payments/bonus/?rate=9", {"read": "bonus preview", "ids": 1, "participants": 2,
+                                                "rate": "9.00"}),
+    ("/api/studies/s1/payments/bonus.csv?rate=9", {"read": "bulk-bonus file", "ids": 1, "participants": 2,
+                                                   "rate": "9.00"}),
+]
+
+
+@pytest.mark.parametrize(("path", "record"), READS)
+def test_each_reading_of_the_ids_leaves_one_audit_event_without_an_id(worked, personas, study, path, record):
+    admin = personas["admin"]
+    events = AuditEvent.objects.count()
+    answer = signed_in(admin).get(path)
+    assert answer.status_code in (200, 400) and PID.encode() in answer.content
+    assert AuditEvent.objects.count() == events + 1
+    event = AuditEvent.objects.get(action="payments_read")
+    assert (event.study, event.actor, event.annotation, event.at) == (study, admin, None, worked["clock"].now)
+    assert event.before == {} and event.after == record
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT before::text, after::text FROM annotation_auditevent WHERE id = %s", [event.pk])
+        stored = " ".join(cursor.fetchone())
+    assert PID not in stored and OTHER_PID not in stored
+
+
+def test_a_refused_reading_opens_no_id_and_records_nothing(worked, personas):
+    for path in PATHS:
+        for persona in ("annotator", "reviewer", "researcher", "outsider"):
+            assert signed_in(personas[persona]).get(path).status_code in (403, 404), (path, persona)
+        Client().get(path)
+    for bad in ("/api/studies/s1/payments/bonus/?rate=-1", "/api/studies/s1/payments/bonus.csv?rate=abc"):
+        answer = signed_in(personas["admin"]).get(bad)
+        assert answer.status_code == 400 and PID.encode() not in answer.content
+    assert not AuditEvent.objects.filter(action="payments_read").exists()
+
+
+def test_the_studys_history_shows_who_read_the_ids_and_how_many(worked, personas, study):
+    admin = signed_in(personas["admin"])
+    admin.get("/api/studies/s1/payments.csv")
+    admin.get("/api/studies/s1/payments/bonus.csv?rate=9")
+    page = admin.get("/studies/s1/history/").content.decode()
+    assert page.count('data-action="payments_read"') == 2
+    assert "Read the participants&#x27; platform ids: the payments report (CSV), 2 id(s) of 2 participant(s)." in page
+    assert "the payments bulk-bonus file at 9.00 an hour, 1 id(s) of 2 participant(s)." in page
+    history = admin.get("/api/studies/s1/history/").json()
+    reads = [entry for entry in history if entry["action"] == "payments_read"]
+    assert [(entry["actor"], entry["after"]["read"]) for entry in reads] == [
+        ("admin", "bulk-bonus file"), ("admin", "report (CSV)")]
+    assert PID not in page and PID not in str(history)
 
 
 # --------------------------------------------------------------------------- the page

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -18,12 +18,13 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.errors import FieldErrors, StudyStateRefused
-from annotation.models import Annotation, AuditEvent, Membership, Participant, RecruitmentLink
+from annotation.models import Annotation, AuditEvent, Membership, Participant, RecruitmentLink, Withdrawal
 from annotation.rules import recruitment
 from annotation.rules.assignment import Item
 from annotation.services import recruitment as service
 from annotation.services.annotation_common import NotAllowed
 from annotation.services.lifecycle import study_close
+from annotation.services.withdrawal import participation_withdraw
 from annotation.services.workflow import annotation_open, annotation_snapshot
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip, save
 from tests.conftest import in_setup
@@ -91,6 +92,25 @@ def test_the_url_for_the_platform_carries_its_placeholders():
                    "&SESSION_ID={{%SESSION_ID%}}")
     assert recruitment.recruitment_url("https://r.example/join/T/", platform="other", participant="pid",
                                        study="", session="") == "https://r.example/join/T/?pid={pid}"
+
+
+NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+
+
+@pytest.mark.parametrize(("completed", "time_out", "withdrawn", "state"), [
+    (None, None, None, ("working", None)),  # no time allowed: never timed out
+    (None, NOW + HOUR, None, ("working", None)),  # time left
+    (None, NOW, None, ("timed out", NOW)),  # their time ends this instant
+    (None, NOW - HOUR, None, ("timed out", NOW - HOUR)),
+    (NOW - 2 * HOUR, NOW - HOUR, None, ("completed", NOW - 2 * HOUR)),  # completed in time
+    (NOW, NOW - HOUR, None, ("completed", NOW)),  # whatever the clock: completed is completed
+    (None, NOW - HOUR, NOW - 2 * HOUR, ("withdrawn", NOW - 2 * HOUR)),  # withdrew before the end
+    (NOW - HOUR, None, NOW, ("withdrawn", NOW)),  # withdrew after completing: their work is out
+])
+def test_a_participants_state_says_who_timed_out_and_when(completed, time_out, withdrawn, state):
+    assert recruitment.participant_state(completed_at=completed, time_out_at=time_out, withdrawn_at=withdrawn,
+                                         now=NOW) == state
 
 
 # --------------------------------------------------------------------------- the API
@@ -601,6 +621,36 @@ def test_without_a_time_allowed_nobody_times_out(running, personas):
     with pytest.raises(service.RecruitmentRefused, match="no work left"):
         service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24})
     assert service.participant_join(link=link, params={"PROLIFIC_PID": "a" * 24}).resumed
+
+
+def test_the_participants_list_tells_who_timed_out_and_when(timed, personas, running):
+    first, link = timed["first"], timed["link"]
+    _time_passes(first, 61)
+    first.refresh_from_db()
+    withdrawer = service.participant_join(link=link, params={"PROLIFIC_PID": "c" * 24}).participant
+    participation_withdraw(study=running, user=withdrawer.user)
+    withdrawn_at = Withdrawal.objects.get(user=withdrawer.user).at
+    rows = {row.pseudonym: row for row in service.participants_list(study=running)}
+    assert (rows[first.pseudonym].state, rows[first.pseudonym].state_at) == ("timed out", first.time_out_at)
+    assert (rows[withdrawer.pseudonym].state, rows[withdrawer.pseudonym].state_at) == ("withdrawn", withdrawn_at)
+    [second] = [row for name, row in rows.items() if name not in (first.pseudonym, withdrawer.pseudonym)]
+    assert (second.state, second.state_at) == ("working", None) and second.time_out_at > timezone.now()
+    answer = {row["pseudonym"]: row for row in api(personas["admin"]).get("/api/studies/s1/participants/").json()}
+    mine = answer[first.pseudonym]
+    assert mine["state"] == "timed out" and mine["completed_at"] is None
+    assert datetime.fromisoformat(mine["state_at"].replace("Z", "+00:00")) == first.time_out_at
+    assert answer[second.pseudonym]["state"] == "working" and answer[second.pseudonym]["state_at"] is None
+    assert answer[withdrawer.pseudonym]["state"] == "withdrawn"
+
+
+def test_a_participant_who_completed_after_their_time_is_listed_completed(timed, running):
+    first = timed["first"]
+    for item in Annotation.objects.filter(annotator=first.user).exclude(pk=timed["submitted"].pk):
+        complete(item, first.user)
+    assert service.participant_complete(participant=first)
+    _time_passes(Participant.objects.get(pk=first.pk), 61)
+    [row] = [row for row in service.participants_list(study=running) if row.pseudonym == first.pseudonym]
+    assert (row.state, row.state_at) == ("completed", Participant.objects.get(pk=first.pk).completed_at)
 
 
 @pytest.mark.parametrize("bad", [0, -5, 60 * 24 * 30 + 1, "an hour", True])

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -22,6 +24,7 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Participant,
+    Study,
     WindowCorrection,
     Withdrawal,
 )
@@ -172,6 +175,25 @@ def test_one_withdrawal_per_person_and_study_in_the_database(world):
     participation_withdraw(study=world["study"], user=world["leaver"])
     with pytest.raises(IntegrityError), transaction.atomic():
         Withdrawal.objects.create(study=world["study"], user=world["leaver"], pseudonym="again")
+
+
+def test_reading_a_withdrawal_does_not_join_the_study_table(world):
+    participation_withdraw(study=world["study"], user=world["leaver"])
+    with CaptureQueriesContext(connection) as queries:
+        found = Withdrawal.objects.filter(study=world["study"], user=world["leaver"]).first()
+    assert found is not None and len(queries) == 1
+    sql = queries[0]["sql"]
+    assert "JOIN" not in sql.upper() and Study._meta.db_table not in sql
+
+
+def test_withdrawals_are_listed_by_when_they_happened(world):
+    study = world["study"]
+    first = participation_withdraw(study=study, user=world["leaver"])
+    second = participation_withdraw(study=study, user=world["stayer"])
+    # The later row happened first: time decides, not the order the rows were made in.
+    Withdrawal.objects.filter(pk=second.pk).update(at=first.at - timedelta(minutes=5))
+    assert [row.pseudonym for row in withdrawals_list(study=study)] == ["stayer", "leaver"]
+    assert list(Withdrawal.objects.filter(study=study)) == [Withdrawal.objects.get(pk=second.pk), first]
 
 
 def test_only_annotators_withdraw(world):

@@ -4,10 +4,13 @@ the bonuses shown beside each participant and the bulk-bonus file downloaded."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotation.models import Annotation
+from annotation.models import Annotation, Participant
 from annotation.services import recruitment
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
 from tests.browser.conftest import screenshot
@@ -51,3 +54,26 @@ def test_the_admin_prices_the_bonuses_and_downloads_the_file(sign_in, live_serve
     assert download.value.suggested_filename == "s1-bonus.csv"
     assert open(download.value.path(), encoding="utf-8").read() == f"{PID},1.50\n"
     assert errors == []
+
+
+def test_the_members_page_lists_who_timed_out_apart_from_who_works(sign_in, live_server, study, personas):
+    for clip in ("a", "b"):
+        fake_clip(study, clip)
+    captions_add(study, [caption_record(clip) for clip in ("a", "b")])
+    link, _ = recruitment.recruitment_link_create(study=study, actor=personas["admin"], cap=5, quota=1,
+                                                  time_allowed=30)
+    late = recruitment.participant_join(link=link, params={"PROLIFIC_PID": PID}).participant
+    working = recruitment.participant_join(link=link, params={"PROLIFIC_PID": "6a0b1c2d3e4f5a6b7c8d9e0f"}).participant
+    Participant.objects.filter(pk=late.pk).update(time_out_at=timezone.now() - timedelta(minutes=5))
+
+    page = sign_in("admin", "pw-admin")
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_server.url}/studies/s1/members/")
+    late_row = page.locator(f"#participants tr[data-participant='{late.pseudonym}']")
+    expect(late_row).to_have_attribute("data-state", "timed out")
+    expect(late_row.locator("td").last).to_contain_text("timed out ")  # then when, in the browser's format
+    working_row = page.locator(f"#participants tr[data-participant='{working.pseudonym}']")
+    expect(working_row).to_have_attribute("data-state", "working")
+    expect(working_row.locator("td").last).to_contain_text("working (until ")
+    assert not errors

@@ -25,7 +25,7 @@ from scoring.metrics.llmfacts import (
     llmfacts_f1,
     llmfacts_f1_many,
 )
-from scoring.metrics.llmfacts.pipeline import EMPTY_TEXT_REASON
+from scoring.metrics.llmfacts.pipeline import EMPTY_TEXT_REASON, forget_texts
 from tests.conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "fm_v2t"
@@ -272,3 +272,23 @@ def test_an_example_fact_that_the_text_states_is_kept() -> None:
     # as every word is in the text); only the red coats are the example's.
     assert result.a_to_b.facts == ("Two men open a door.", "two men open a door")
     assert result.example_facts_dropped == 1 + 2
+
+
+def test_forgetting_a_text_drops_its_facts_and_every_check_made_with_them(tmp_path: Path) -> None:
+    backend = ScriptedBackend(simple_model)
+    cache = ResultCache(tmp_path)
+    llmfacts_f1("A secret kettle whistles. It is red.", "A dog barks.", backend, cache=cache)
+    llmfacts_f1("A cat sleeps.", "A dog barks.", backend, cache=cache)
+    assert len(list(tmp_path.glob("*.json"))) == 7  # the dog's facts are extracted once
+
+    assert forget_texts(["A secret kettle whistles. It is red."], cache) == 3
+    # Left: the dog's and the cat's facts, and the two checks between them.
+    left = [path.read_text() for path in tmp_path.glob("*.json")]
+    assert len(left) == 4 and not [text for text in left if "kettle" in text or "red" in text]
+    backend.calls.clear()
+    fresh = ResultCache(tmp_path)  # another process: asks again about the forgotten text only
+    llmfacts_f1("A secret kettle whistles. It is red.", "A dog barks.", backend, cache=fresh)
+    assert sorted(stage for stage, _ in backend.calls) == ["checking", "checking", "extraction"]
+    llmfacts_f1("A cat sleeps.", "A dog barks.", backend, cache=fresh)
+    assert len(backend.calls) == 3
+    assert forget_texts(["", "   "], cache) == 0

@@ -230,6 +230,12 @@ const linksBody = document.querySelector("#recruitment-links tbody");
 const participantsBody = document.querySelector("#participants tbody");
 const DEFAULT_PARAM = { prolific: "PROLIFIC_PID", other: "pid" };
 const when = (value) => (value ? new Date(value).toLocaleString() : "—");
+// "timed out" (their time allowed ran out before they completed) says when, as do completed
+// and withdrawn; someone working says until when they have, if their link gives a time.
+function participantState(person) {
+  if (person.state_at) return `${person.state} ${when(person.state_at)}`;
+  return person.time_out_at ? `${person.state} (until ${when(person.time_out_at)})` : person.state;
+}
 
 async function reloadRecruitment() {
   const [links, people] = await Promise.all([call("GET", `${base}/recruitment-links/`), call("GET", `${base}/participants/`)]);
@@ -268,9 +274,11 @@ async function reloadRecruitment() {
     for (const person of people.answer) {
       const row = element("tr");
       row.dataset.participant = person.pseudonym;
+      row.dataset.state = person.state;
       row.append(
         element("td", person.pseudonym), element("td", `#${person.link}`), element("td", when(person.joined_at)),
         element("td", `${person.done} of ${person.assigned}`), element("td", when(person.completed_at)),
+        element("td", participantState(person)),
       );
       participantsBody.appendChild(row);
     }

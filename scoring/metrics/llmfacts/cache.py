@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,35 @@ class ResultCache:
     def __len__(self) -> int:
         with self._lock:
             return len(self._memory)
+
+    def stored(self) -> Iterator[tuple[CacheKey, Any]]:
+        """Every answer kept, in memory and on disk: (key, value)."""
+        with self._lock:
+            remembered = list(self._memory.items())
+        yield from remembered
+        if self.directory is None:
+            return
+        for path in sorted(self.directory.glob("*.json")):
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+            except (FileNotFoundError, json.JSONDecodeError):
+                continue
+            if isinstance(stored, dict) and isinstance(stored.get("key"), list):
+                yield tuple(stored["key"]), stored.get("value")
+
+    def forget(self, keys: Iterable[CacheKey]) -> int:
+        """Drop the answers of ``keys`` from memory and disk; how many were dropped."""
+        dropped = 0
+        for key in set(keys):
+            with self._lock:
+                remembered = self._memory.pop(key, None) is not None
+            on_disk = False
+            if self.directory is not None:
+                path = self._path(key)
+                on_disk = path.exists()
+                path.unlink(missing_ok=True)
+            dropped += remembered or on_disk
+        return dropped
 
     def _path(self, key: CacheKey) -> Path:
         assert self.directory is not None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from .backend import UNCONSTRAINED, ChatBackend
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, cache_key, sha256_text
 from .errors import AnswerError, LLMFactsError
 from .parsing import (
     LABELS,
@@ -212,6 +212,24 @@ def extract_facts_counted(
     answered = _cache(cache).get_or_compute(key, ask)
     kept = tuple(fact for fact in answered if not copied_from_example(fact, text))
     return kept, len(answered) - len(kept)
+
+
+def forget_texts(texts: Iterable[str], cache: ResultCache) -> int:
+    """Drop every answer the cache keeps about ``texts`` (whatever the model and prompt
+    version): the facts extracted from them, the checks of other texts' facts against them, and
+    the checks of their facts against other texts (keyed by the facts, found from the
+    extraction's answer as :func:`check_facts` was given them). How many answers went."""
+    wanted = {sha256_text(text): text for text in texts if text.strip()}
+    if not wanted:
+        return 0
+    entries = list(cache.stored())
+    facts = set()
+    for key, value in entries:
+        if key[2:3] == ("extraction",) and key[3:4] and key[3] in wanted and isinstance(value, list):
+            kept = [fact for fact in value if isinstance(fact, str) and not copied_from_example(fact, wanted[key[3]])]
+            facts.add(sha256_text(json.dumps(kept, ensure_ascii=False)))
+    hashes = set(wanted) | facts
+    return cache.forget(key for key, _ in entries if hashes.intersection(key[3:]))
 
 
 def check_facts(
