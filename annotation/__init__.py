@@ -14,5 +14,6 @@ below it, never the ones above):
 
 Beside them, the app's own core: ``models`` (the data and its constraints), ``permissions`` (who
 may do what), ``errors`` (what the rules and services raise), ``jobs`` and ``tasks`` (background
-work), ``middleware``, ``admin``, ``routes`` and ``demo_content``.
+work), ``prepared`` (the hot paths' reads, their SQL built once per process), ``middleware``,
+``admin``, ``routes`` and ``demo_content``.
 """
