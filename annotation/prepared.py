@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -57,6 +58,8 @@ class _Plan:
     constants: list[Any]
     compiler: Any
     names: list[str] | None  # the keys of a values() read; None for model instances
+    # Per column that needs one, how a database value becomes a Python one (as results_iter finds them).
+    converters: dict[int, Any]
 
     def rows(self, ids: dict[str, int]) -> list[Any]:
         compiler = self.compiler
@@ -67,21 +70,29 @@ class _Plan:
         with compiler.connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             fetched = cursor.fetchall()
-        converted = list(compiler.results_iter(results=[fetched]))
+        converted = list(compiler.apply_converters(fetched, self.converters)) if self.converters else fetched
         if self.names is not None:
             return [dict(zip(self.names, row, strict=False)) for row in converted]
         return [self._instance(row) for row in converted]
 
-    def _instance(self, row: list[Any]) -> Any:
-        """A model instance from a row, as Django's ModelIterable makes it."""
+    @cached_property
+    def _model_layout(self) -> tuple[Any, slice, list[str], list[Any]]:
+        """What ModelIterable works out per query: the model, its columns in the row, their
+        attribute names, and the populators that fill the select_related relations."""
         compiler = self.compiler
         klass_info = compiler.klass_info
-        first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-        init_list = [column[0].target.attname for column in compiler.select[first:last]]
-        instance = klass_info["model"].from_db(compiler.using, init_list, row[first:last])
-        for populator in get_related_populators(klass_info, compiler.select, compiler.using):
+        columns = slice(klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1)
+        names = [column[0].target.attname for column in compiler.select[columns]]
+        populators = get_related_populators(klass_info, compiler.select, compiler.using)
+        return klass_info["model"], columns, names, populators
+
+    def _instance(self, row: list[Any]) -> Any:
+        """A model instance from a row, as Django's ModelIterable makes it."""
+        model, columns, names, populators = self._model_layout
+        instance = model.from_db(self.compiler.using, names, row[columns])
+        for populator in populators:
             populator.populate(row, instance)
-        for name, position in (compiler.annotation_col_map or {}).items():
+        for name, position in (self.compiler.annotation_col_map or {}).items():
             setattr(instance, name, row[position])
         return instance
 
@@ -141,7 +152,10 @@ class PreparedRead:
         values = queryset._iterable_class is ValuesIterable
         names_of_values = (list(query.selected) if query.selected else
                            [*query.extra_select, *query.values_select, *query.annotation_select])
-        return _Plan(sql=sql, slots=slots, constants=list(params), compiler=compiler,
+        if compiler.has_composite_fields([column[0] for column in compiler.select]):
+            raise PreparedReadError("a prepared read does not select composite primary keys")
+        converters = compiler.get_converters([column[0] for column in compiler.select[:compiler.col_count]])
+        return _Plan(sql=sql, slots=slots, constants=list(params), compiler=compiler, converters=converters,
                      names=names_of_values if values else None)
 
 
