@@ -8,6 +8,7 @@ from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
 from annotation.models import Membership, Study, StudyState
+from annotation.prepared import prepared
 
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
@@ -33,14 +34,17 @@ def known_roles(user, study: Study) -> set[str] | None:
     return getattr(user, "_redline_roles", {}).get(study.pk)
 
 
+@prepared
+def _roles_read(*, study_id: int, user_id: int):
+    return Membership.objects.filter(study_id=study_id, user_id=user_id).values("role")
+
+
 def user_roles(user, study: Study) -> set[str]:
     if not user.is_authenticated:
         return set()
     cache = _roles_cache(user)
     if study.pk not in cache:
-        cache[study.pk] = set(
-            Membership.objects.filter(study=study, user=user).values_list("role", flat=True)
-        )
+        cache[study.pk] = {row["role"] for row in _roles_read(study_id=study.pk, user_id=user.pk)}
     return cache[study.pk]
 
 

@@ -45,6 +45,7 @@ from django.utils import timezone
 
 from annotation.models import Annotation, AuditEvent, Caption, Study, Withdrawal
 from annotation.rules import workflow
+from scoring.comparisons import final_texts
 from scoring.metrics.llmfacts.pipeline import forget_texts
 from scoring.metrics.reference import METEOR_NAMESPACE
 from scoring.metrics.sentences import SPLITTERS, sentences
@@ -134,8 +135,6 @@ def _forget_answers(texts: set[str]) -> None:
 def _final_texts_of(annotation_ids: Sequence[int]) -> set[str]:
     """The final texts (overview, window scenes and shots) of the approved ones of the
     annotations, less those left as the caption had them (the model's, not the annotator's)."""
-    from scoring.services import final_texts  # scoring.services imports this module
-
     approved = (Annotation.objects.filter(pk__in=annotation_ids, state=workflow.APPROVED)
                 .select_related("caption__clip__study", "annotator", "reviewer"))
     return {text for annotation in approved for item in final_texts(annotation) for text in item.references

@@ -146,12 +146,23 @@ def pass_snapshot(
     }
 
 
+@prepared
+def _passes_read(*, annotation_id: int):
+    return CorrectionPass.objects.filter(annotation_id=annotation_id)
+
+
+def _passes_of(annotation: Annotation) -> list[CorrectionPass]:
+    """The annotation's passes: those kept on it (prefetched, as an autosave keeps them), else read."""
+    kept = getattr(annotation, "_prefetched_objects_cache", {}).get("passes")
+    return list(kept) if kept is not None else _passes_read(annotation_id=annotation.pk)
+
+
 def annotation_snapshot(
     annotation: Annotation, annotator_pass: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The annotation's state and passes as plain data. `annotator_pass` is its annotator
     pass's snapshot when the caller has just made it (an autosave), which saves reading it."""
-    passes = {p.kind: p for p in annotation.passes.all()}
+    passes = {p.kind: p for p in _passes_of(annotation)}
     if annotator_pass is None:
         annotator_pass = pass_snapshot(passes.get(CorrectionPass.Kind.ANNOTATOR))
     return {

@@ -16,13 +16,13 @@ import pytest
 from annotation.models import Annotation
 from annotation.rules import workflow
 from annotation.services.withdrawal import participation_withdraw
+from scoring.comparisons import final_texts
 from scoring.families import llmfacts_cache
 from scoring.metrics.embeddings import CachingJudge, score_text_pairs
 from scoring.metrics.llmfacts import ResultCache, extract_facts, llmfacts_f1
 from scoring.metrics.reference import METEOR_NAMESPACE
 from scoring.metrics.sentences import SPLITTERS, sentences
 from scoring.models import SharedCacheEntry
-from scoring.services import final_texts
 from scoring.shared_cache import DatabaseCache, shared_cache
 from tests.annotation.test_withdrawal import SECRET_TEXT, world  # noqa: F401 - the fixture
 from tests.scoring.test_llmfacts_pipeline import ScriptedBackend, simple_model
