@@ -5,21 +5,23 @@ autosave, workspace view and "start next" makes, building it (resolving the look
 the columns of every select_related table and the subqueries) costs 0.3 to 1 ms of CPU, ten to
 forty times what SQLite or PostgreSQL take to run the statement (bench/bench_request_cpu.py).
 
-A :class:`PreparedRead` wraps a function that builds the queryset from integer arguments (ids).
-The first call on a database connection builds it once with stand-in ids, compiles it, and keeps
-the SQL, where each argument goes among its parameters, and Django's compiler (which knows how
-to turn the columns into values and model instances). Each call then runs that SQL with its own
-ids and gives what the queryset would have given: model instances, with their select_related
-relations and annotations, or dicts for a ``values()`` queryset.
+A :class:`PreparedRead` wraps a function that builds the queryset from its keyword arguments.
+The first call on a database connection builds it once with stand-in arguments, compiles it, and
+keeps the SQL, where each argument goes among its parameters, and Django's compiler (which knows
+how to turn the columns into values and model instances). Each call then runs that SQL with its
+own arguments and gives what the queryset would have given: model instances, with their
+select_related relations and annotations, or dicts for a ``values()`` queryset.
 
 What a prepared read may be:
-- Its arguments are ids (integers), given by keyword; the query's shape does not depend on them.
+- Its arguments, given by keyword, are ids (integers), keys (strings) or times (aware
+  datetimes), each compared as it is (``pk=annotation_id``, ``expire_date__gt=now``), and the
+  query's shape does not depend on them.
 - Everything else in it is fixed: a constant, a setting read at import, or SQL such as
   ``Now()``, which the database evaluates on every run.
 - It reads, without ``prefetch_related`` (run those reads plainly); it may lock the rows it
   reads (``select_for_update``), inside a transaction, as Django requires.
 
-``read.queryset(**ids)`` is the plain queryset: tests compare the two on the same rows
+``read.queryset(**arguments)`` is the plain queryset: tests compare the two on the same rows
 (tests/annotation/test_prepared.py).
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -35,9 +38,28 @@ from django.db.models import QuerySet
 from django.db.models.query import ModelIterable, ValuesIterable, get_related_populators
 from django.db.transaction import TransactionManagementError
 
-# Stand-in ids for building the query: no row has a negative id, and each argument gets its
-# own, so that its places among the parameters can be found.
-_STAND_IN = -7_300_000_001
+# Stand-ins for building the query, each argument its own, so that its places among the
+# parameters can be found: ids no row has, keys no session has, a time long past.
+_ID, _KEY, _TIME = -7_300_000_001, "\x00prepared read argument {}", datetime(1901, 1, 1, tzinfo=UTC)
+
+
+def _kind(name: str, value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "id"
+    if isinstance(value, str):
+        return "key"
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return "time"
+    raise PreparedReadError(f"{name} must be an id (an integer), a key (a string) or an aware time, "
+                            f"not {value!r:.40}")
+
+
+def _stand_in(kind: str, position: int) -> Any:
+    if kind == "id":
+        return _ID - position
+    if kind == "key":
+        return _KEY.format(position)
+    return _TIME + timedelta(microseconds=position + 1)
 
 
 # Every prepared read made so far (tests compare each with its plain queryset).
@@ -55,17 +77,20 @@ class _Plan:
     sql: str
     # Per parameter: the argument's name, or None for a constant of the query (in `constants`).
     slots: list[str | None]
+    times: set[str]  # the arguments that are times, passed as the database takes them
     constants: list[Any]
     compiler: Any
     names: list[str] | None  # the keys of a values() read; None for model instances
     # Per column that needs one, how a database value becomes a Python one (as results_iter finds them).
     converters: dict[int, Any]
 
-    def rows(self, ids: dict[str, int]) -> list[Any]:
+    def rows(self, arguments: dict[str, Any]) -> list[Any]:
         compiler = self.compiler
         if compiler.query.select_for_update and not compiler.connection.in_atomic_block:
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
-        params = [ids[slot] if slot is not None else constant
+        for name in self.times:
+            arguments[name] = compiler.connection.ops.adapt_datetimefield_value(arguments[name])
+        params = [arguments[slot] if slot is not None else constant
                   for slot, constant in zip(self.slots, self.constants, strict=True)]
         with compiler.connection.cursor() as cursor:
             cursor.execute(self.sql, params)
@@ -98,7 +123,7 @@ class _Plan:
 
 
 class PreparedRead:
-    """A read built by `build(**ids)`, compiled once per database connection (see the module)."""
+    """A read built by `build(**arguments)`, compiled once per database connection (see the module)."""
 
     def __init__(self, build: Callable[..., QuerySet]):
         self.build = build
@@ -108,34 +133,32 @@ class PreparedRead:
     def __repr__(self) -> str:
         return f"<prepared read {self.build.__module__}.{self.build.__qualname__}>"
 
-    def queryset(self, **ids: int) -> QuerySet:
+    def queryset(self, **arguments: Any) -> QuerySet:
         """The plain queryset, built and compiled as Django does on every call."""
-        return self.build(**ids)
+        return self.build(**arguments)
 
-    def __call__(self, **ids: int) -> list[Any]:
-        for name, value in ids.items():
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise PreparedReadError(f"{name} must be an id (an integer), not {value!r:.40}")
+    def __call__(self, **arguments: Any) -> list[Any]:
+        kinds = tuple(sorted((name, _kind(name, value)) for name, value in arguments.items()))
         connection = connections[DEFAULT_DB_ALIAS]
         plans = connection.__dict__.setdefault("redline_prepared_reads", {})
-        key = (self, tuple(sorted(ids)))
-        plan = plans.get(key)
+        plan = plans.get((self, kinds))
         if plan is None:
-            plan = plans[key] = self._plan(sorted(ids))
-        return plan.rows(ids)
+            plan = plans[(self, kinds)] = self._plan(kinds, connection)
+        return plan.rows(dict(arguments))
 
-    def one(self, **ids: int) -> Any:
+    def one(self, **arguments: Any) -> Any:
         """The single row the read finds, or the model's DoesNotExist (as ``.get()``)."""
-        rows = self(**ids)
+        rows = self(**arguments)
         if len(rows) != 1:
-            model = self.build(**{name: _STAND_IN for name in ids}).model
+            model = self.build(**arguments).model
             if not rows:
-                raise model.DoesNotExist(f"{model.__name__} matching {ids} does not exist.")
-            raise model.MultipleObjectsReturned(f"{len(rows)} {model.__name__} rows match {ids}.")
+                raise model.DoesNotExist(f"{model.__name__} matching {arguments} does not exist.")
+            raise model.MultipleObjectsReturned(f"{len(rows)} {model.__name__} rows match {arguments}.")
         return rows[0]
 
-    def _plan(self, names: list[str]) -> _Plan:
-        stand_ins = {name: _STAND_IN - position for position, name in enumerate(names)}
+    def _plan(self, kinds: tuple[tuple[str, str], ...], connection: Any) -> _Plan:
+        stand_ins = {name: _stand_in(kind, position) for position, (name, kind) in enumerate(kinds)}
+        times = {name for name, kind in kinds if kind == "time"}
         queryset = self.build(**stand_ins)
         if queryset._iterable_class not in (ModelIterable, ValuesIterable):
             raise PreparedReadError("a prepared read gives model instances or values() dicts")
@@ -143,11 +166,14 @@ class PreparedRead:
             raise PreparedReadError("a prepared read does not prefetch: run that read plainly")
         compiler = queryset.query.get_compiler(DEFAULT_DB_ALIAS)
         sql, params = compiler.as_sql()
-        by_value = {value: name for name, value in stand_ins.items()}
-        slots = [by_value.get(param) if isinstance(param, int) else None for param in params]
-        missing = set(names) - set(slots)
+        # A time reaches the parameters as the database takes it (a string, for SQLite).
+        passed = {name: connection.ops.adapt_datetimefield_value(value) if name in times else value
+                  for name, value in stand_ins.items()}
+        by_value = {(type(value), value): name for name, value in passed.items()}
+        slots = [by_value.get((type(param), param)) for param in params]
+        missing = set(stand_ins) - set(slots)
         if missing:
-            raise PreparedReadError(f"the query does not use {sorted(missing)} as ids")
+            raise PreparedReadError(f"the query does not use {sorted(missing)} as they are given")
         query = queryset.query
         values = queryset._iterable_class is ValuesIterable
         names_of_values = (list(query.selected) if query.selected else
@@ -155,10 +181,10 @@ class PreparedRead:
         if compiler.has_composite_fields([column[0] for column in compiler.select]):
             raise PreparedReadError("a prepared read does not select composite primary keys")
         converters = compiler.get_converters([column[0] for column in compiler.select[:compiler.col_count]])
-        return _Plan(sql=sql, slots=slots, constants=list(params), compiler=compiler, converters=converters,
-                     names=names_of_values if values else None)
+        return _Plan(sql=sql, slots=slots, times=times, constants=list(params), compiler=compiler,
+                     converters=converters, names=names_of_values if values else None)
 
 
 def prepared(build: Callable[..., QuerySet]) -> PreparedRead:
-    """Decorator: ``@prepared`` on a function of ids that builds a queryset."""
+    """Decorator: ``@prepared`` on a function of ids, keys or times that builds a queryset."""
     return PreparedRead(build)

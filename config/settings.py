@@ -400,7 +400,8 @@ CACHES = {
 # `cached_db`, Redis would become a dependency of every request, and while it is stopped or hung
 # nobody could sign in (a new session asks the cache whether its key exists) and every request
 # would wait on it. The one indexed read it saves is not worth an outage (tests/test_sessions.py).
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# config.sessions is Django's database store with its read prepared (annotation.prepared).
+SESSION_ENGINE = "config.sessions"
 
 # E-mail (invitations): Django's own settings, read from the environment under their own names.
 # Unset: the console backend prints each message to the server's output (nothing leaves the

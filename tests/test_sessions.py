@@ -71,3 +71,22 @@ def test_a_session_lost_from_the_cache_is_read_from_the_database(personas):
     client = signed_in(personas["annotator"], "pw-annotator")
     cache.clear()
     assert client.get(PAGE).status_code == 200
+
+
+def test_an_expired_session_signs_nobody_in_and_a_live_one_reads_as_django_wrote_it(personas):
+    """config.sessions reads with a prepared read: the expiry is compared at each request, and
+    the data is what Django's own database store reads."""
+    from datetime import timedelta
+
+    from django.contrib.sessions.backends.db import SessionStore as DjangoStore
+    from django.utils import timezone
+
+    from config.sessions import SessionStore
+
+    client = signed_in(personas["annotator"], "pw-annotator")
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    assert SessionStore(key).load() == DjangoStore(key).load() != {}
+    Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
+    assert client.get(PAGE).status_code == 302
+    store = SessionStore(key)
+    assert store.load() == {} and store.session_key is None

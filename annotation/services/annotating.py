@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, When, prefetch_related_objects
+from django.db.models import Case, F, When
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -43,6 +43,7 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
+    passes_read,
 )
 from annotation.services.consent import work_start_require
 from annotation.services.guidelines import guideline_version_now
@@ -416,15 +417,15 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
 
 def _read_annotator_pass(annotation: Annotation) -> CorrectionPass:
     """The annotator pass, read with the annotation's other passes in one statement and kept on
-    the annotation (as prefetch_related keeps them), so that the answer's snapshot (which shows
-    the QC pass too) reads none again; the pass this save changes is that very object. Made, and
-    the kept passes dropped, when there is none yet (the first save)."""
-    prefetch_related_objects([annotation], "passes")
-    found = next((p for p in annotation.passes.all() if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
-    if found is not None:
-        return found
-    annotation._prefetched_objects_cache.pop("passes", None)
-    return _annotator_pass(annotation)
+    the annotation (`kept_passes`, see annotation_common._passes_of), so that the answer's
+    snapshot (which shows the QC pass too) reads none again; the pass this save changes is that
+    very object. Made, and nothing kept, when there is none yet (the first save)."""
+    passes = passes_read(annotation_id=annotation.pk)
+    found = next((p for p in passes if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
+    if found is None:
+        return _annotator_pass(annotation)
+    annotation.kept_passes = passes
+    return found
 
 
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:

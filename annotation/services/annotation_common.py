@@ -147,14 +147,17 @@ def pass_snapshot(
 
 
 @prepared
-def _passes_read(*, annotation_id: int):
+def passes_read(*, annotation_id: int):
     return CorrectionPass.objects.filter(annotation_id=annotation_id)
 
 
 def _passes_of(annotation: Annotation) -> list[CorrectionPass]:
-    """The annotation's passes: those kept on it (prefetched, as an autosave keeps them), else read."""
-    kept = getattr(annotation, "_prefetched_objects_cache", {}).get("passes")
-    return list(kept) if kept is not None else _passes_read(annotation_id=annotation.pk)
+    """The annotation's passes: those an autosave read and kept on it (`kept_passes`), or those
+    prefetched with it (prefetch_related), else read."""
+    kept = getattr(annotation, "kept_passes", None)
+    if kept is None:
+        kept = getattr(annotation, "_prefetched_objects_cache", {}).get("passes")
+    return list(kept) if kept is not None else passes_read(annotation_id=annotation.pk)
 
 
 def annotation_snapshot(

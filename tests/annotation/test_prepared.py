@@ -4,7 +4,7 @@ cannot do. Runs on SQLite and, under `make test`, on PostgreSQL."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -21,6 +21,7 @@ from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadE
 from annotation.services.consent import consent_accept, consent_save
 from annotation.services.guidelines import guidelines_save
 from annotation.services.workflow import annotations_assign
+from config.sessions import SessionStore
 from tests.annotation.studybuild import complete
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +59,11 @@ def ids(study, personas, caption, make_user):
     guidelines_save(study=study, actor=personas["admin"], text="Correct what is wrong; keep what is right.")
     annotator_pass = CorrectionPass.objects.get(annotation=submitted, kind=CorrectionPass.Kind.ANNOTATOR)
     assert annotator_pass.windows.exists()
-    return {"study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
+    session = SessionStore()
+    session["who"] = annotator.pk
+    session.create()
+    return {"session_key": session.session_key, "now": timezone.now(),
+            "study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
             "annotator_id": annotator.pk, "reviewer_id": reviewer.pk, "caption_id": caption.pk,
             "correction_pass_id": annotator_pass.pk}
 
@@ -69,7 +74,7 @@ def _arguments(read: PreparedRead) -> list[str]:
 
 
 def test_every_prepared_read_gives_what_its_queryset_gives(ids):
-    assert len(EVERY_PREPARED_READ) >= 8, EVERY_PREPARED_READ
+    assert len(EVERY_PREPARED_READ) >= 15, EVERY_PREPARED_READ
     found_nothing = []
     for read in EVERY_PREPARED_READ:
         if read.build.__module__.startswith("tests."):
@@ -129,16 +134,15 @@ def test_one_gives_the_row_or_the_models_does_not_exist(annotation):
 
 
 def test_what_a_prepared_read_refuses(annotation):
-    with pytest.raises(PreparedReadError, match="must be an id"):
-        _expired_claims(reviewer_id="1")
-    with pytest.raises(PreparedReadError, match="must be an id"):
-        _expired_claims(reviewer_id=True)
+    for wrong in (1.5, True, None, datetime(2026, 1, 1)):  # the last one naive
+        with pytest.raises(PreparedReadError, match="must be an id .* or an aware time"):
+            _expired_claims(reviewer_id=wrong)
 
     @prepared
     def ignores_its_id(*, annotation_id: int):
         return Annotation.objects.filter(state="in_progress")
 
-    with pytest.raises(PreparedReadError, match=r"does not use \['annotation_id'\]"):
+    with pytest.raises(PreparedReadError, match=r"does not use \['annotation_id'\] as they are given"):
         ignores_its_id(annotation_id=annotation.pk)
 
     @prepared
