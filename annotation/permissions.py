@@ -146,6 +146,11 @@ def study_from_view(view) -> Study:
     return study
 
 
+@prepared
+def _memberships_read(*, slug: str, user_id: int):
+    return Membership.objects.filter(study__slug=slug, user_id=user_id).select_related("study")
+
+
 def member_study_from_view(view, user) -> Study:
     """The view's study, for a member; 404 for everyone else, as the pages answer, so that the
     API does not tell outsiders which studies exist (403 would).
@@ -156,9 +161,7 @@ def member_study_from_view(view, user) -> Study:
         raise NotAuthenticated()
     study = getattr(view, "_study", None)
     if study is None:
-        memberships = list(
-            Membership.objects.filter(study__slug=view.kwargs["slug"], user=user).select_related("study")
-        )
+        memberships = _memberships_read(slug=view.kwargs["slug"], user_id=user.pk)
         if not memberships:
             raise NotFound("No such study.")
         study = view._study = memberships[0].study

@@ -46,6 +46,7 @@ from annotation.models import (
     Qualification,
     Study,
 )
+from annotation.prepared import prepared
 from annotation.rules import gold as gold_rules
 from annotation.rules import study_settings, workflow
 from annotation.selectors import queues
@@ -319,8 +320,15 @@ def real_work_allowed(study: Study, user) -> bool:
     return queues.real_work_allowed(study, user)
 
 
+@prepared
+def _practice_set_read(*, study_id: int):
+    return (GoldItem.objects.filter(study_id=study_id, gold__state=workflow.SUBMITTED, in_practice_set=True)
+            .order_by("created_at", "pk"))
+
+
 def practice_set(study: Study) -> list[GoldItem]:
-    return list(ready_gold(study).filter(in_practice_set=True).order_by("created_at", "pk"))
+    """The study's practice items, in the order they were made (read on every "start next")."""
+    return _practice_set_read(study_id=study.pk)
 
 
 def practice_begin(*, study: Study, annotator) -> Qualification | None:

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 import config.urls  # noqa: F401  (every module with a prepared read is loaded)
-from annotation.models import Annotation, CorrectionPass, Membership
+from annotation.models import Annotation, CorrectionPass, GoldItem, Membership
 from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
 from annotation.services.consent import consent_accept, consent_save
 from annotation.services.guidelines import guidelines_save
@@ -59,10 +59,13 @@ def ids(study, personas, caption, make_user):
     guidelines_save(study=study, actor=personas["admin"], text="Correct what is wrong; keep what is right.")
     annotator_pass = CorrectionPass.objects.get(annotation=submitted, kind=CorrectionPass.Kind.ANNOTATOR)
     assert annotator_pass.windows.exists()
+    # A practice item (rows made directly: only the practice set's read is under test here).
+    GoldItem.objects.create(study=study, caption=caption, gold=submitted, made_by=personas["admin"],
+                            in_practice_set=True)
     session = SessionStore()
     session["who"] = annotator.pk
     session.create()
-    return {"session_key": session.session_key, "now": timezone.now(),
+    return {"session_key": session.session_key, "now": timezone.now(), "slug": study.slug,
             "study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
             "annotator_id": annotator.pk, "reviewer_id": reviewer.pk, "caption_id": caption.pk,
             "correction_pass_id": annotator_pass.pk}
