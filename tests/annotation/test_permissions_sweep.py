@@ -407,17 +407,17 @@ def _profile_job(world, *, finished: bool) -> str:
     """A profile export job; a finished one (faked: its task never runs in a test) has one file."""
     import json
 
-    from scoring import profiles
+    from scoring import profile_jobs
 
-    status = profiles.profile_job_create(
+    status = profile_jobs.profile_job_create(
         study=world["study"], requested_by="admin", resamples=10, adjusted_resamples=10
     )
     if finished:
-        folder = profiles.job_dir(world["study"], status["job"])
+        folder = profile_jobs.job_dir(world["study"], status["job"])
         (folder / "files").mkdir()
         (folder / "files" / "table.csv").write_text("model,rate\n")
         (folder / "profile.zip").write_bytes(b"PK")
-        status.update(state=profiles.DONE, files=["table.csv"], zip="profile.zip")
+        status.update(state=profile_jobs.DONE, files=["table.csv"], zip="profile.zip")
         (folder / "status.json").write_text(json.dumps(status))
     return status["job"]
 
