@@ -183,6 +183,12 @@ def history_summary(event) -> str:
                 + (", erasure asked." if after.get("erase") else "."))
     if event.action == "participant_erase":
         return f"The content of {after.get('person')}'s {after.get('annotations')} annotation(s) was erased."
+    if event.action == "profile_export_delete":
+        return (f"Deleted the {before.get('state')} profile export {str(before.get('export'))[:8]} "
+                f"asked for by {before.get('requested_by') or 'nobody named'} at {before.get('created_at')}.")
+    if event.action == "profile_export_prune":
+        return (f"Deleted {len(before.get('exports') or [])} old profile export(s): only the newest "
+                f"{before.get('kept')} are kept (PROFILE_EXPORTS_KEPT).")
     return event.action
 
 

@@ -20,6 +20,9 @@ table of its own: everything about it lives in its folder,
    back to ``queued``, its claim released, for the task to try again (:func:`_postpone`).
 5. *Recovered* when its process died: a job whose status has not changed for a lease is sent
    again, or failed after too many runs without progress (:func:`profile_jobs_recover`).
+6. *Deleted* by a researcher (:func:`profile_job_delete`), or by retention once more than
+   ``PROFILE_EXPORTS_KEPT`` exports have ended (:func:`profile_exports_prune`): a finished or
+   failed export only, never one queued or running.
 
 Downloads read only a ``done`` job's files (:func:`profile_job_file`).
 """
@@ -34,8 +37,10 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +51,7 @@ from django.db import transaction
 from annotation.errors import ServiceError
 from annotation.jobs import TRANSIENT_ERRORS, BrokerLook, broker_look, job_send_or_keep, message_lost
 from annotation.models import Study
+from annotation.services.studies import study_audit
 from annotation.services.study_state import Write, study_require
 from scoring.profiles import MAIN_TABLE, ProfileError, export_files, export_steps, export_zip, profile_export
 
@@ -54,6 +60,8 @@ logger = logging.getLogger(__name__)
 
 JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+#: The states of an export that has ended: only these may be deleted.
+ENDED = (DONE, FAILED)
 EXPORT_TASK = "scoring.profile_tasks.export_profile"
 MAX_RESAMPLES = 200_000
 
@@ -403,6 +411,7 @@ def profile_job_run(*, study_id: int, job_id: str) -> dict[str, Any] | None:
             update(state=FAILED, step="failed", finished_at=_now(), error=message)
         except _TakenOver:
             pass
+    _exports_prune_quietly(study)
     return status
 
 
@@ -429,3 +438,100 @@ def profile_table(*, study: Study, job_id: str, name: str) -> dict[str, Any] | N
     path = profile_job_file(study=study, job_id=job_id, name=f"tables/{name}.json")
     return _read_json(path) if path else None
 
+
+# --------------------------------------------------------------------------- deleting exports
+
+
+class ProfileJobBusy(ProfileError):
+    """The export is queued or running: it cannot be deleted until it ends."""
+
+
+def _summary(status: Mapping[str, Any]) -> dict[str, Any]:
+    """What the study's history keeps of a deleted export."""
+    return {"export": status["job"], "state": status["state"], "requested_by": status.get("requested_by", ""),
+            "created_at": status.get("created_at"), "final": bool(status.get("final"))}
+
+
+@contextmanager
+def _exports_hidden(study: Study, job_ids: Sequence[str]) -> Iterator[list[str]]:
+    """Take the exports' folders out of the listing at once, in a transaction; yield the ids of
+    those hidden (one already gone is left out).
+
+    Each folder is renamed to a hidden name, so that a listing, a download or a second delete
+    no longer finds it; its files are removed once the transaction commits. When the block
+    raises, the folders are put back. Files a failed removal leaves behind keep their hidden
+    name, which ``manage.py media_check --clean`` removes.
+    """
+    hidden: dict[str, Path] = {}
+    try:
+        with transaction.atomic():
+            for job_id in job_ids:
+                folder = job_dir(study, job_id)
+                target = folder.with_name(f".{job_id}.deleted-{uuid.uuid4().hex}")
+                try:
+                    os.rename(folder, target)
+                except FileNotFoundError:
+                    continue  # deleted meanwhile (another delete, another export's retention)
+                hidden[job_id] = target
+            yield list(hidden)
+            for target in hidden.values():
+                transaction.on_commit(partial(shutil.rmtree, target, ignore_errors=True))
+    except BaseException:
+        for job_id, target in hidden.items():
+            os.rename(target, job_dir(study, job_id))
+        raise
+
+
+def profile_job_delete(*, study: Study, job_id: str, actor: Any) -> dict[str, Any] | None:
+    """Delete an export that has ended (done or failed): its folder and files go, and with them
+    its entry in the listing; the study's history records who deleted which.
+
+    Returns the status it had, or None when the study has no such export. A queued or running
+    export is refused (:class:`ProfileJobBusy`): a worker is writing into its folder.
+    """
+    study_require(study, Write.EXPORT)  # files only, the study's rows unchanged: every state allows it
+    status = profile_job_status(study=study, job_id=job_id)
+    if status is None:
+        return None
+    if status["state"] not in ENDED:
+        # An ended export never runs again (profile_job_run leaves it as it is): no race here.
+        raise ProfileJobBusy(f"This export is still {status['state']}: it can be deleted once it has "
+                             "finished or failed.")
+    with _exports_hidden(study, [job_id]) as removed:
+        if not removed:
+            return None
+        study_audit(study=study, actor=actor, action="profile_export_delete", before=_summary(status), after={})
+    return status
+
+
+def profile_exports_prune(*, study: Study, kept: int | None = None) -> list[str]:
+    """Delete the study's oldest ended exports beyond the newest ``kept`` (by default
+    ``PROFILE_EXPORTS_KEPT``; 0 keeps them all); return the ids deleted.
+
+    Only a finished or failed export is counted and deleted, never one queued or running, and
+    never the final profile made when the study closed (it records the study's end). Newest is
+    by the time the export was asked for. The study's history records one event per pruning.
+    """
+    kept = settings.PROFILE_EXPORTS_KEPT if kept is None else kept
+    if kept <= 0:
+        return []
+    ended = [s for s in profile_jobs(study=study) if s["state"] in ENDED and not s.get("final")]
+    beyond = ended[kept:]
+    if not beyond:
+        return []
+    with _exports_hidden(study, [s["job"] for s in beyond]) as removed:
+        if removed:
+            study_audit(study=study, actor=None, action="profile_export_prune", before={
+                "exports": [_summary(s) for s in beyond if s["job"] in removed], "kept": kept}, after={})
+    return removed
+
+
+def _exports_prune_quietly(study: Study) -> None:
+    """Retention after an export ended; its trouble is logged, never the export's failure."""
+    try:
+        removed = profile_exports_prune(study=study)
+    except Exception:  # noqa: BLE001 - the export is done; pruning tries again after the next one
+        logger.exception("old profile exports of study %s could not be deleted", study.slug)
+        return
+    if removed:
+        logger.info("study %s: %d old profile export(s) deleted (PROFILE_EXPORTS_KEPT)", study.slug, len(removed))

@@ -430,6 +430,8 @@ HISTORY_ACTIONS = (
     "practice_configure", "practice_retry_allow",
     # Withdrawals and erasures (annotation.services.withdrawal): who and how many, no content.
     "participant_withdraw", "participant_erase",
+    # Profile exports deleted by a person, or by retention (scoring.profile_jobs).
+    "profile_export_delete", "profile_export_prune",
 )
 
 
