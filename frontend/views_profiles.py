@@ -1,9 +1,11 @@
 """The failure-profile page of a study, its export jobs and downloads; researchers and admins only.
 
 The page starts an export job (``scoring.profile_jobs.profile_job_create``, run by Celery), follows
-its progress, shows the per-model profile table and the figures, and offers every file. Corrected
-captions are built on request from the final verdicts. Everyone else gets 404, as on the
-progress page: the profile names the models, which annotators and reviewers must not learn.
+its progress, shows the per-model profile table and the figures, offers every file, and deletes
+an export that has ended (``profile_job_delete``; exports beyond ``PROFILE_EXPORTS_KEPT`` go by
+themselves). Corrected captions are built on request from the final verdicts. Everyone else
+gets 404, as on the progress page: the profile names the models, which annotators and reviewers
+must not learn.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.api.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.errors import ServiceError
@@ -114,7 +117,8 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
     models = list(study.candidate_models.order_by("name"))
     for model in models:
         model.final_verdicts = counts.get(model.pk, 0)
-    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == _jobs().DONE]
+    # The exports before the newest that have ended: each to download again or delete.
+    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] in _jobs().ENDED]
     return render(request, "frontend/profiles.html", {
         "study": study,
         "models": models,
@@ -123,6 +127,7 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
         "llmfacts": llmfacts_by_model(study=study),
         "excluded_by_withdrawal": approved_excluded_by_withdrawal(study),
         "freshness": scores_freshness(study),
+        "exports_kept": settings.PROFILE_EXPORTS_KEPT,
         "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
         "error": error,
     }, status=status)
@@ -180,14 +185,29 @@ def profile_job_start(request, slug: str):
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "DELETE"])
 def profile_job(request, slug: str, job: str):
+    """GET: the export's status. DELETE: delete an ended export (204), refused with 409 while
+    it is queued or running."""
     study = _research_study(request, slug)
+    if request.method == "DELETE":
+        return _profile_job_delete(request, study, job)
     _jobs().profile_jobs_recover(study=study)
     status = _jobs().profile_job_status(study=study, job_id=job)
     if status is None:
         raise Http404("No such profile job.")
     return JsonResponse(_job_data(study, status))
+
+
+def _profile_job_delete(request, study: Study, job: str) -> HttpResponse:
+    jobs = _jobs()
+    try:
+        status = jobs.profile_job_delete(study=study, job_id=job, actor=request.user)
+    except jobs.ProfileJobBusy as refusal:
+        return JsonResponse({"detail": str(refusal)}, status=409)
+    if status is None:
+        raise Http404("No such profile job.")
+    return HttpResponse(status=204)
 
 
 @login_required

@@ -204,7 +204,8 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # The failure profile and corrected captions name the models: admins and researchers only.
     "profiles": {"GET": Expect(SEE_SCORES)},
     "profile-jobs": {"POST": api_post(SEE_SCORES, {"resamples": 10, "adjusted_resamples": 10})},
-    "profile-job": {"GET": Expect(SEE_SCORES)},
+    # Deleting the swept export, which is still queued: 409 for who may delete it.
+    "profile-job": {"GET": Expect(SEE_SCORES), "DELETE": Expect(SEE_SCORES)},
     "profile-job-file": {"GET": Expect(SEE_SCORES)},
     "corrected-jsonl": {"GET": Expect(SEE_SCORES)},
     "profile-llmfacts": {"GET": Expect(SEE_SCORES)},
