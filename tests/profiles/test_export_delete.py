@@ -100,3 +100,26 @@ def test_the_study_history_says_who_deleted_which_export(client, study, personas
     signed_in(client, personas["admin"])
     page = client.get(reverse("study-history", args=[study.slug])).content.decode()
     assert f"Deleted the done profile export {job[:8]}" in page
+
+
+def test_files_a_delete_left_behind_are_hidden_and_media_check_removes_them(study, personas):
+    """Here the transaction never commits, so the files are not removed: as after a removal
+    that failed, the folder is out of the listing under a hidden name, which media_check cleans."""
+    import io
+    import os
+    import time
+
+    from django.core.management import call_command
+
+    job = an_export(study, state="done", created_at="2026-01-01T00:00:00+00:00")
+    assert profile_jobs.profile_job_delete(study=study, job_id=job, actor=personas["admin"])["job"] == job
+    assert listed(study) == []
+    [left] = list(profile_jobs.jobs_root(study).iterdir())
+    assert left.name.startswith(f".{job}.deleted-")
+    past = time.time() - 600
+    for path in (left, *left.rglob("*")):
+        os.utime(path, (past, past))
+    out = io.StringIO()
+    call_command("media_check", "--clean", stdout=out)
+    assert f"profiles/{study.slug}/{left.name}" in out.getvalue()
+    assert not left.exists()
