@@ -255,6 +255,13 @@ VARIABLES = (
         'never holds up scoring ("Scaling out scoring")',
     ),
     Variable(
+        ('PROFILE_EXPORTS_KEPT',),
+        '`20`',
+        'profile exports kept per study: when one ends, the oldest finished or failed ones beyond '
+        'this many are deleted (never one queued or running, never the final profile of a closed '
+        'study); `0` keeps them all',
+    ),
+    Variable(
         ('SCORING_EMBED_DEVICE', 'SCORING_EMBED_BATCH'),
         '`cpu`, `64`',
         "where this worker's sentence-transformers judges run (`cuda`, `cuda:1`) and their encode "

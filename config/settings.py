@@ -264,6 +264,12 @@ PROFILE_JOB_LEASE_SECONDS = int(os.environ.get("PROFILE_JOB_LEASE_SECONDS", "900
 # Profile exports (minutes of bootstrap on a large study) go to this queue when set, so that a
 # worker of their own runs them and scoring never waits behind one.
 PROFILE_QUEUE = os.environ.get("PROFILE_QUEUE", "")
+# Each export keeps its files (up to tens of MB) until deleted: when one ends, the oldest ended
+# exports of its study beyond this many are deleted (scoring.profile_jobs). 0 keeps them all.
+PROFILE_EXPORTS_KEPT = int(os.environ.get("PROFILE_EXPORTS_KEPT", "20"))
+if PROFILE_EXPORTS_KEPT < 0:
+    raise ImproperlyConfigured(
+        f"PROFILE_EXPORTS_KEPT must be 0 (keep every export) or more, not {PROFILE_EXPORTS_KEPT}.")
 # A job found stalled (its process died) is sent again until it has been claimed this many times;
 # then it is marked failed, saying why.
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))

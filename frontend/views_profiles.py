@@ -1,9 +1,11 @@
 """The failure-profile page of a study, its export jobs and downloads; researchers and admins only.
 
-The page starts an export job (``scoring.profiles.profile_job_create``, run by Celery), follows
-its progress, shows the per-model profile table and the figures, and offers every file. Corrected
-captions are built on request from the final verdicts. Everyone else gets 404, as on the
-progress page: the profile names the models, which annotators and reviewers must not learn.
+The page starts an export job (``scoring.profile_jobs.profile_job_create``, run by Celery), follows
+its progress, shows the per-model profile table and the figures, offers every file, and deletes
+an export that has ended (``profile_job_delete``; exports beyond ``PROFILE_EXPORTS_KEPT`` go by
+themselves). Corrected captions are built on request from the final verdicts. Everyone else
+gets 404, as on the progress page: the profile names the models, which annotators and reviewers
+must not learn.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.api.parsers import MAX_INTEGER_DIGITS, json_object_from_body
 from annotation.errors import ServiceError
@@ -35,6 +38,13 @@ def _profiles():
     from scoring import profiles
 
     return profiles
+
+
+def _jobs():
+    """scoring.profile_jobs, imported on first use (it imports scoring.profiles)."""
+    from scoring import profile_jobs
+
+    return profile_jobs
 
 ALLOWED = {Role.ADMIN, Role.RESEARCHER}
 # Shown in the browser rather than downloaded: images for the page, and the report, which the
@@ -62,7 +72,7 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
     data["url"] = reverse("profile-job", args=[study.slug, job])
     total = status.get("total") or 1
     data["percent"] = round(100 * min(status.get("done", 0), total) / total)
-    if status.get("state") != _profiles().DONE:
+    if status.get("state") != _jobs().DONE:
         return data
 
     def file_url(name: str) -> str:
@@ -83,9 +93,9 @@ def _job_data(study: Study, status: dict[str, Any] | None) -> dict[str, Any] | N
         **{t["name"]: t["not_computable"] for t in manifest["tables"] if t.get("not_computable")},
         **manifest.get("figures_not_computable", {}),
     }
-    data["main_table"] = _profiles().main_table(study=study, job_id=job)
+    data["main_table"] = _jobs().main_table(study=study, job_id=job)
     for name in ("leaderboard", "judge_agreement", "rejection_by_exposure", "annotator_sensitivity"):
-        data[name] = _profiles().profile_table(study=study, job_id=job, name=name)
+        data[name] = _jobs().profile_table(study=study, job_id=job, name=name)
     return data
 
 
@@ -98,8 +108,8 @@ def profile_page(request, slug: str):
 def _render_profile_page(request, study: Study, *, error: str = "", form: dict | None = None,
                          status: int = 200):
     # Whoever opens the page sees an export whose process died sent again or failed.
-    _profiles().profile_jobs_recover(study=study)
-    jobs = _profiles().profile_jobs(study=study)
+    _jobs().profile_jobs_recover(study=study)
+    jobs = _jobs().profile_jobs(study=study)
     # Final verdicts as the downloads count them: the study's work, no gold item's (counted_annotations).
     approved = counted_annotations(Annotation.objects.filter(caption__clip__study=study, state=workflow.APPROVED))
     counts = dict(approved.values("caption__model_id").annotate(n=Count("caption_id", distinct=True))
@@ -107,7 +117,8 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
     models = list(study.candidate_models.order_by("name"))
     for model in models:
         model.final_verdicts = counts.get(model.pk, 0)
-    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] == _profiles().DONE]
+    # The exports before the newest that have ended: each to download again or delete.
+    earlier = [_job_data(study, status) for status in jobs[1:] if status["state"] in _jobs().ENDED]
     return render(request, "frontend/profiles.html", {
         "study": study,
         "models": models,
@@ -116,6 +127,7 @@ def _render_profile_page(request, study: Study, *, error: str = "", form: dict |
         "llmfacts": llmfacts_by_model(study=study),
         "excluded_by_withdrawal": approved_excluded_by_withdrawal(study),
         "freshness": scores_freshness(study),
+        "exports_kept": settings.PROFILE_EXPORTS_KEPT,
         "defaults": {"resamples": 20_000, "adjusted_resamples": 4_000, "seed": 0, **(form or {})},
         "error": error,
     }, status=status)
@@ -152,7 +164,7 @@ def profile_job_start(request, slug: str):
         data = request.POST.dict()
     paired = data.get("paired_only", False)
     try:
-        status = _profiles().profile_job_create(
+        status = _jobs().profile_job_create(
             study=study,
             requested_by=request.user.get_username(),
             resamples=_number(data, "resamples", 20_000),
@@ -168,19 +180,34 @@ def profile_job_start(request, slug: str):
     if from_form:
         return redirect("profiles", slug=study.slug)
     # Report the state as it is now (queued, or already running in a worker or a job thread).
-    status = _profiles().profile_job_status(study=study, job_id=status["job"]) or status
+    status = _jobs().profile_job_status(study=study, job_id=status["job"]) or status
     return JsonResponse(_job_data(study, status), status=202)
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "DELETE"])
 def profile_job(request, slug: str, job: str):
+    """GET: the export's status. DELETE: delete an ended export (204), refused with 409 while
+    it is queued or running."""
     study = _research_study(request, slug)
-    _profiles().profile_jobs_recover(study=study)
-    status = _profiles().profile_job_status(study=study, job_id=job)
+    if request.method == "DELETE":
+        return _profile_job_delete(request, study, job)
+    _jobs().profile_jobs_recover(study=study)
+    status = _jobs().profile_job_status(study=study, job_id=job)
     if status is None:
         raise Http404("No such profile job.")
     return JsonResponse(_job_data(study, status))
+
+
+def _profile_job_delete(request, study: Study, job: str) -> HttpResponse:
+    jobs = _jobs()
+    try:
+        status = jobs.profile_job_delete(study=study, job_id=job, actor=request.user)
+    except jobs.ProfileJobBusy as refusal:
+        return JsonResponse({"detail": str(refusal)}, status=409)
+    if status is None:
+        raise Http404("No such profile job.")
+    return HttpResponse(status=204)
 
 
 @login_required
@@ -188,7 +215,7 @@ def profile_job(request, slug: str, job: str):
 def profile_job_file(request, slug: str, job: str, name: str):
     """A file of a finished export: images and the report shown inline, the rest downloaded."""
     study = _research_study(request, slug)
-    path = _profiles().profile_job_file(study=study, job_id=job, name=name)
+    path = _jobs().profile_job_file(study=study, job_id=job, name=name)
     if path is None or not path.is_file():
         raise Http404("No such file.")
     is_report = name == "report.html"

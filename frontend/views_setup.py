@@ -187,6 +187,12 @@ def history_summary(event) -> str:
         priced = f" at {after['rate']} an hour" if after.get("rate") else ""
         return (f"Read the participants' platform ids: the payments {after.get('read')}{priced}, "
                 f"{after.get('ids')} id(s) of {after.get('participants')} participant(s).")
+    if event.action == "profile_export_delete":
+        return (f"Deleted the {before.get('state')} profile export {str(before.get('export'))[:8]} "
+                f"asked for by {before.get('requested_by') or 'nobody named'} at {before.get('created_at')}.")
+    if event.action == "profile_export_prune":
+        return (f"Deleted {len(before.get('exports') or [])} old profile export(s): only the newest "
+                f"{before.get('kept')} are kept (PROFILE_EXPORTS_KEPT).")
     return event.action
 
 

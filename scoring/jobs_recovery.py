@@ -24,7 +24,7 @@ from annotation.jobs import unsent_jobs_send
 from annotation.models import Study
 from annotation.services.caption_jobs import caption_import_jobs_recover
 from annotation.services.clips import clips_media_recover
-from scoring.profiles import profile_jobs_recover
+from scoring.profile_jobs import profile_jobs_recover
 from scoring.services import score_jobs_recover
 from scoring.verdict_jobs import score_verdicts_recover
 

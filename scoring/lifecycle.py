@@ -29,7 +29,7 @@ def unscored_counter(study: Study) -> dict[str, int]:
 def final_profile_start(study_id: int, requested_by: str) -> None:
     """Export the profile of a study that just closed; the job's files are kept as its final
     profile (marked ``final`` in the job's status)."""
-    from scoring.profiles import profile_job_create
+    from scoring.profile_jobs import profile_job_create
 
     study = Study.objects.get(pk=study_id)
     profile_job_create(study=study, requested_by=requested_by, final=True)

@@ -11,7 +11,7 @@ import logging
 from celery import Task, shared_task
 
 from annotation.jobs import TRANSIENT_ERRORS, broker_unreachable, job_keep
-from scoring.profiles import ProfileJobPostponed, profile_job_run
+from scoring.profile_jobs import ProfileJobPostponed, profile_job_run
 
 logger = logging.getLogger(__name__)
 

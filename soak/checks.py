@@ -365,7 +365,7 @@ def check_jobs(jobs: list[Job], asked: Counter) -> dict[str, list[str]]:
 
 
 def profile_statuses(media_root: Path, slug: str) -> dict[str, dict]:
-    """Each profile export's status file (as scoring.profiles keeps it), read without importing
+    """Each profile export's status file (as scoring.profile_jobs keeps it), read without importing
     the export's heavy libraries here."""
     statuses = {}
     for path in sorted((media_root / "profiles" / slug).glob("*/status.json")):

@@ -76,6 +76,9 @@ def service_env(pg: Postgres, redis: Redis, scratch: Path, media: Path) -> dict[
         # bootstrap takes tens of seconds on two busy cores: a shorter lease takes it over
         # again and again.
         "PROFILE_JOB_LEASE_SECONDS": "120",
+        # Every export the admin asks for is kept, so that the check that each one ended done
+        # sees them all (retention would delete the oldest, failed ones included).
+        "PROFILE_EXPORTS_KEPT": "0",
         "CELERY_VISIBILITY_TIMEOUT": "60",
         "PROFILE_QUEUE": EXPORTS_QUEUE,
         "LLMFACTS_BASE_URL": "",

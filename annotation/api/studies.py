@@ -433,6 +433,8 @@ HISTORY_ACTIONS = (
     # Admins reading the participants' platform ids (annotation.services.payments): what and how
     # many, never an id.
     "payments_read",
+    # Profile exports deleted by a person, or by retention (scoring.profile_jobs).
+    "profile_export_delete", "profile_export_prune",
 )
 
 

@@ -342,14 +342,15 @@ def test_the_profile_leaves_out_annotators_below_the_gold_threshold_in_its_sensi
 def test_the_profile_page_shows_the_sensitivity_table_of_a_finished_export(gold_world):
     import json
 
-    from scoring import profiles
+    from scoring import profile_jobs, profiles
 
     study = gold_world["study"]
-    status = profiles.profile_job_create(study=study, requested_by="researcher", resamples=20, adjusted_resamples=10)
-    folder = profiles.job_dir(study, status["job"])
+    status = profile_jobs.profile_job_create(study=study, requested_by="researcher", resamples=20,
+                                             adjusted_resamples=10)
+    folder = profile_jobs.job_dir(study, status["job"])
     manifest = profiles.profile_export(study=study, out_dir=folder / "files", resamples=20, adjusted_resamples=10)
     (folder / "profile.zip").write_bytes(b"PK")
-    status.update(state=profiles.DONE, manifest=manifest, files=profiles.export_files(manifest), zip="profile.zip",
+    status.update(state=profile_jobs.DONE, manifest=manifest, files=profiles.export_files(manifest), zip="profile.zip",
                   finished_at="2026-01-01T00:00:00+00:00")
     (folder / "status.json").write_text(json.dumps(status))
     data = client_of(gold_world["personas"]["researcher"]).get(f"/studies/s1/profiles/jobs/{status['job']}/").json()

@@ -277,7 +277,7 @@ def test_a_closed_study_can_still_be_read(closed_with_work, crew):
 
 
 def test_closing_builds_the_final_profile(closed_with_work):
-    from scoring.profiles import profile_jobs
+    from scoring.profile_jobs import profile_jobs
 
     study, _ = closed_with_work
     jobs = profile_jobs(study=study)

@@ -21,9 +21,9 @@ def signed_in(user) -> Client:
 
 
 def profile_jobs_started(study) -> int:
-    from scoring import profiles
+    from scoring import profile_jobs
 
-    return len(profiles.profile_jobs(study=study))
+    return len(profile_jobs.profile_jobs(study=study))
 
 
 @pytest.mark.parametrize(("body", "reason"), [

@@ -204,7 +204,8 @@ EXPECTED: dict[str, dict[str, Expect]] = {
     # The failure profile and corrected captions name the models: admins and researchers only.
     "profiles": {"GET": Expect(SEE_SCORES)},
     "profile-jobs": {"POST": api_post(SEE_SCORES, {"resamples": 10, "adjusted_resamples": 10})},
-    "profile-job": {"GET": Expect(SEE_SCORES)},
+    # Deleting the swept export, which is still queued: 409 for who may delete it.
+    "profile-job": {"GET": Expect(SEE_SCORES), "DELETE": Expect(SEE_SCORES)},
     "profile-job-file": {"GET": Expect(SEE_SCORES)},
     "corrected-jsonl": {"GET": Expect(SEE_SCORES)},
     "profile-llmfacts": {"GET": Expect(SEE_SCORES)},
@@ -407,17 +408,17 @@ def _profile_job(world, *, finished: bool) -> str:
     """A profile export job; a finished one (faked: its task never runs in a test) has one file."""
     import json
 
-    from scoring import profiles
+    from scoring import profile_jobs
 
-    status = profiles.profile_job_create(
+    status = profile_jobs.profile_job_create(
         study=world["study"], requested_by="admin", resamples=10, adjusted_resamples=10
     )
     if finished:
-        folder = profiles.job_dir(world["study"], status["job"])
+        folder = profile_jobs.job_dir(world["study"], status["job"])
         (folder / "files").mkdir()
         (folder / "files" / "table.csv").write_text("model,rate\n")
         (folder / "profile.zip").write_bytes(b"PK")
-        status.update(state=profiles.DONE, files=["table.csv"], zip="profile.zip")
+        status.update(state=profile_jobs.DONE, files=["table.csv"], zip="profile.zip")
         (folder / "status.json").write_text(json.dumps(status))
     return status["job"]
 

@@ -248,3 +248,16 @@ def test_a_crowd_participants_pages(page, browser, live_server, worked, personas
         assert {where: found for where, found in problems.items() if found} == {}
     finally:
         context.close()
+
+
+def test_the_profile_page_with_earlier_exports_to_delete(as_role, live_server, study, personas, axe_source):
+    """The list of earlier exports, each with its Delete button, and the current one's."""
+    from tests.profiles.fake_exports import an_export
+
+    an_export(study, state="failed", created_at="2026-01-01T00:00:00+00:00")
+    an_export(study, state="done", created_at="2026-01-02T00:00:00+00:00")
+    an_export(study, state="done", created_at="2026-01-03T00:00:00+00:00")
+    page = as_role("researcher")
+    assert sweep(page, live_server, axe_source, ["/studies/s1/profiles/"]) == {}
+    assert page.locator("#profile-earlier button.profile-delete").count() == 2
+    assert page.get_by_role("button", name="Delete this export").is_visible()

@@ -87,3 +87,49 @@ def test_the_report_opens_from_the_downloaded_file(sign_in, live_server, demo, p
     page.goto(path.as_uri())
     wait_until(page, ALL_IMAGES_LOADED)
     assert page.locator("figure img").count() == len(FIGURES)
+
+
+def test_a_researcher_deletes_exports_from_the_page_after_confirming(sign_in, live_server, study, personas):
+    from scoring import profile_jobs
+    from tests.profiles.fake_exports import an_export
+
+    oldest = an_export(study, state="done", created_at="2026-01-01T00:00:00+00:00")
+    failed = an_export(study, state="failed", created_at="2026-01-02T00:00:00+00:00")
+    newest = an_export(study, state="done", created_at="2026-01-03T00:00:00+00:00")
+    page = sign_in("researcher", "pw-researcher")
+    page.goto(f"{live_server.url}/studies/{study.slug}/profiles/")
+    page.wait_for_selector("#profile-form[data-ready=true]")
+    earlier = page.locator("#profile-earlier li")
+    expect(earlier).to_have_count(2)
+
+    # Dismissed: nothing is deleted.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    earlier.filter(has_text="failed").get_by_role("button", name="Delete").click()
+    expect(earlier).to_have_count(2)
+    assert profile_jobs.job_dir(study, failed).is_dir()
+
+    # Confirmed: the entry and its folder go.
+    messages = []
+    page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.accept()))
+    earlier.filter(has_text="failed").get_by_role("button", name="Delete").click()
+    expect(earlier).to_have_count(1)
+    assert "deleted for good" in messages[0]
+    # The answer came once the transaction committed, which removed the files.
+    assert not profile_jobs.job_dir(study, failed).exists()
+
+    # The export the page shows: after deleting it, the page shows the one before it.
+    expect(page.locator("#profile-made")).to_contain_text("30 resamples")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete this export").click()
+    expect(page.locator("#profile-earlier-section")).to_have_count(0)
+    assert [s["job"] for s in profile_jobs.profile_jobs(study=study)] == [oldest]
+    assert not profile_jobs.job_dir(study, newest).exists()
+    expect(page.get_by_role("button", name="Delete this export")).to_be_visible()
+
+    # A running export offers no Delete button.
+    an_export(study, state="running", created_at="2026-01-04T00:00:00+00:00")
+    page.reload()
+    page.wait_for_selector("#profile-form[data-ready=true]")
+    expect(page.locator("#profile-step")).to_contain_text("Working")
+    expect(page.get_by_role("button", name="Delete this export")).to_be_hidden()
+    expect(page.locator(f'#profile-earlier li[data-export="{oldest}"]')).to_have_count(1)

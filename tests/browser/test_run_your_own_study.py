@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Annotation, Study
-from scoring.profiles import profile_jobs
+from scoring.profile_jobs import profile_jobs
 from tests.browser.conftest import ARTIFACTS, screenshot
 from tests.conftest import names_word
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from annotation.jobs import unsent_jobs_send
 from annotation.models import UnsentJob
-from scoring import profiles
+from scoring import profile_jobs, profiles
 from scoring.profile_tasks import export_profile
 from tests.outage import free_port, jobs_sent_to
 
@@ -43,7 +43,7 @@ def test_an_export_started_while_the_broker_is_down_is_queued_once_and_runs_once
     assert first.json()["state"] == "queued"
     assert again.json()["job"] == first.json()["job"]  # a repeated click: the same job
     assert other.json()["job"] != first.json()["job"]  # other options: another export
-    jobs = profiles.profile_jobs(study=scripted)
+    jobs = profile_jobs.profile_jobs(study=scripted)
     assert sorted(job["job"] for job in jobs) == sorted([first.json()["job"], other.json()["job"]])
     assert UnsentJob.objects.count() == 2
 
@@ -84,7 +84,7 @@ def queued_export(client, study, django_capture_on_commit_callbacks) -> str:
 def give_up(study, job_id: str) -> None:
     """Run the export as its task does, until it gives up: the run puts the job back and raises
     for the task to try again; once the retries are spent, the task's failure hook keeps it."""
-    with pytest.raises(profiles.ProfileJobPostponed) as postponed:
+    with pytest.raises(profile_jobs.ProfileJobPostponed) as postponed:
         export_profile(study.pk, job_id)
     export_profile.on_failure(postponed.value, "task-1", (study.pk, job_id), {}, None)
 
@@ -92,11 +92,11 @@ def give_up(study, job_id: str) -> None:
 def assert_waiting(study, job_id: str, why: str | None) -> None:
     """Queued as before (no attempt counted, no claim held) and kept to be sent again; its step
     says why when its status could be written (not on a full disk)."""
-    status = profiles.profile_job_status(study=study, job_id=job_id)
+    status = profile_jobs.profile_job_status(study=study, job_id=job_id)
     assert status["state"] == "queued" and status["error"] == "", status
     assert status.get("attempts", 0) == 0
     assert why is None or why in status["step"]
-    assert not (profiles.job_dir(study, job_id) / "claim").exists()
+    assert not (profile_jobs.job_dir(study, job_id) / "claim").exists()
     assert [(kept.task, kept.args) for kept in UnsentJob.objects.all()] == [
         ("scoring.profile_tasks.export_profile", [study.pk, job_id])]
 
@@ -140,7 +140,7 @@ def test_an_export_that_finds_the_disk_full_waits_queued_and_runs_once_there_is_
 
     small_media.free()  # the admin frees some room; the recovery clock sends what was kept
     assert len(unsent_jobs_send()) == 1
-    status = profiles.profile_job_status(study=scripted, job_id=job_id)
+    status = profile_jobs.profile_job_status(study=scripted, job_id=job_id)
     assert status["state"] == "done" and status["attempts"] == 1, status
     assert not UnsentJob.objects.exists()
 
@@ -163,7 +163,7 @@ def test_an_export_that_loses_the_database_midway_waits_queued_and_runs_once_it_
 
     monkeypatch.setattr(profiles, "final_annotations", reads)
     assert len(unsent_jobs_send()) == 1
-    assert profiles.profile_job_status(study=scripted, job_id=job_id)["state"] == "done"
+    assert profile_jobs.profile_job_status(study=scripted, job_id=job_id)["state"] == "done"
 
 
 def test_an_export_that_fails_on_its_own_data_is_failed_for_good_naming_why(
@@ -177,6 +177,6 @@ def test_an_export_that_fails_on_its_own_data_is_failed_for_good_naming_why(
 
     monkeypatch.setattr(profiles, "final_annotations", broken)
     export_profile(scripted.pk, job_id)
-    status = profiles.profile_job_status(study=scripted, job_id=job_id)
+    status = profile_jobs.profile_job_status(study=scripted, job_id=job_id)
     assert status["state"] == "failed" and "No annotation" in status["error"]
     assert not UnsentJob.objects.exists()

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import CandidateModel
-from scoring import profiles
+from scoring import profile_jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -178,7 +178,7 @@ def test_the_form_posted_without_javascript_starts_the_job_and_returns_to_the_pa
         response = client.post(reverse("profile-jobs", args=[scripted.slug]),
                                {**SMALL, "paired_only": "on"})
     assert response.status_code == 302 and response.url == reverse("profiles", args=[scripted.slug])
-    [job] = profiles.profile_jobs(study=scripted)
+    [job] = profile_jobs.profile_jobs(study=scripted)
     assert job["state"] == "done" and job["options"]["paired_only"] is True
     assert job["options"]["resamples"] == SMALL["resamples"]
     page, job_id = client.get(response.url).content.decode(), job["job"]
@@ -196,11 +196,11 @@ def test_a_bad_form_post_shows_the_page_again_with_the_error_and_the_values(
     assert "resamples must be a whole number, not &#x27;&lt;b&gt;many&lt;/b&gt;&#x27;." in page
     assert 'name="adjusted_resamples" min="1" max="200000" value="40"' in page
     assert 'name="seed" min="0" value="3"' in page
-    assert profiles.profile_jobs(study=scripted) == []
+    assert profile_jobs.profile_jobs(study=scripted) == []
 
 
 def test_running_a_finished_job_again_changes_nothing(finished, scripted):
-    folder = profiles.job_dir(scripted, finished["job"])
+    folder = profile_jobs.job_dir(scripted, finished["job"])
     before = (folder / "status.json").read_bytes()
     stamps = {path: path.stat().st_mtime_ns for path in folder.rglob("*")}
     from scoring.profile_tasks import export_profile
@@ -211,19 +211,19 @@ def test_running_a_finished_job_again_changes_nothing(finished, scripted):
 
 
 def test_a_job_claimed_by_a_live_run_is_left_to_it(scripted, personas):
-    status = profiles.profile_job_create(study=scripted, **SMALL)  # not committed: never sent
-    folder = profiles.job_dir(scripted, status["job"])
+    status = profile_jobs.profile_job_create(study=scripted, **SMALL)  # not committed: never sent
+    folder = profile_jobs.job_dir(scripted, status["job"])
     (folder / "claim").write_text(json.dumps({"token": "someone-else"}))
-    assert profiles.profile_job_run(study_id=scripted.pk, job_id=status["job"])["state"] == "queued"
+    assert profile_jobs.profile_job_run(study_id=scripted.pk, job_id=status["job"])["state"] == "queued"
     assert not (folder / "files").exists()
 
 
 def test_a_job_whose_run_died_is_taken_over_after_the_lease(scripted, settings):
     settings.PROFILE_JOB_LEASE_SECONDS = 0
-    status = profiles.profile_job_create(study=scripted, **SMALL)
-    folder = profiles.job_dir(scripted, status["job"])
+    status = profile_jobs.profile_job_create(study=scripted, **SMALL)
+    folder = profile_jobs.job_dir(scripted, status["job"])
     (folder / "claim").write_text(json.dumps({"token": "a-dead-run"}))
-    assert profiles.profile_job_run(study_id=scripted.pk, job_id=status["job"])["state"] == "done"
+    assert profile_jobs.profile_job_run(study_id=scripted.pk, job_id=status["job"])["state"] == "done"
     assert (folder / "files" / "report.html").is_file()
 
 

@@ -17,7 +17,7 @@ from kombu import Connection
 
 from annotation.jobs import broker_look
 from annotation.services.caption_jobs import caption_import_job_create, caption_import_jobs_recover
-from scoring import profiles
+from scoring import profile_jobs
 from scoring.chunks import study_job_run
 from scoring.models import ScoreChunk, ScoreJob
 from scoring.services import score_job_create, score_job_run, score_jobs_recover
@@ -121,19 +121,19 @@ def test_a_waiting_caption_import_and_export_get_no_second_message(
     settings.PROFILE_JOB_LEASE_SECONDS = 0
     with django_capture_on_commit_callbacks(execute=True):
         job = caption_import_job_create(study=study, upload=ContentFile(b'{"clip": "a"}'), file_name="c.jsonl")
-        export = profiles.profile_job_create(study=study, requested_by="admin", resamples=20,
+        export = profile_jobs.profile_job_create(study=study, requested_by="admin", resamples=20,
                                              adjusted_resamples=20, seed=0)["job"]
     assert broker.llen("redline") == 2
     for _ in range(ROUNDS):
         with django_capture_on_commit_callbacks(execute=True):
             assert caption_import_jobs_recover() == {"resumed": [], "failed": []}
-        assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+        assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
     assert broker.llen("redline") == 2
 
     broker.flushall()
     with django_capture_on_commit_callbacks(execute=True):
         assert caption_import_jobs_recover() == {"resumed": [job.pk], "failed": []}
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [export], "failed": []}
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [export], "failed": []}
     assert broker.llen("redline") == 2
 
 
@@ -172,10 +172,10 @@ def test_exports_go_to_their_own_queue_and_waiting_there_count(
     settings.PROFILE_QUEUE = "exports"
     settings.PROFILE_JOB_LEASE_SECONDS = 0
     with django_capture_on_commit_callbacks(execute=True):
-        export = profiles.profile_job_create(study=study, requested_by="admin", resamples=20,
+        export = profile_jobs.profile_job_create(study=study, requested_by="admin", resamples=20,
                                              adjusted_resamples=20, seed=0)["job"]
     assert (broker.llen("exports"), broker.llen("redline")) == (1, 0)
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
     broker.flushall()
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [export], "failed": []}
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [export], "failed": []}
     assert (broker.llen("exports"), broker.llen("redline")) == (1, 0)

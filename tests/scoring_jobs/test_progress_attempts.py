@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scoring import profiles
+from scoring import profile_jobs
 from scoring.models import ScoreJob
 from scoring.services import score_job_run, score_jobs_recover
 from tests.scoring_jobs.test_runner_and_recovery import LONG_AGO, _stalled_export, stalled_job
@@ -102,25 +102,25 @@ def _export_dies_at(monkeypatch, steps: int) -> None:
         progress(steps, 9, f"step {steps}")
         raise Killed
 
-    monkeypatch.setattr(profiles, "profile_export", export)
+    monkeypatch.setattr(profile_jobs, "profile_export", export)
 
 
 def _export_run_and_die(study, job: str, monkeypatch, steps: int) -> dict:
     _export_dies_at(monkeypatch, steps)
     with pytest.raises(Killed):
-        profiles.profile_job_run(study_id=study.pk, job_id=job)
-    folder = profiles.jobs_root(study) / job
+        profile_jobs.profile_job_run(study_id=study.pk, job_id=job)
+    folder = profile_jobs.jobs_root(study) / job
     status = json.loads((folder / "status.json").read_text())
     status["updated_at"] = "2000-01-01T00:00:00+00:00"
     (folder / "status.json").write_text(json.dumps(status))
     past = time.time() - 10**6
     os.utime(folder / "claim", (past, past))
-    return profiles.profile_jobs_recover(study=study)
+    return profile_jobs.profile_jobs_recover(study=study)
 
 
 def _queued_export(study) -> str:
     job = _stalled_export(study, attempts=0, done_seen=0)
-    folder = profiles.jobs_root(study) / job
+    folder = profile_jobs.jobs_root(study) / job
     status = json.loads((folder / "status.json").read_text())
     (folder / "status.json").write_text(json.dumps({**status, "state": "queued", "done": 0}))
     (folder / "claim").unlink()
@@ -132,11 +132,11 @@ def test_an_export_whose_runs_die_after_progress_is_sent_again_beyond_the_limit(
     study, settings, monkeypatch
 ):
     settings.JOB_MAX_ATTEMPTS = 3
-    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: None)
+    monkeypatch.setattr(profile_jobs, "_send", lambda study_id, job_id: None)
     job = _queued_export(study)
     for steps in (2, 3, 5, 6, 8):
         assert _export_run_and_die(study, job, monkeypatch, steps) == {"resumed": [job], "failed": []}
-    status = profiles.profile_job_status(study=study, job_id=job)
+    status = profile_jobs.profile_job_status(study=study, job_id=job)
     assert (status["state"], status["attempts"], status["runs_with_progress"]) == ("running", 5, 4)
 
 
@@ -145,12 +145,12 @@ def test_an_export_whose_runs_die_without_progress_is_failed_after_the_limit(
     study, settings, monkeypatch
 ):
     settings.JOB_MAX_ATTEMPTS = 3
-    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: None)
+    monkeypatch.setattr(profile_jobs, "_send", lambda study_id, job_id: None)
     job = _queued_export(study)
     for steps in (5, 5, 4):
         assert _export_run_and_die(study, job, monkeypatch, steps) == {"resumed": [job], "failed": []}
     assert _export_run_and_die(study, job, monkeypatch, 5) == {"resumed": [], "failed": [job]}
-    status = profiles.profile_job_status(study=study, job_id=job)
+    status = profile_jobs.profile_job_status(study=study, job_id=job)
     assert status["state"] == "failed"
     assert "stopped without finishing 3 times without progress" in status["error"]
 
@@ -158,8 +158,8 @@ def test_an_export_whose_runs_die_without_progress_is_failed_after_the_limit(
 @pytest.mark.django_db
 def test_an_export_whose_dead_run_got_further_is_sent_again(study, monkeypatch):
     job = _stalled_export(study, attempts=3, done_seen=2)
-    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: None)
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
+    monkeypatch.setattr(profile_jobs, "_send", lambda study_id, job_id: None)
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
 
 
 # --------------------------------------------------------------------------- study jobs

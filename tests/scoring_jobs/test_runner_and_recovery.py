@@ -12,7 +12,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from annotation.jobs import job_send
-from scoring import profiles
+from scoring import profile_jobs
 from scoring.models import ScoreJob
 from scoring.services import score_job_create, score_jobs_recover
 from scoring.tasks import run_score_job
@@ -165,14 +165,14 @@ def test_a_job_queued_a_moment_ago_is_left_waiting(approved, fast_scoring, monke
 def test_an_export_whose_message_was_lost_is_sent_again(study, monkeypatch, settings):
     settings.JOB_RUNNER = "celery"
     job = _stalled_export(study, attempts=0)
-    folder = profiles.jobs_root(study) / job
+    folder = profile_jobs.jobs_root(study) / job
     status = json.loads((folder / "status.json").read_text())
     (folder / "status.json").write_text(json.dumps({**status, "state": "queued", "started_at": None}))
     (folder / "claim").unlink()
     sent = []
-    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: sent.append(job_id))
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+    monkeypatch.setattr(profile_jobs, "_send", lambda study_id, job_id: sent.append(job_id))
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
     assert sent == [job]
 
 
@@ -183,7 +183,7 @@ def _stalled_export(study, *, attempts: int, done_seen: int = 3) -> str:
 
     study = Study.objects.get(pk=study.pk)
     job = "a" * 32
-    folder = profiles.jobs_root(study) / job
+    folder = profile_jobs.jobs_root(study) / job
     folder.mkdir(parents=True)
     (folder / "claim").write_text(json.dumps({"token": "dead"}))
     (folder / "status.json").write_text(json.dumps({
@@ -201,14 +201,14 @@ def _stalled_export(study, *, attempts: int, done_seen: int = 3) -> str:
 def test_an_export_whose_process_died_is_sent_again(study, monkeypatch):
     job = _stalled_export(study, attempts=1)
     sent = []
-    monkeypatch.setattr(profiles, "_send", lambda study_id, job_id: sent.append(job_id))
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
+    monkeypatch.setattr(profile_jobs, "_send", lambda study_id, job_id: sent.append(job_id))
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [job], "failed": []}
     assert sent == [job]
-    folder = profiles.jobs_root(study) / job
+    folder = profile_jobs.jobs_root(study) / job
     # The dead run's claim is gone, so the new run can claim the job.
     assert not (folder / "claim").exists()
     # Sent once: the status changed just now.
-    assert profiles.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
+    assert profile_jobs.profile_jobs_recover(study=study) == {"resumed": [], "failed": []}
 
 
 @pytest.mark.django_db
@@ -217,7 +217,7 @@ def test_an_export_that_stalled_too_often_shows_as_failed_on_the_page(client, pe
     client.force_login(personas["researcher"])
     page = client.get(f"/studies/{study.slug}/profiles/")
     assert page.status_code == 200
-    status = profiles.profile_job_status(study=study, job_id=job)
+    status = profile_jobs.profile_job_status(study=study, job_id=job)
     assert status["state"] == "failed"
     assert "stopped without finishing 3 times" in status["error"]
     assert "stopped without finishing 3 times" in page.content.decode()

@@ -11,6 +11,8 @@ const bar = document.getElementById("profile-progress-bar");
 const stepText = document.getElementById("profile-step");
 const errorText = document.getElementById("profile-error");
 const results = document.getElementById("profile-results");
+const deleteRow = document.getElementById("profile-delete-row");
+const deleteButton = document.getElementById("profile-delete");
 const UNFINISHED = new Set(["queued", "running"]);
 const POLL_MS = 1000;
 let timer = null;
@@ -105,12 +107,16 @@ function renderFiles(job) {
   }
 }
 
+let current = null;  // the export the page shows
+
 function render(job) {
   if (!job) return;
+  current = job;
   progress.hidden = false;
   bar.value = job.percent;
   const running = UNFINISHED.has(job.state);
   button.disabled = running;
+  deleteRow.hidden = running;  // a queued or running export cannot be deleted yet
   if (job.state === "failed") {
     stepText.textContent = "The export failed.";
     showError(job.error || "The export failed.");
@@ -174,6 +180,36 @@ form.addEventListener("submit", async (event) => {
   }
   render(answer);
 });
+
+// Deletes an ended export after asking; returns whether it is gone.
+async function deleteExport(url, what) {
+  if (!window.confirm(`Delete ${what}? Its files, zip and report are deleted for good.`)) return false;
+  const response = await fetch(url, {
+    method: "DELETE",
+    credentials: "same-origin",
+    headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+  });
+  if (response.ok || response.status === 404) return true;  // 404: deleted meanwhile
+  const answer = await response.json().catch(() => ({}));
+  showError(answer.detail || `Could not delete the export (${response.status}).`);
+  return false;
+}
+
+deleteButton.addEventListener("click", async () => {
+  if (current && await deleteExport(current.url, "this export")) window.location.reload();
+});
+
+const earlier = document.getElementById("profile-earlier");
+if (earlier) {
+  earlier.addEventListener("click", async (event) => {
+    const target = event.target.closest("button.profile-delete");
+    if (!target) return;
+    const item = target.closest("li");
+    if (!await deleteExport(target.dataset.url, "this earlier export")) return;
+    item.remove();
+    if (!earlier.children.length) document.getElementById("profile-earlier-section").remove();
+  });
+}
 
 const serverError = errorText.textContent;
 render(JSON.parse(document.getElementById("profile-job").textContent));
