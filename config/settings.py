@@ -120,6 +120,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # transaction (a 100,000-caption import) writes: without it, pages wait for that commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL")
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DATABASE_PREPARED_STATEMENTS", True):
+    # PostgreSQL plans a statement the second time a connection runs it and reuses the plan:
+    # parameters bound on the server and psycopg's prepared statements (Django's default is
+    # neither). The hot paths run the same few statements on every request (annotation.prepared),
+    # and planning was most of the database's time for them (bench/bench_request_cpu.py). Off
+    # (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that does not keep prepared statements
+    # per client, such as PgBouncer before 1.21 in transaction mode.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -111,3 +111,20 @@ def test_sqlite_keeps_write_ahead_logging_and_waits_for_a_competing_writer(tmp_p
     assert outcome["journal_mode"] == "wal"
     # Long enough for a worker's chunk of scores or an import's batch, short enough to say so.
     assert 5_000 <= outcome["busy_timeout_ms"] <= 60_000
+
+
+def database_options(**env) -> str:
+    script = ("import django; django.setup(); from django.conf import settings as s; "
+              "print(s.DATABASES['default'].get('OPTIONS', {}))")
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DATABASE_PREPARED_STATEMENTS"}}
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                            env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_postgresql_binds_on_the_server_and_prepares_statements_unless_told_not_to():
+    url = "postgres://u@127.0.0.1:5432/x"
+    assert database_options(DATABASE_URL=url) == "{'server_side_binding': True, 'prepare_threshold': 2}"
+    assert database_options(DATABASE_URL=url, DATABASE_PREPARED_STATEMENTS="0") == "{}"
+    assert "server_side_binding" not in database_options()  # SQLite has no such thing

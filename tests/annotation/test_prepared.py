@@ -168,3 +168,19 @@ def _locks(*, annotation_id: int):
 def test_a_read_that_locks_rows_is_refused_outside_a_transaction():
     with pytest.raises(TransactionManagementError, match="outside of a transaction"):
         _locks(annotation_id=1)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connection(annotation):
+    """DATABASE_PREPARED_STATEMENTS (on by default): PostgreSQL keeps the plan of the claim read."""
+    from annotation.services.annotation_common import _claim_read
+
+    def prepared_here() -> set[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            return {row[0] for row in cursor.fetchall()}
+
+    for _ in range(3):
+        assert _claim_read.one(annotation_id=annotation.pk).pk == annotation.pk
+    assert any('FROM "annotation_annotation"' in statement and '"annotation_study"' in statement
+               for statement in prepared_here())
