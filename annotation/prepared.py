@@ -43,6 +43,10 @@ from django.db.transaction import TransactionManagementError
 _ID, _KEY, _TIME = -7_300_000_001, "\x00prepared read argument {}", datetime(1901, 1, 1, tzinfo=UTC)
 
 
+# The ids a 64-bit integer column can hold (a URL may carry any number of digits).
+_ID_RANGE = (-(2**63), 2**63 - 1)
+
+
 def _kind(name: str, value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return "id"
@@ -139,6 +143,8 @@ class PreparedRead:
 
     def __call__(self, **arguments: Any) -> list[Any]:
         kinds = tuple(sorted((name, _kind(name, value)) for name, value in arguments.items()))
+        if any(kind == "id" and not _ID_RANGE[0] <= arguments[name] <= _ID_RANGE[1] for name, kind in kinds):
+            return []  # no row has such an id: Django's lookups find nothing too (and SQLite would overflow)
         connection = connections[DEFAULT_DB_ALIAS]
         plans = connection.__dict__.setdefault("redline_prepared_reads", {})
         plan = plans.get((self, kinds))

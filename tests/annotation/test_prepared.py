@@ -184,3 +184,21 @@ def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connectio
         assert _claim_read.one(annotation_id=annotation.pk).pk == annotation.pk
     assert any('FROM "annotation_annotation"' in statement and '"annotation_study"' in statement
                for statement in prepared_here())
+
+
+def test_an_id_no_64_bit_column_holds_finds_nothing_and_pages_answer_404(annotation, personas, client):
+    """A URL may carry any number of digits: the read finds nothing, as Django's lookups do,
+    instead of overflowing SQLite's integers (a 500)."""
+    from annotation.services.annotation_common import _claim_read
+
+    huge = 2**70
+    assert _claim_read(annotation_id=huge) == [] and _claim_read(annotation_id=-huge) == []
+    with pytest.raises(Annotation.DoesNotExist):
+        _claim_read.one(annotation_id=huge)
+    assert _claim_read(annotation_id=2**63 - 1) == []  # the largest id still runs the statement
+    client.force_login(personas["annotator"])
+    for path in (f"/annotate/{huge}/", f"/api/annotations/{huge}/", f"/review/{huge}/"):
+        assert client.get(path).status_code == 404, path
+    answer = client.patch(f"/api/annotations/{huge}/draft/", {"base_version": 1, "changes": {}},
+                          content_type="application/json")
+    assert answer.status_code == 404
