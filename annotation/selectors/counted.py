@@ -41,12 +41,18 @@ def not_withdrawn(annotations):
     return annotations.exclude(_withdrawn())
 
 
+def timed_out_participation(*, study, user):
+    """The participation of `user` (a user or an expression of one) in `study` (likewise) if
+    their time allowed ran out before they completed (annotation.services.recruitment): the one
+    condition behind freeing their items, refusing their work and saves (services.consent,
+    services.annotation_common)."""
+    return Participant.objects.filter(study_id=study, user_id=user, completed_at__isnull=True,
+                                      time_out_at__lte=Now())
+
+
 def _timed_out() -> Exists:
-    """Whether the annotation's annotator is a participant whose time allowed ran out before
-    they completed (annotation.services.recruitment)."""
-    return Exists(Participant.objects.filter(study_id=OuterRef("caption__clip__study_id"),
-                                             user_id=OuterRef("annotator_id"), completed_at__isnull=True,
-                                             time_out_at__lte=Now()))
+    """Whether the annotation's annotator is a participant whose time allowed ran out."""
+    return Exists(timed_out_participation(study=OuterRef("caption__clip__study_id"), user=OuterRef("annotator_id")))
 
 
 def holding_annotations(annotations):

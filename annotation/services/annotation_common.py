@@ -12,7 +12,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.expressions import CombinedExpression
-from django.db.models.functions import Now
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -21,13 +20,13 @@ from annotation.models import (
     AuditEvent,
     CorrectionPass,
     Membership,
-    Participant,
     Study,
     WindowCorrection,
     Withdrawal,
 )
 from annotation.permissions import known_roles
 from annotation.prepared import prepared
+from annotation.selectors.counted import timed_out_participation
 from annotation.services.study_state import Write, refusal_message, study_require
 from annotation.services.taxonomy import taxonomy_modes
 
@@ -270,9 +269,7 @@ def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
             study_id=study, user_id=annotator_id, role__in=[Membership.Role.ADMIN, Membership.Role.EXPERT])),
         withdrawn_at=Subquery(Withdrawal.objects.filter(
             study_id=study, user_id=annotator_id).order_by().values("at")[:1]),
-        timed_out_at=Subquery(Participant.objects.filter(
-            study_id=study, user_id=annotator_id, completed_at__isnull=True,
-            time_out_at__lte=Now()).values("time_out_at")[:1]),
+        timed_out_at=Subquery(timed_out_participation(study=study, user=annotator_id).values("time_out_at")[:1]),
     ).filter(pk=annotation_id)
 
 

@@ -24,14 +24,12 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Subquery
-from django.db.models.functions import Now
 
 from annotation.errors import FieldErrors
 from annotation.models import (
     AuditEvent,
     ConsentRecord,
     ConsentVersion,
-    Participant,
     Study,
     StudyState,
     Withdrawal,
@@ -39,6 +37,7 @@ from annotation.models import (
 from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
+from annotation.selectors.counted import timed_out_participation
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
@@ -157,9 +156,7 @@ def _work_gate(*, study_id: int, user_id: int):
         consent_text=Subquery(versions.values("text")[:1]),
         consent_given=Exists(ConsentRecord.objects.filter(study_id=OuterRef("pk"), user_id=user_id,
                                                           number=OuterRef("consent_number"))),
-        timed_out_at=Subquery(Participant.objects.filter(
-            study_id=OuterRef("pk"), user_id=user_id, completed_at__isnull=True, time_out_at__lte=Now())
-            .values("time_out_at")[:1]),
+        timed_out_at=Subquery(timed_out_participation(study=OuterRef("pk"), user=user_id).values("time_out_at")[:1]),
     ).values("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at")
 
 

@@ -75,8 +75,8 @@ def _audit(
 # --------------------------------------------------------------------------- reading
 
 
-def ready_gold(study: Study):
-    """The study's gold items whose gold verdict is final (submitted)."""
+def ready_gold(study: Study | int):
+    """The study's gold items whose gold verdict is final (submitted); `study` or its id."""
     return GoldItem.objects.filter(study=study, gold__state=workflow.SUBMITTED)
 
 
@@ -322,8 +322,7 @@ def real_work_allowed(study: Study, user) -> bool:
 
 @prepared
 def _practice_set_read(*, study_id: int):
-    return (GoldItem.objects.filter(study_id=study_id, gold__state=workflow.SUBMITTED, in_practice_set=True)
-            .order_by("created_at", "pk"))
+    return ready_gold(study_id).filter(in_practice_set=True).order_by("created_at", "pk")
 
 
 def practice_set(study: Study) -> list[GoldItem]:
