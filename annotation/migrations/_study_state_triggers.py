@@ -16,6 +16,10 @@ change. Shared by annotation's migration 0026 and scoring's migration 0009 (its 
 What closing writes is not refused: it ends the study's unfinished jobs before its state
 changes, and its audit events and final profile (files) are not rows of these tables.
 
+PostgreSQL's row guards find the study with static SQL (`study_state_of`), planned once per
+connection, and once per row when its link column did not change (migration 0037); they are the
+database's part of every autosave, so keep them free of EXECUTE.
+
 The columns and tables are fixed here on purpose (a migration must not change meaning later).
 SQLite's RAISE takes a fixed message; PostgreSQL's names the state and table. Both carry
 "its rows do not change", by which annotation.middleware answers 409 to a path whose service
@@ -75,24 +79,50 @@ STUDY_COLUMNS = [
     "overlap_share", "release_secret", "created_at",
 ]
 
-POSTGRES_FUNCTIONS = f"""
-CREATE OR REPLACE FUNCTION study_rows_refuse_when_closed() RETURNS trigger AS $$
+# The study's state from the value of one of STUDY_OF's columns: static SQL, which PL/pgSQL
+# plans once per connection (an EXECUTE of the lookup text was planned anew on every row).
+STUDY_STATE_OF = (
+    "CREATE OR REPLACE FUNCTION study_state_of(link text, row_id bigint) RETURNS text AS $$\n"
+    "BEGIN\n    CASE link\n"
+    + "".join(f"    WHEN '{column}' THEN\n        RETURN ({lookup.format(id='row_id')});\n"
+              for column, lookup in STUDY_OF.items())
+    + "    END CASE;\nEND;\n$$ LANGUAGE plpgsql STABLE;\n"
+)
+# What lets a closed study's work rows change: an erasure under way (annotation migration 0034).
+ERASING = "EXISTS (SELECT 1 FROM annotation_withdrawal WHERE erasing)"
+
+
+def _row_guard(name: str, unless: str = "") -> str:
+    """A row trigger function refusing a change of a closed or archived study's rows, unless
+    `unless` holds (SQL). Its arguments: STUDY_OF's query (kept for the record), the column that
+    leads to the study, then the derived columns whose change alone passes. The study is looked
+    up once when the row's link is the same before and after, as it is on almost every UPDATE."""
+    refused = f"found_state IN {CLOSED}" + (f" AND NOT {unless}" if unless else "")
+    return f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger AS $$
 DECLARE
-    lookup text := TG_ARGV[0];  -- STUDY_OF's query, $1 the value of the column TG_ARGV[1]
+    link text := TG_ARGV[1];
     derived text[] := TG_ARGV[2:TG_NARGS - 1];
+    old_row jsonb;
+    new_row jsonb;
+    link_id text;
+    looked_up text;
     found_state text;
-    row_data jsonb;
 BEGIN
-    IF TG_OP = 'UPDATE' AND (to_jsonb(NEW) - derived) = (to_jsonb(OLD) - derived) THEN
+    IF TG_OP <> 'INSERT' THEN
+        old_row := to_jsonb(OLD) - derived;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        new_row := to_jsonb(NEW) - derived;
+    END IF;
+    IF TG_OP = 'UPDATE' AND new_row = old_row THEN
         RETURN NEW;
     END IF;
-    FOREACH row_data IN ARRAY ARRAY[
-        CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END,
-        CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END
-    ] LOOP
-        CONTINUE WHEN row_data IS NULL;
-        EXECUTE lookup INTO found_state USING (row_data ->> TG_ARGV[1])::bigint;
-        IF found_state IN {CLOSED} THEN
+    FOREACH link_id IN ARRAY ARRAY[old_row ->> link, new_row ->> link] LOOP
+        CONTINUE WHEN link_id IS NULL OR link_id = looked_up;
+        looked_up := link_id;
+        found_state := study_state_of(link, link_id::bigint);
+        IF {refused} THEN
             RAISE EXCEPTION 'the study is %: {MARK} (%)', found_state, TG_TABLE_NAME
                 USING ERRCODE = 'check_violation';
         END IF;
@@ -103,7 +133,14 @@ BEGIN
     RETURN NEW;
 END;
 $$ LANGUAGE plpgsql;
+"""
 
+
+# The guard of the work rows, which take an erasure (annotation migration 0034: annotations, their
+# passes and window corrections; scoring migration 0010: score results). It needs STUDY_STATE_OF.
+WORK_ROWS_GUARD = _row_guard("work_rows_refuse_when_closed", unless=ERASING)
+
+POSTGRES_FUNCTIONS = STUDY_STATE_OF + _row_guard("study_rows_refuse_when_closed") + f"""
 CREATE OR REPLACE FUNCTION study_closed_refuse_change() RETURNS trigger AS $$
 BEGIN
     IF OLD.state IN {CLOSED} AND (to_jsonb(NEW) - 'state') <> (to_jsonb(OLD) - 'state') THEN

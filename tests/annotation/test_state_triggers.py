@@ -184,6 +184,59 @@ def test_a_closed_or_archived_studys_rows_refuse_insert_update_and_delete(rows, 
     assert not passed, f"The database took these on a {state} study: " + ", ".join(passed)
 
 
+@pytest.fixture
+def closed_study(rows, make_user):
+    """A second study, closed, with a membership, a caption and an annotation of its own."""
+    annotator = make_user("t-other-annotator")
+    other = study_create(slug="t2", name="Closed study", state="setup")
+    membership_grant(study=other, user=rows["admin"], role="admin")
+    membership_grant(study=other, user=annotator, role="annotator")
+    for role in ("reviewer", "researcher"):
+        membership_grant(study=other, user=make_user(f"t-other-{role}"), role=role)
+    fake_clip(other, "c")
+    captions_add(other, [caption_record("c", "M")])
+    annotations_assign(study=other, annotators=[annotator], design="clip_blocks")
+    study_start(study=other, actor=rows["admin"])
+    study_close(study=other, actor=rows["admin"], confirm=True)
+    return {"membership": other.memberships.get(user=annotator).pk,
+            "clip": Caption.objects.get(clip__study=other).clip_id,
+            "caption": Caption.objects.get(clip__study=other).pk,
+            "annotation": Annotation.objects.get(caption__clip__study=other).pk,
+            "study": other.pk}
+
+
+def test_a_row_moved_into_or_out_of_a_closed_study_is_refused(rows, closed_study):
+    """The guards look at the row before and after: moving a row of a running study into a closed
+    one, or a closed study's row out of it, is refused, for each kind of link to the study (its own
+    column, a clip, a caption)."""
+    running = rows["pk"]
+    moves = {
+        "membership into": ("annotation_membership", running["annotation_membership"], "study_id",
+                            closed_study["study"]),
+        "membership out of": ("annotation_membership", closed_study["membership"], "study_id", rows["study"].pk),
+        "caption into": ("annotation_caption", running["annotation_caption"], "clip_id", closed_study["clip"]),
+        "annotation into": ("annotation_annotation", running["annotation_annotation"], "caption_id",
+                            closed_study["caption"]),
+        "annotation out of": ("annotation_annotation", closed_study["annotation"], "caption_id",
+                              running["annotation_caption"]),
+    }
+    taken = [name for name, move in moves.items() if MARK not in refusal(lambda move=move: change_row(*move))]
+    assert not taken, "The database took these moves: " + ", ".join(taken)
+
+
+@pytest.mark.postgres
+def test_the_postgresql_guards_plan_their_lookups_once():
+    """The guards run on every autosave's writes: their lookups are static SQL, which PL/pgSQL plans
+    once per connection; an EXECUTE would be planned anew on every row."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proname, prosrc FROM pg_proc WHERE proname IN "
+                       "('study_rows_refuse_when_closed', 'work_rows_refuse_when_closed', 'study_state_of')")
+        bodies = dict(cursor.fetchall())
+    assert set(bodies) == {"study_rows_refuse_when_closed", "work_rows_refuse_when_closed", "study_state_of"}
+    dynamic = [name for name, body in bodies.items() if "EXECUTE" in body.upper().replace("EXECUTE FUNCTION", "")]
+    assert not dynamic, f"These guards run dynamic SQL: {dynamic}"
+
+
 def test_a_closed_studys_clip_still_takes_its_media(rows):
     study_close(study=rows["study"], actor=rows["admin"], confirm=True)
     clip = rows["pk"]["annotation_clip"]
