@@ -93,6 +93,11 @@ lint: venv-dev
 docs: venv-dev
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
+# The tests of what the database itself refuses (triggers, constraints), run on SQLite as well.
+SQLITE_RULES := tests/annotation/test_state_triggers.py tests/annotation/test_state_sweep.py \
+	tests/annotation/test_lifecycle.py tests/annotation/test_window_constraints.py \
+	tests/annotation/test_window_overlap.py tests/annotation/test_withdrawal.py
+
 # The whole suite: the checks above, then PostgreSQL, Redis, a real Celery worker, headless Chromium.
 # Tasks run eagerly except in the worker tests, which send them through Redis.
 test: venv-dev lint
@@ -101,6 +106,8 @@ test: venv-dev lint
 	@scripts/llm-server.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) CELERY_TASK_ALWAYS_EAGER=1 \
 		REDLINE_REQUIRE_LLM_SERVER=1 $(PYTEST) -p no:cacheprovider
+	@echo "The database's own rules again on SQLite, the demo's database (a table SQLite rebuilds loses its triggers):"
+	$(PYTEST) -p no:cacheprovider -q -m "not postgres and not worker and not browser" $(SQLITE_RULES)
 
 # The inner loop: SQLite, no browser, no worker, no model loading.
 test-fast: venv-dev

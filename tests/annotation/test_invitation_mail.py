@@ -2,7 +2,8 @@
 arrives with a link that works once; a server that refuses, or cannot be reached, loses nothing
 (the invitation is kept, marked failed with the server's answer, and can be sent again); sending
 happens only once the invitation is committed; re-sending makes a new link and the old one stops
-working. Transactional tests: the message goes when the transaction really commits."""
+working. Transactional tests: the message goes when the transaction really commits (PostgreSQL:
+SQLite cannot flush a started study's frozen taxonomy between transactional tests)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from annotation.models import AuditEvent, Invitation, Membership
 from annotation.services.invitation_mail import invitation_create_and_send
 from tests.smtp import free_port
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 LINK = re.compile(r"http://testserver/invitations/[A-Za-z0-9_-]{40,}/")
 

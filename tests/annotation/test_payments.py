@@ -440,7 +440,8 @@ def test_each_reading_of_the_ids_leaves_one_audit_event_without_an_id(worked, pe
     assert (event.study, event.actor, event.annotation, event.at) == (study, admin, None, worked["clock"].now)
     assert event.before == {} and event.after == record
     with connection.cursor() as cursor:
-        cursor.execute("SELECT before::text, after::text FROM annotation_auditevent WHERE id = %s", [event.pk])
+        cursor.execute("SELECT CAST(before AS text), CAST(after AS text) FROM annotation_auditevent WHERE id = %s",
+                       [event.pk])
         stored = " ".join(cursor.fetchone())
     assert PID not in stored and OTHER_PID not in stored
 
