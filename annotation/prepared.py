@@ -39,8 +39,10 @@ from django.db.models.query import ModelIterable, ValuesIterable, get_related_po
 from django.db.transaction import TransactionManagementError
 
 # Stand-ins for building the query, each argument its own, so that its places among the
-# parameters can be found: ids no row has, keys no session has, a time long past.
-_ID, _KEY, _TIME = -7_300_000_001, "\x00prepared read argument {}", datetime(1901, 1, 1, tzinfo=UTC)
+# parameters can be found: ids no row has, keys no session has, a time long past. The ids are
+# within a 32-bit column's range (auth_user's): Django turns a lookup outside a field's range
+# into "finds nothing" with no parameter at all.
+_ID, _KEY, _TIME = -2_000_000_001, "\x00prepared read argument {}", datetime(1901, 1, 1, tzinfo=UTC)
 
 
 # The ids a 64-bit integer column can hold (a URL may carry any number of digits).

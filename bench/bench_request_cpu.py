@@ -64,22 +64,30 @@ def drop_postgres(url: str, scratch: str) -> None:
 
 
 class DatabaseTime:
-    """Wall time and count of the SQL statements run through Django's connection (and, with
-    `keep`, the statements themselves)."""
+    """Wall time and count of the SQL statements run through Django's connection, and each
+    statement with its own time."""
 
-    def __init__(self, keep: bool = False):
+    def __init__(self):
         self.seconds, self.statements = 0.0, 0
-        self.sql: list[str] | None = [] if keep else None
+        self.each: list[tuple[str, float]] = []
 
     def __call__(self, execute, sql, params, many, context):
         started = time.perf_counter()
         try:
             return execute(sql, params, many, context)
         finally:
-            self.seconds += time.perf_counter() - started
+            spent = time.perf_counter() - started
+            self.seconds += spent
             self.statements += 1
-            if self.sql is not None:
-                self.sql.append(sql)
+            self.each.append((sql, spent))
+
+
+def statement_medians(requests: list[list[tuple[str, float]]]) -> list[tuple[str, float]]:
+    """Each statement of the first request with its median time over the requests that ran the
+    same statement in the same place."""
+    return [(sql, statistics.median(each[place][1] for each in requests
+                                    if len(each) > place and each[place][0] == sql))
+            for place, (sql, _) in enumerate(requests[0])]
 
 
 def measure(database_url: str, requests: int, top: int, show_sql: bool = False, sort: str = "tottime") -> None:
@@ -164,7 +172,7 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
         for _ in range(5):
             status, content = request()
             assert status == 200, f"{name}: {status} {content[:300]!r}"
-        cpu, db, statements = [], [], []
+        cpu, db, statements, each = [], [], [], []
         # CPU time, not wall time: on a busy machine a function's wall time also counts the
         # time the process waited for a core.
         profiler = cProfile.Profile(time.process_time)
@@ -176,14 +184,12 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
                 cpu.append(time.process_time() - started)
             db.append(timer.seconds)
             statements.append(timer.statements)
+            each.append(timer.each)
             assert status == 200, name
         if show_sql:
-            timer = DatabaseTime(keep=True)
-            with connection.execute_wrapper(timer):
-                request()
-            print(f"    SQL of one {name}:")
-            for sql in timer.sql:
-                print(f"      {sql[:300]}")
+            print(f"    SQL of {name}, each statement's median ms (the database's time and the round trip):")
+            for sql, seconds in statement_medians(each):
+                print(f"      {seconds * 1000:6.2f}  {sql[:240]}")
         for _ in range(max(5, requests // 4)):  # profiled apart, so the timings carry no profiler cost
             profiler.runcall(request)
         profiles[name] = profiler
@@ -234,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=40, help="timed requests per endpoint (40)")
     parser.add_argument("--top", type=int, default=8, help="functions shown per profile (8)")
-    parser.add_argument("--sql", action="store_true", help="print the SQL statements of one request of each")
+    parser.add_argument("--sql", action="store_true", help="each request's SQL statements, with their median times")
     parser.add_argument("--cumulative", action="store_true", help="profiles sorted by cumulative time, not own time")
     parser.add_argument("--database", help=argparse.SUPPRESS)  # one measurement, in a child process
     args = parser.parse_args(argv)

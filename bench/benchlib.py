@@ -92,7 +92,7 @@ def signed_in_session(user) -> str:
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = "config.auth.ModelBackend"
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return session.session_key

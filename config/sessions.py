@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import BACKEND_SESSION_KEY
 from django.contrib.sessions.backends import db
 from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from annotation.prepared import prepared
+from config.auth import BACKEND, DJANGO_BACKEND
 
 
 @prepared
@@ -28,4 +30,7 @@ class SessionStore(db.SessionStore):
         if not rows:
             self._session_key = None
             return {}
-        return self.decode(rows[0]["session_data"])
+        data = self.decode(rows[0]["session_data"])
+        if data.get(BACKEND_SESSION_KEY) == DJANGO_BACKEND:  # signed in before config.auth
+            data[BACKEND_SESSION_KEY] = BACKEND
+        return data

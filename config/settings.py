@@ -416,6 +416,8 @@ CACHES = {
 # would wait on it. The one indexed read it saves is not worth an outage (tests/test_sessions.py).
 # config.sessions is Django's database store with its read prepared (annotation.prepared).
 SESSION_ENGINE = "config.sessions"
+# Django's ModelBackend with the user's read prepared, for the same reason (config/auth.py).
+AUTHENTICATION_BACKENDS = ["config.auth.ModelBackend"]
 
 # E-mail (invitations): Django's own settings, read from the environment under their own names.
 # Unset: the console backend prints each message to the server's output (nothing leaves the

@@ -26,6 +26,7 @@ from annotation.services import recruitment as service
 from annotation.services.annotation_common import timed_out_message
 from annotation.services.consent import consent_asked, consent_due, consent_view
 from annotation.services.study_state import Write, refusal_message, study_allows
+from config.auth import BACKEND
 from frontend.throttle import address_try, client_address
 
 # The page's status for each refusal: a closed, expired or full link is gone for good for this
@@ -114,7 +115,7 @@ def recruitment(request, token: str):
         return _page(request, {**context, "refused": str(refusal)}, status=STATUS[refusal.kind])
     except StudyStateRefused as refusal:  # the study closed since the page was shown
         return _page(request, {**context, "refused": str(refusal)}, status=409)
-    login(request, joined.participant.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, joined.participant.user, backend=BACKEND)
     if service.participant_complete(participant=joined.participant):
         return redirect("participant-done", slug=study.slug)
     return redirect("annotator-queue", slug=study.slug)

@@ -19,6 +19,7 @@ from annotation.rules.recruitment import TIME_ALLOWED_MAX
 from annotation.services import members
 from annotation.services.taxonomy import taxonomy_modes
 from annotation.services.withdrawal import withdrawals_list
+from config.auth import BACKEND
 
 
 def _taxonomies() -> list[dict]:
@@ -225,7 +226,7 @@ def invitation(request, token: str):
                 token=token, username=request.POST.get("username", ""), password=request.POST.get("password", ""),
                 email=request.POST.get("email", "")[:254],
             )
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user, backend=BACKEND)
     except FieldErrors as exc:
         context.update(errors=exc.errors, values={"username": request.POST.get("username", ""),
                                                   "email": request.POST.get("email", "")})

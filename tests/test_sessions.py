@@ -90,3 +90,38 @@ def test_an_expired_session_signs_nobody_in_and_a_live_one_reads_as_django_wrote
     assert client.get(PAGE).status_code == 302
     store = SessionStore(key)
     assert store.load() == {} and store.session_key is None
+
+
+def session_of(user_id, backend: str) -> Client:
+    """A browser holding a session stored by hand, signed in by `backend` as `user_id`."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+
+    from config.sessions import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user_id)
+    session[BACKEND_SESSION_KEY] = backend
+    found = User.objects.filter(pk=user_id).first() if str(user_id).isdigit() else None
+    session[HASH_SESSION_KEY] = found.get_session_auth_hash() if found else ""
+    session.create()
+    client = Client()
+    client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    return client
+
+
+def test_sessions_signed_in_by_django_s_own_backend_still_sign_in(personas):
+    """Sessions made before config.auth name Django's ModelBackend: their people stay signed in."""
+    from config.auth import BACKEND, DJANGO_BACKEND
+
+    assert settings.AUTHENTICATION_BACKENDS == [BACKEND]
+    for backend in (DJANGO_BACKEND, BACKEND):
+        client = session_of(personas["annotator"].pk, backend)
+        assert client.get(PAGE).status_code == 200, backend
+        assert client.get("/api/studies/s1/my-queue/").status_code == 200, backend
+    assert session_of(personas["annotator"].pk, "elsewhere.Backend").get(PAGE).status_code == 302
+
+
+def test_a_session_whose_user_is_gone_signs_nobody_in(personas):
+    for user_id in (10**9, 2**70):
+        assert session_of(user_id, "config.auth.ModelBackend").get(PAGE).status_code == 302, user_id

@@ -15,6 +15,7 @@ from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+import config.auth  # noqa: F401
 import config.urls  # noqa: F401  (every module with a prepared read is loaded)
 from annotation.models import Annotation, CorrectionPass, GoldItem, Membership
 from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
