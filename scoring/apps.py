@@ -18,7 +18,7 @@ class ScoringConfig(AppConfig):
         from scoring.erasure import llmfacts_cache_erase, scores_erase, shared_cache_erase
         from scoring.families import register_llmfacts_family
         from scoring.lifecycle import final_profile_start, unscored_counter
-        from scoring.metrics import embeddings, reference
+        from scoring.metrics import judges, reference
         from scoring.services import (
             STUDY_JOB_RUNNERS,
             score_jobs_end,
@@ -29,7 +29,7 @@ class ScoringConfig(AppConfig):
 
         register_llmfacts_family()
         reference.configure(java_options=settings.METEOR_JAVA_OPTIONS, jvms=settings.METEOR_JVMS)
-        embeddings.configure(
+        judges.configure(  # not embeddings': a web process does not load numpy
             device=settings.SCORING_EMBED_DEVICE,
             batch_size=settings.SCORING_EMBED_BATCH,
             shared_cache=shared_cache,

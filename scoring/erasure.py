@@ -47,7 +47,6 @@ from annotation.models import Annotation, AuditEvent, Caption, Study, Withdrawal
 from annotation.rules import workflow
 from scoring.comparisons import final_texts
 from scoring.metrics.llmfacts.pipeline import forget_texts
-from scoring.metrics.reference import METEOR_NAMESPACE
 from scoring.metrics.sentences import SPLITTERS, sentences
 from scoring.metrics.shared_cache import text_key
 from scoring.models import CAPTION_SUBJECTS, ScoreChunk, ScoreJob, ScoreResult, SharedCacheEntry
@@ -112,6 +111,8 @@ def shared_cache_erase(study: Study, annotation_ids: Sequence[int]) -> dict[str,
                                             ).aggregate(first=Min("at"))["first"]
     meteor = 0
     if final_since is not None:
+        from scoring.metrics.reference import METEOR_NAMESPACE  # numpy with it: not in every web process
+
         meteor, _ = SharedCacheEntry.objects.filter(namespace=METEOR_NAMESPACE, created_at__gte=final_since).delete()
     return {"vectors": vectors, "meteor": meteor}
 

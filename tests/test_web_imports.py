@@ -24,8 +24,9 @@ walk(get_resolver().url_patterns)
 print(json.dumps(sorted(sys.modules)))
 """
 
+# numpy too: 10 MB of every web process, for nothing a page or a save needs (issue 33's 120 MB).
 HEAVY = ("pandas", "pyarrow", "scipy", "matplotlib", "torch", "sentence_transformers", "transformers",
-         "sklearn", "nltk", "llama_cpp")
+         "sklearn", "nltk", "llama_cpp", "numpy")
 
 
 def test_loading_the_web_application_imports_no_analysis_plotting_parquet_or_model_library():

