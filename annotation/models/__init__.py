@@ -637,6 +637,12 @@ class Annotation(models.Model):
                 fields=["claim_expires_at"], name="annotation_claims_expiring",
                 condition=models.Q(state="in_review"),
             ),
+            # Start next first looks for the person's open practice item: the few practice items,
+            # in their order (otherwise it read all of the person's items to find none).
+            models.Index(
+                fields=["annotator", "attempt", "assigned_at", "id"], name="annotation_practice_queue",
+                condition=models.Q(purpose="practice"),
+            ),
         ]
 
     def __str__(self) -> str:

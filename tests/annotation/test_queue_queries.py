@@ -233,3 +233,36 @@ def test_assignment_costs_the_same_but_for_its_batched_inserts(studies):
         ),
     )
     assert inserts <= math.ceil(LARGE / rows_per_insert) + 1  # + the audit event
+
+
+def pages_read(sql: str) -> int:
+    """The pages (buffers) PostgreSQL reads to run `sql` once, from EXPLAIN ANALYZE."""
+    import json
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    top = plan[0]["Plan"]
+    return top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("path, who", [("/api/studies/{slug}/my-queue/next/", annotator),
+                                       ("/api/studies/{slug}/review-queue/next/", reviewer)])
+def test_start_next_and_review_next_read_the_same_pages_for_10_and_1000_items(studies, path, who):
+    """Not only as many statements: each of their reads stays as short (an index that holds
+    what it looks for). A read that filters all of a person's items, or all submitted ones, reads
+    a hundred times more pages in the large study. Statistics are fresh, as autovacuum keeps them."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    pages, reads = {}, []
+    for name, built in studies.items():
+        _, statements, status = queries(who(built), "post", path.format(slug=built.study.slug))
+        assert status == 200, (name, status)
+        reads = [sql for sql in statements if sql.startswith("SELECT")]
+        pages[name] = [pages_read(sql) for sql in reads]
+    assert len(pages["small"]) == len(pages["large"]), pages
+    grown = [f"{small} -> {large} pages: {sql[:300]}"
+             for small, large, sql in zip(pages["small"], pages["large"], reads, strict=True) if large > small + 3]
+    assert not grown, "\n".join(grown)
