@@ -46,21 +46,47 @@ def browser():
 
 
 class InFlight:
-    """Counts the requests the live server is answering (each in its own thread)."""
+    """Counts the requests the live server is answering: from the application's call to the
+    response's close, which the server makes after the last byte. A connection the browser keeps
+    alive between requests is no request (counting the connections' threads instead made every
+    test's teardown wait its 15 s once Chromium kept sockets open across pages)."""
 
     def __init__(self, server):
-        self.count, self.lock, serve = 0, threading.Lock(), server.process_request_thread
+        self.count, self.lock, app = 0, threading.Lock(), server.get_app()
 
-        def counted(*args):
-            with self.lock:
-                self.count += 1
+        def counted(environ, start_response):
+            self._add(1)
             try:
-                serve(*args)
-            finally:
-                with self.lock:
-                    self.count -= 1
+                answer = app(environ, start_response)
+            except BaseException:
+                self._add(-1)
+                raise
+            return _Answered(answer, lambda: self._add(-1))
 
-        server.process_request_thread = counted
+        server.set_app(counted)
+
+    def _add(self, step: int) -> None:
+        with self.lock:
+            self.count += step
+
+
+class _Answered:
+    """A response's body, which tells `done` once when the server closes it."""
+
+    def __init__(self, answer, done):
+        self.answer, self.done, self.closed = answer, done, False
+
+    def __iter__(self):
+        return iter(self.answer)
+
+    def close(self):
+        try:
+            if hasattr(self.answer, "close"):
+                self.answer.close()
+        finally:
+            if not self.closed:
+                self.closed = True
+                self.done()
 
 
 @pytest.fixture(autouse=True)
