@@ -25,12 +25,7 @@ def _user_read(*, user_id: int):
 
 class ModelBackend(backends.ModelBackend):
     def get_user(self, user_id):
-        """The active user with this id, or None (as ModelBackend, which an id that is not a
-        number also gives None here rather than an error)."""
-        try:
-            found = _user_read(user_id=int(user_id))
-        except (TypeError, ValueError):
-            return None
-        if not found:
-            return None
-        return found[0] if self.user_can_authenticate(found[0]) else None
+        """The active user with this id, or None (as ModelBackend). Django hands over the id
+        already made an integer by the user model's primary key."""
+        user = next(iter(_user_read(user_id=user_id)), None)
+        return user if user is not None and self.user_can_authenticate(user) else None

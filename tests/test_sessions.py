@@ -102,7 +102,7 @@ def session_of(user_id, backend: str) -> Client:
     session = SessionStore()
     session[SESSION_KEY] = str(user_id)
     session[BACKEND_SESSION_KEY] = backend
-    found = User.objects.filter(pk=user_id).first() if str(user_id).isdigit() else None
+    found = User.objects.filter(pk=user_id).first()
     session[HASH_SESSION_KEY] = found.get_session_auth_hash() if found else ""
     session.create()
     client = Client()

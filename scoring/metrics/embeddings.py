@@ -50,14 +50,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from scoring.metrics.sentences import DEFAULT_SPLITTER, sentences
-from scoring.metrics.shared_cache import SharedCache, text_key
-
-Vectors = npt.NDArray[np.float32]
-Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
-
 # The judges' names and specs live in scoring.metrics.judges (no numpy: what a web process loads).
-from scoring.metrics.judges import (  # noqa: E402
+from scoring.metrics.judges import (
     DEFAULT_JUDGES,
     E5_SMALL,
     E5_SMALL_BASELINE,
@@ -69,6 +63,11 @@ from scoring.metrics.judges import (  # noqa: E402
     judge_spec,
     register_judge,
 )
+from scoring.metrics.sentences import DEFAULT_SPLITTER, sentences
+from scoring.metrics.shared_cache import SharedCache, text_key
+
+Vectors = npt.NDArray[np.float32]
+Encoder = Callable[[list[str]], npt.NDArray[np.floating]]
 
 __all__ = ["DEFAULT_JUDGES", "E5_SMALL", "E5_SMALL_BASELINE", "JUDGES", "MINILM", "JudgeSpec", "configure",
            "judge_spec", "register_judge"]

@@ -9,6 +9,7 @@ batches (not with the items); every other statement must be the same.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -237,8 +238,6 @@ def test_assignment_costs_the_same_but_for_its_batched_inserts(studies):
 
 def pages_read(sql: str) -> int:
     """The pages (buffers) PostgreSQL reads to run `sql` once, from EXPLAIN ANALYZE."""
-    import json
-
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}")
         plan = cursor.fetchone()[0]
