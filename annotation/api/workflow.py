@@ -406,7 +406,7 @@ class ReviewNext(APIView):
         data.is_valid(raise_exception=True)
         order = data.validated_data.get("order") or request.query_params.get("order") or "risk"
         try:
-            annotation = review_claim_next(
+            annotation_id = review_claim_next(
                 study=study_from_view(self), actor=request.user, order=order,
             )
         except Conflict as conflict:
@@ -415,11 +415,11 @@ class ReviewNext(APIView):
             raise PermissionDenied(str(exc)) from exc
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        if annotation is None:
+        if annotation_id is None:
             return Response(
                 {"detail": "Nothing is waiting for review."}, status=status.HTTP_404_NOT_FOUND
             )
-        return Response({"id": annotation.pk, "url": f"/review/{annotation.pk}/"})
+        return Response({"id": annotation_id, "url": f"/review/{annotation_id}/"})
 
 
 class ReviewAction(APIView):

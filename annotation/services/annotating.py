@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Case, F, When
 from django.utils import timezone
 
+from annotation import prepared_writes
 from annotation.errors import ServiceError
 from annotation.interchange.formats import MAX_OVERVIEW_CHARS, MAX_WINDOW_TEXT_CHARS
 from annotation.models import (
@@ -21,6 +22,8 @@ from annotation.models import (
     Window,
     WindowCorrection,
 )
+from annotation.prepared import prepared
+from annotation.prepared_writes import prepared_update
 from annotation.rules import audit_diff, returns, window_times, workflow
 from annotation.services import gold
 from annotation.services.annotation_common import (
@@ -92,21 +95,51 @@ def _open(annotation_id: int, actor, *, study_id: int) -> bool:
 
     Three statements: the UPDATE, the pass's INSERT (a returned annotation keeps the pass it
     has) and the audit event's INSERT."""
-    now = timezone.now()
-    moved = Annotation.objects.filter(
-        pk=annotation_id, state__in=list(workflow.TRANSITIONS["open"].sources)
-    ).update(state=workflow.IN_PROGRESS, version=F("version") + 1, started_at=now, active_until=now)
-    if not moved:
+    if not _open_update(annotation_id=annotation_id, now=timezone.now()):
         return False
     CorrectionPass.objects.bulk_create(
         [CorrectionPass(annotation_id=annotation_id, kind=CorrectionPass.Kind.ANNOTATOR, author_id=actor.pk)],
         ignore_conflicts=True,
     )
-    AuditEvent.objects.create(
+    prepared_writes.insert(AuditEvent(
         study_id=study_id, annotation_id=annotation_id, actor=actor, action="open",
         before={}, after={"state": workflow.IN_PROGRESS},
-    )
+    ))
     return True
+
+
+@prepared_update
+def _open_update(*, annotation_id: int, now):
+    """_open's UPDATE: an openable annotation in progress from `now`."""
+    rows = Annotation.objects.filter(pk=annotation_id, state__in=sorted(workflow.TRANSITIONS["open"].sources))
+    return rows, {"state": workflow.IN_PROGRESS, "version": F("version") + 1, "started_at": now, "active_until": now}
+
+
+def _my_work(study_id: int, annotator_id: int):
+    """The annotator's items of the study that are their work (not gold checks or practice)."""
+    return Annotation.objects.filter(caption__clip__study_id=study_id, annotator_id=annotator_id).exclude(
+        purpose__in=[Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE])
+
+
+@prepared
+def _started_item(*, study_id: int, annotator_id: int):
+    """The annotator's first returned item, else their first in progress (pk and state)."""
+    return (
+        _my_work(study_id, annotator_id).filter(state__in=[workflow.RETURNED, workflow.IN_PROGRESS])
+        .order_by(Case(When(state=workflow.RETURNED, then=0), default=1), "assigned_at", "id")
+        .values("pk", "state")[:1]
+    )
+
+
+@prepared
+def _openable_item(*, study_id: int, annotator_id: int, state: str):
+    """The annotator's first item in `state` that no other press holds (its pk), locked."""
+    return (
+        _my_work(study_id, annotator_id).filter(state=state)
+        .order_by("assigned_at", "id")
+        .select_for_update(skip_locked=True, of=("self",))
+        .values("pk")[:1]
+    )
 
 
 @transaction.atomic
@@ -133,30 +166,18 @@ def annotation_start_next(*, study: Study, annotator) -> int | None:
             return practice
     if not gold.real_work_allowed(study, annotator):
         return None
-    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator).exclude(
-        purpose__in=[Annotation.Purpose.GOLD, Annotation.Purpose.PRACTICE])
     for _attempt in range(3):
         # Returned and in-progress items are few: one read finds whether there is either.
-        started = (
-            mine.filter(state__in=[workflow.RETURNED, workflow.IN_PROGRESS])
-            .order_by(Case(When(state=workflow.RETURNED, then=0), default=1), "assigned_at", "id")
-            .values_list("pk", "state")
-            .first()
-        )
-        if started is not None and started[1] == workflow.IN_PROGRESS:
-            return started[0]
-        state = workflow.RETURNED if started is not None else workflow.ASSIGNED
-        chosen = (
-            mine.filter(state=state)
-            .order_by("assigned_at", "id")
-            .select_for_update(skip_locked=True, of=("self",))
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if chosen is None:
+        started = _started_item(study_id=study.pk, annotator_id=annotator.pk)
+        if started and started[0]["state"] == workflow.IN_PROGRESS:
+            return started[0]["pk"]
+        state = workflow.RETURNED if started else workflow.ASSIGNED
+        openable = _openable_item(study_id=study.pk, annotator_id=annotator.pk, state=state)
+        if not openable:
             if state == workflow.ASSIGNED:
                 return None
             continue  # the returned item was just taken by another press; look again
+        chosen = openable[0]["pk"]
         if state == workflow.ASSIGNED:
             # At the study's gold rate, a hidden gold check comes before the next new item.
             check = gold.gold_check_take(study=study, annotator=annotator)
@@ -348,15 +369,13 @@ def annotation_save(
         more = dict(fields)
         if sent is not None:
             credit = active_credit(current, sent, now)
-            more["active_seconds"] = Added("active_seconds", credit)
+            more["active_seconds"] = Added(credit)
             more["active_until"] = active_until_after(current, credit, now)
         if telemetry is not None:
             more["telemetry"] = {**current.telemetry, **telemetry}
         return more
 
-    annotation = _claim_version(
-        annotation_id, base_version, workflow.EDITABLE, annotator=actor, also=also
-    )
+    annotation = _claim_version(annotation_id, base_version, annotator=actor, also=also)
     # Most autosaves carry a text edit; the rest (position, time, telemetry) skip the pass.
     touches_pass = any(key in changes for key in ("overview", "windows", "segmentation"))
     if touches_pass:
@@ -442,7 +461,7 @@ def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]
         _apply_segmentation(annotation, correction, changes["segmentation"])
     after = pass_snapshot(correction, rows)
     if after != before:
-        correction.save()
+        prepared_writes.save(correction)
         # Only what changed, texts as patches: a save's event is about as large as the edit.
         _audit(annotation, actor, "save", *audit_diff.pass_changes(before, after))
     return after
@@ -465,7 +484,7 @@ def overview_problems(annotation: Annotation, correction: CorrectionPass) -> lis
 @transaction.atomic
 def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
     """Submit the overview verdict: it is locked, and the window pass opens."""
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
+    annotation = _claim_version(annotation_id, base_version, annotator=actor)
     correction = _annotator_pass(annotation)
     problems = overview_problems(annotation, correction)
     if problems:
@@ -516,7 +535,7 @@ def annotation_submit(
     reviewer's comment; a returned unit resubmitted unchanged needs one. The replies are
     kept beside the comments (for the reviewer) and in the audit trail.
     """
-    annotation = _claim_version(annotation_id, base_version, workflow.EDITABLE, annotator=actor)
+    annotation = _claim_version(annotation_id, base_version, annotator=actor)
     correction = _annotator_pass(annotation)
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first.")

@@ -4,14 +4,14 @@ the audit trail, the conditional version bump and the input checks."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery, Value
-from django.db.models.expressions import CombinedExpression
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -26,6 +26,8 @@ from annotation.models import (
 )
 from annotation.permissions import known_roles
 from annotation.prepared import prepared
+from annotation.prepared_writes import insert, prepared_update
+from annotation.rules import workflow
 from annotation.selectors.counted import timed_out_participation
 from annotation.services.study_state import Write, refusal_message, study_require
 from annotation.services.taxonomy import taxonomy_modes
@@ -213,14 +215,14 @@ def _undo_window(
 
 
 def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: Mapping) -> None:
-    AuditEvent.objects.create(
+    insert(AuditEvent(
         study_id=annotation.caption.clip.study_id,
         annotation=annotation,
         actor=actor,
         action=action,
         before=dict(before),
         after=dict(after),
-    )
+    ))
 
 
 def _reread(annotation: Annotation) -> None:
@@ -250,17 +252,12 @@ CLAIM_RELATED = ("caption__clip__study", "taxonomy", "reviewer")
 
 
 @prepared
-def _claim_read(*, annotation_id: int):
-    """The annotation as _claim_version checks it, with its study, taxonomy and reviewer."""
-    return Annotation.objects.select_related(*CLAIM_RELATED).filter(pk=annotation_id)
-
-
-@prepared
 def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
-    """As _claim_read, and in the same statement what an annotator's change depends on: whether
-    they are still an annotator of the study (a deactivated member's work stays theirs, but they no
-    longer change it) or, for a gold verdict, its admin or gold expert; whether they withdrew; and
-    whether their time allowed as a participant ran out."""
+    """The annotation as _claim_version checks it, with its study, taxonomy and reviewer, and in
+    the same statement what an annotator's change depends on: whether they are still an
+    annotator of the study (a deactivated member's work stays theirs, but they no longer change
+    it) or, for a gold verdict, its admin or gold expert; whether they withdrew; and whether
+    their time allowed as a participant ran out."""
     study = OuterRef("caption__clip__study_id")
     return Annotation.objects.select_related(*CLAIM_RELATED).annotate(
         still_annotator=Exists(Membership.objects.filter(
@@ -276,43 +273,39 @@ def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
 def _claim_version(
     annotation_id: int,
     base_version: int,
-    states: Iterable[str],
     *,
-    annotator=None,
+    annotator,
     also: Callable[[Annotation], dict[str, Any]] | None = None,
 ) -> Annotation:
-    """Bump the version if it is still `base_version` in one of `states` (and, with
-    `annotator`, belongs to them); else NotAllowed or Conflict.
+    """Bump the version of the annotator's annotation if it is still `base_version` and
+    editable; else NotAllowed or Conflict.
 
     One read and one conditional UPDATE: the fields `also(annotation)` returns (computed from
     the row as read) are written by the same UPDATE, which is safe because it applies only
     while the version is still the one read. The returned annotation carries the new values.
     """
-    if annotator is None:
-        annotation = _claim_read.one(annotation_id=annotation_id)
-    else:
-        annotation = _claim_read_by_annotator.one(annotation_id=annotation_id, annotator_id=annotator.pk)
-    if annotator is not None and annotation.annotator_id != annotator.pk:
+    annotation = _claim_read_by_annotator.one(annotation_id=annotation_id, annotator_id=annotator.pk)
+    if annotation.annotator_id != annotator.pk:
         raise NotAllowed("Only the assigned annotator may edit this annotation.")
-    if annotator is not None and annotation.purpose == Annotation.Purpose.GOLD:
+    if annotation.purpose == Annotation.Purpose.GOLD:
         # A gold verdict is made by a study admin or gold expert, who need not be an annotator.
         annotation.still_annotator = annotation.still_gold_maker
-    if annotator is not None and annotation.withdrawn_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
+    if annotation.withdrawn_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
         raise NotAllowed(withdrawn_message(annotation.caption.clip.study, annotation.withdrawn_at))
-    if annotator is not None and annotation.timed_out_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
+    if annotation.timed_out_at is not None and annotation.purpose != Annotation.Purpose.GOLD:
         # Their unsubmitted items go to the next participant: an open workspace saves no more.
         raise NotAllowed(timed_out_message(annotation.timed_out_at))
-    if annotator is not None and not annotation.still_annotator:
+    if not annotation.still_annotator:
         raise NotAllowed("You are no longer an annotator of this study; your work is kept as it is.")
     _require_running(annotation.caption.clip.study)
-    states = list(states)
     moved, updates = 0, {}
-    if annotation.version == base_version and annotation.state in states:
+    if annotation.version == base_version and annotation.state in workflow.EDITABLE:
         updates = also(annotation) if also else {}
-        rows = Annotation.objects.filter(pk=annotation_id, version=base_version, state__in=states)
-        if annotator is not None:
-            rows = rows.filter(annotator=annotator)
-        moved = rows.update(version=F("version") + 1, **updates)
+        arguments = {f"add_{name}" if isinstance(value, Added) else name:
+                     value.amount if isinstance(value, Added) else value
+                     for name, value in updates.items()}
+        moved = _version_bump(annotation_id=annotation_id, base_version=base_version,
+                              annotator_id=annotator.pk, **arguments)
     if not moved:
         annotation.refresh_from_db()  # someone may have acted since the read
         if annotation.version != base_version:
@@ -332,12 +325,25 @@ def _claim_version(
     return annotation
 
 
-class Added(CombinedExpression):
-    """`field + amount` in an UPDATE, remembering the amount for the in-memory copy."""
+@dataclass(frozen=True)
+class Added:
+    """A new value of `also` in _claim_version: the column plus `amount`, added by the UPDATE."""
 
-    def __init__(self, name: str, amount: float):
-        super().__init__(F(name), "+", Value(amount))
-        self.amount = amount
+    amount: float
+
+
+@prepared_update
+def _version_bump(*, annotation_id: int, base_version: int, annotator_id: int, **fields: Any):
+    """_claim_version's UPDATE: the version bumped and `fields` written if the annotator's
+    annotation is still at `base_version` and editable; a field named add_<column> is added to
+    that column."""
+    values: dict[str, Any] = {"version": F("version") + 1}
+    for name, value in fields.items():
+        column = name.removeprefix("add_")
+        values[column] = F(column) + value if name.startswith("add_") else value
+    rows = Annotation.objects.filter(pk=annotation_id, version=base_version, annotator_id=annotator_id,
+                                     state__in=sorted(workflow.EDITABLE))
+    return rows, values
 
 
 def _annotator_pass(annotation: Annotation) -> CorrectionPass:

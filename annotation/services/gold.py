@@ -413,16 +413,22 @@ def practice_notice(study: Study, annotator) -> str | None:
 
 def practice_next(study: Study, annotator) -> int | None:
     """The annotator's open practice item of their current attempt (not yet submitted), or None."""
+    rows = _open_practice_item(study_id=study.pk, annotator_id=annotator.pk)
+    return rows[0]["pk"] if rows else None
+
+
+@prepared
+def _open_practice_item(*, study_id: int, annotator_id: int):
+    """practice_next's read."""
     return (
         Annotation.objects.filter(
-            caption__clip__study=study,
-            annotator=annotator,
+            caption__clip__study_id=study_id,
+            annotator_id=annotator_id,
             purpose=Purpose.PRACTICE,
             state__in=[workflow.ASSIGNED, workflow.IN_PROGRESS, workflow.RETURNED],
         )
         .order_by("attempt", "assigned_at", "pk")
-        .values_list("pk", flat=True)
-        .first()
+        .values("pk")[:1]
     )
 
 

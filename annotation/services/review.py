@@ -14,6 +14,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import (
     Annotation,
+    AuditEvent,
     CorrectionPass,
     Membership,
     Study,
@@ -21,6 +22,7 @@ from annotation.models import (
     Withdrawal,
 )
 from annotation.prepared import PreparedRead
+from annotation.prepared_writes import insert, prepared_update
 from annotation.rules import returns, workflow
 from annotation.selectors.queues import REVIEW_ORDERS, review_candidates_of
 from annotation.services.annotating import (
@@ -40,7 +42,6 @@ from annotation.services.annotation_common import (
     _after_verdict_withdrawn,
     _annotator_pass,
     _audit,
-    _claim_read,
     _mapping,
     _require_running,
     _reread,
@@ -88,15 +89,21 @@ def _claim_update(annotation_id: int, actor, *, now, expires) -> int:
     # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
     # would let both of two racing reviewers win.
     # A submission is the annotator's own until their undo window passes.
+    return _claim_write(annotation_id=annotation_id, reviewer_id=actor.pk, now=now, expires=expires)
+
+
+@prepared_update
+def _claim_write(*, annotation_id: int, reviewer_id: int, now, expires):
+    """_claim_update's UPDATE."""
     undone_possible = Q(undo_until__gt=now)
     claimable = (
         (Q(state=workflow.SUBMITTED) & ~undone_possible)
         | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=now)
-        | Q(state=workflow.IN_REVIEW, reviewer=actor)
+        | Q(state=workflow.IN_REVIEW, reviewer_id=reviewer_id)
     )
-    return Annotation.objects.filter(claimable, pk=annotation_id).update(
-        state=workflow.IN_REVIEW, reviewer=actor, claim_expires_at=expires, version=F("version") + 1
-    )
+    values = {"state": workflow.IN_REVIEW, "reviewer_id": reviewer_id, "claim_expires_at": expires,
+              "version": F("version") + 1}
+    return Annotation.objects.filter(claimable, pk=annotation_id), values
 
 
 @transaction.atomic
@@ -146,9 +153,9 @@ REVIEW_PICKS = {order: (_review_pick(order, workflow.SUBMITTED), _review_pick(or
 @transaction.atomic
 def review_claim_next(
     *, study: Study, actor, order: str = "risk", minutes: int = CLAIM_MINUTES
-) -> Annotation | None:
+) -> int | None:
     """Claim the next item of the review queue for this reviewer (riskiest or oldest first,
-    never their own); None when nothing is waiting.
+    never their own) and give its id; None when nothing is waiting.
 
     Candidates are submitted items and in-review items whose claim expired; the first of
     each is picked with SELECT ... FOR UPDATE SKIP LOCKED in the order of its index, so fifty
@@ -179,9 +186,9 @@ def review_claim_next(
         expires = timezone.now() + timedelta(minutes=minutes)
         if not _claim_update(chosen, actor, now=timezone.now(), expires=expires):
             continue  # taken between the pick and the claim (SQLite); pick again
-        annotation = _claim_read.one(annotation_id=chosen)
-        _audit(annotation, actor, "claim", {}, {"state": annotation.state, "claim_expires_at": expires.isoformat()})
-        return annotation
+        insert(AuditEvent(study_id=study.pk, annotation_id=chosen, actor=actor, action="claim", before={},
+                          after={"state": workflow.IN_REVIEW, "claim_expires_at": expires.isoformat()}))
+        return chosen
     raise Conflict("Other reviewers took the next items at the same moment; press again.", {})
 
 

@@ -55,9 +55,9 @@ def test_fifty_reviewers_pressing_next_at_once_get_fifty_different_items():
     study = study_create(slug="race", name="race")
     built = build_study(study, clips=60, models=2, windows=2, annotators=4, reviewers=PRESSES)
     results = press_all_at_once(lambda r: review_claim_next(study=study, actor=r), built.reviewers)
-    errors = [r for r in results if not isinstance(r, Annotation)]
+    errors = [r for r in results if not isinstance(r, int)]
     assert not errors, errors[:3]
-    claimed = [r.pk for r in results]
+    claimed = list(results)
     assert len(set(claimed)) == PRESSES
     rows = Annotation.objects.filter(pk__in=claimed)
     assert {(a.state, a.reviewer_id) for a in rows} == {
@@ -111,4 +111,4 @@ def test_a_press_skips_an_item_another_press_holds_instead_of_waiting():
     finally:
         release.set()
         thread.join(timeout=30)
-    assert mine is not None and mine.pk != held["item"].pk
+    assert mine is not None and mine != held["item"]

@@ -17,15 +17,19 @@ from django.utils import timezone
 
 import config.auth  # noqa: F401
 import config.urls  # noqa: F401  (every module with a prepared read is loaded)
-from annotation.models import Annotation, CorrectionPass, GoldItem, Membership
+from annotation.models import Annotation, Caption, CorrectionPass, GoldItem, Membership
 from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
+from annotation.services.captions import captions_import_jsonl
 from annotation.services.consent import consent_accept, consent_save
 from annotation.services.guidelines import guidelines_save
-from annotation.services.workflow import annotations_assign
+from annotation.services.workflow import annotation_open, annotations_assign
 from config.sessions import SessionStore
 from tests.annotation.studybuild import complete
+from tests.conftest import CAPTION_B, jsonl
 
 pytestmark = pytest.mark.django_db
+
+CAPTION_A = {**CAPTION_B, "clip": "a", "windows": CAPTION_B["windows"][:2]}  # clip a is 4 s long
 
 
 def as_data(value, depth: int = 0):
@@ -63,13 +67,24 @@ def ids(study, personas, caption, make_user):
     # A practice item (rows made directly: only the practice set's read is under test here).
     GoldItem.objects.create(study=study, caption=caption, gold=submitted, made_by=personas["admin"],
                             in_practice_set=True)
+    # A second caption the annotator has open: their work in progress.
+    captions_import_jsonl(study=study, data=jsonl(CAPTION_A))
+    second = Caption.objects.get(clip__name="a")
+    annotations_assign(study=study, annotators=[annotator], captions=[second])
+    in_progress = annotation_open(annotation=second.annotations.get(), actor=annotator)
+    # And a practice item, copied from it (rows made directly: only the read is under test).
+    captions_import_jsonl(study=study, data=jsonl({**CAPTION_A, "model": "m2"}))
+    practice = Annotation.objects.get(pk=in_progress.pk)
+    practice.pk, practice.purpose, practice.state = None, Annotation.Purpose.PRACTICE, "assigned"
+    practice.caption = Caption.objects.get(clip__name="a", model__name="m2")
+    practice.save()
     session = SessionStore()
     session["who"] = annotator.pk
     session.create()
     return {"session_key": session.session_key, "now": timezone.now(), "slug": study.slug,
             "study_id": study.pk, "user_id": annotator.pk, "annotation_id": submitted.pk,
             "annotator_id": annotator.pk, "reviewer_id": reviewer.pk, "caption_id": caption.pk,
-            "correction_pass_id": annotator_pass.pk}
+            "correction_pass_id": annotator_pass.pk, "state": "in_progress"}
 
 
 def _arguments(read: PreparedRead) -> list[str]:
@@ -173,8 +188,8 @@ def test_a_read_that_locks_rows_is_refused_outside_a_transaction():
 
 @pytest.mark.postgres
 def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connection(annotation):
-    """DATABASE_PREPARED_STATEMENTS (on by default): PostgreSQL keeps the plan of the claim read."""
-    from annotation.services.annotation_common import _claim_read
+    """DATABASE_PREPARED_STATEMENTS (on by default): PostgreSQL keeps the plan of the workspace read."""
+    from annotation.api.workflow import workspace_read
 
     def prepared_here() -> set[str]:
         with connection.cursor() as cursor:
@@ -182,7 +197,7 @@ def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connectio
             return {row[0] for row in cursor.fetchall()}
 
     for _ in range(3):
-        assert _claim_read.one(annotation_id=annotation.pk).pk == annotation.pk
+        assert workspace_read.one(annotation_id=annotation.pk).pk == annotation.pk
     assert any('FROM "annotation_annotation"' in statement and '"annotation_study"' in statement
                for statement in prepared_here())
 
@@ -190,13 +205,13 @@ def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connectio
 def test_an_id_no_64_bit_column_holds_finds_nothing_and_pages_answer_404(annotation, personas, client):
     """A URL may carry any number of digits: the read finds nothing, as Django's lookups do,
     instead of overflowing SQLite's integers (a 500)."""
-    from annotation.services.annotation_common import _claim_read
+    from annotation.api.workflow import workspace_read
 
     huge = 2**70
-    assert _claim_read(annotation_id=huge) == [] and _claim_read(annotation_id=-huge) == []
+    assert workspace_read(annotation_id=huge) == [] and workspace_read(annotation_id=-huge) == []
     with pytest.raises(Annotation.DoesNotExist):
-        _claim_read.one(annotation_id=huge)
-    assert _claim_read(annotation_id=2**63 - 1) == []  # the largest id still runs the statement
+        workspace_read.one(annotation_id=huge)
+    assert workspace_read(annotation_id=2**63 - 1) == []  # the largest id still runs the statement
     client.force_login(personas["annotator"])
     for path in (f"/annotate/{huge}/", f"/api/annotations/{huge}/", f"/review/{huge}/"):
         assert client.get(path).status_code == 404, path

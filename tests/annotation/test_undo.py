@@ -85,7 +85,7 @@ def test_a_submission_reaches_review_when_the_window_passes_and_then_stands(anno
     annotation.refresh_from_db()
     assert annotation.state == "submitted"
     assert not undo_events(annotation)
-    assert review_claim_next(study=study, actor=reviewer).pk == annotation.pk
+    assert review_claim_next(study=study, actor=reviewer) == annotation.pk
 
 
 def test_nobody_else_may_undo(annotation, personas):
