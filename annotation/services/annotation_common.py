@@ -301,9 +301,12 @@ def _claim_version(
     moved, updates = 0, {}
     if annotation.version == base_version and annotation.state in workflow.EDITABLE:
         updates = also(annotation) if also else {}
-        arguments = {f"add_{name}" if isinstance(value, Added) else name:
-                     value.amount if isinstance(value, Added) else value
-                     for name, value in updates.items()}
+        arguments: dict[str, Any] = {}
+        for name, value in updates.items():
+            if isinstance(value, Added):
+                arguments[f"add_{name}"] = value.amount  # see _version_bump
+            else:
+                arguments[name] = value
         moved = _version_bump(annotation_id=annotation_id, base_version=base_version,
                               annotator_id=annotator.pk, **arguments)
     if not moved:
