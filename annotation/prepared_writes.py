@@ -26,7 +26,7 @@ None of them sends Django's pre_save or post_save signals: Redline connects no r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -211,8 +211,9 @@ def _values(instance: Model, columns: list[Any], *, adding: bool) -> list[Any]:
     return values
 
 
-def _params(columns: list[Any], values: list[Any], connection: Any) -> list[Any]:
-    return [field.get_db_prep_save(value, connection=connection) for field, value in zip(columns, values, strict=True)]
+def _params(pairs: Iterable[tuple[Any, Any]], connection: Any) -> list[Any]:
+    """Each (column, value) as the column's field prepares it for the database."""
+    return [field.get_db_prep_save(value, connection=connection) for field, value in pairs]
 
 
 def _plans(connection: Any) -> dict[Any, str]:
@@ -240,7 +241,7 @@ def insert(instance: Model) -> None:
         _plans(connection)[("insert", model)] = sql
     values = _values(instance, columns, adding=True)
     with _executing(connection) as cursor:
-        cursor.execute(sql, _params(columns, values, connection))
+        cursor.execute(sql, _params(zip(columns, values, strict=True), connection))
         instance.pk = cursor.fetchone()[0]
     instance._state.adding = False
     instance._state.db = DEFAULT_DB_ALIAS
@@ -266,7 +267,7 @@ def save(instance: Model) -> None:
             raise PreparedWriteError(f"{model.__name__}: a column takes other than one parameter")
         _plans(connection)[("save", model, nulls)] = sql
     with _executing(connection) as cursor:
-        cursor.execute(sql, [*_params([field for field, _ in given], [value for _, value in given], connection),
+        cursor.execute(sql, [*_params(given, connection),
                              model._meta.pk.get_db_prep_value(instance.pk, connection)])
         changed = cursor.rowcount
     if not changed:
