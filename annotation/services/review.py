@@ -84,17 +84,17 @@ def _require_reviewer(annotation: Annotation, actor) -> None:
 def _claim_update(annotation_id: int, actor, *, now, expires) -> int:
     """Claim the annotation for `actor` until `expires` if it may be claimed now: submitted (and
     past its undo window), or in review with an expired claim or one of the actor's own. One
-    conditional UPDATE; gives the rows it changed (0 or 1)."""
-    # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
-    # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
-    # would let both of two racing reviewers win.
-    # A submission is the annotator's own until their undo window passes.
+    conditional UPDATE (_claim_write); gives the rows it changed (0 or 1)."""
     return _claim_write(annotation_id=annotation_id, reviewer_id=actor.pk, now=now, expires=expires)
 
 
 @prepared_update
 def _claim_write(*, annotation_id: int, reviewer_id: int, now, expires):
     """_claim_update's UPDATE."""
+    # The conditions sit on the updated row itself, not in a subquery: PostgreSQL rechecks them
+    # after waiting for a concurrent claim's lock, whereas a subquery keeps its old snapshot and
+    # would let both of two racing reviewers win.
+    # A submission is the annotator's own until their undo window passes.
     undone_possible = Q(undo_until__gt=now)
     claimable = (
         (Q(state=workflow.SUBMITTED) & ~undone_possible)
