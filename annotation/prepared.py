@@ -17,7 +17,18 @@ What a prepared read may be:
   datetimes), each compared as it is (``pk=annotation_id``, ``expire_date__gt=now``), and the
   query's shape does not depend on them.
 - Everything else in it is fixed: a constant, a setting read at import, or SQL such as
-  ``Now()``, which the database evaluates on every run.
+  ``Now()``, which the database evaluates on every run. Constants that are words (a state, a
+  purpose, a role: letters, digits and underscores) or counts (whole numbers, not negative:
+  a negative one could make ``- -1`` a comment) are written into the SQL itself rather than
+  passed as parameters, so that the database plans the statement knowing them: PostgreSQL keeps
+  one plan for a prepared statement's runs only when it is as good as one made for the values,
+  and a partial index whose condition names a state (the review queue's) is usable only when
+  the state is in the SQL. Without them it plans every run anew.
+- An id argument may be written into the SQL too (``PreparedRead(build, written=("study_id",))``):
+  each of its values is then a statement of its own, planned for that value. This is for a read
+  whose best plan depends on the id, as the review picks' on the study (a few items, or most of
+  the table): a plan kept for every study would walk a large study's queue to pick a small one's
+  item. A connection keeps at most PLANS_KEPT plans (psycopg, PREPARED_MAX statements).
 - It reads, without ``prefetch_related`` (run those reads plainly); it may lock the rows it
   reads (``select_for_update``), inside a transaction, as Django requires.
 
@@ -27,6 +38,7 @@ What a prepared read may be:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -66,6 +78,45 @@ def _stand_in(kind: str, position: int) -> Any:
     if kind == "key":
         return _KEY.format(position)
     return _TIME + timedelta(microseconds=position + 1)
+
+
+# A constant written into the SQL as a literal: a word, which needs no quoting beyond its quotes.
+_WORD = re.compile(r"[A-Za-z0-9_]{0,64}")
+# A parameter's place in Django's SQL (%s), and an escaped percent sign (%%), which is not one.
+_PLACEHOLDER = re.compile(r"%%|%s")
+
+
+def _with_words_written(
+    sql: str, params: list[Any], slots: list[str | None], written: dict[str, int]
+) -> tuple[str, list[Any], list[str | None]]:
+    """The SQL with each constant parameter that is a word or a count written in as a literal
+    ('submitted', 1), and each argument in `written` as its value (an id, not negative); the
+    parameters and slots left."""
+    kept_params, kept_slots = [], []
+    positions = iter(zip(params, slots, strict=True))
+
+    def place(match: re.Match) -> str:
+        if match.group() == "%%":
+            return "%%"
+        param, slot = next(positions)
+        if slot is None and isinstance(param, str) and _WORD.fullmatch(param):
+            return f"'{param}'"
+        if slot is None and isinstance(param, int) and not isinstance(param, bool) and param >= 0:
+            return str(int(param))  # psycopg's Int4 too
+        if slot in written:
+            return str(written[slot])
+        kept_params.append(param)
+        kept_slots.append(slot)
+        return "%s"
+
+    text = _PLACEHOLDER.sub(place, sql)
+    if next(positions, None) is not None:
+        raise PreparedReadError("the query's SQL has fewer places than parameters")
+    return text, kept_params, kept_slots
+
+
+# The plans a connection keeps; the reads with written ids make one per value.
+PLANS_KEPT = 1000
 
 
 # Every prepared read made so far (tests compare each with its plain queryset).
@@ -131,8 +182,9 @@ class _Plan:
 class PreparedRead:
     """A read built by `build(**arguments)`, compiled once per database connection (see the module)."""
 
-    def __init__(self, build: Callable[..., QuerySet]):
+    def __init__(self, build: Callable[..., QuerySet], written: tuple[str, ...] = ()):
         self.build = build
+        self.written = written
         self.__doc__ = build.__doc__
         EVERY_PREPARED_READ.append(self)
 
@@ -147,11 +199,19 @@ class PreparedRead:
         kinds = tuple(sorted((name, _kind(name, value)) for name, value in arguments.items()))
         if any(kind == "id" and not _ID_RANGE[0] <= arguments[name] <= _ID_RANGE[1] for name, kind in kinds):
             return []  # no row has such an id: Django's lookups find nothing too (and SQLite would overflow)
+        written = {name: arguments[name] for name in self.written}
+        if any(not isinstance(value, int) or isinstance(value, bool) for value in written.values()):
+            raise PreparedReadError(f"{self.written} are written into the SQL: they must be ids")
+        if any(value < 0 for value in written.values()):
+            return []  # no row has a negative id
         connection = connections[DEFAULT_DB_ALIAS]
         plans = connection.__dict__.setdefault("redline_prepared_reads", {})
-        plan = plans.get((self, kinds))
+        key = (self, kinds, *written.values())
+        plan = plans.get(key)
         if plan is None:
-            plan = plans[(self, kinds)] = self._plan(kinds, connection)
+            if len(plans) >= PLANS_KEPT:
+                plans.clear()  # a long-lived connection that met many studies' reviewers: build again
+            plan = plans[key] = self._plan(kinds, connection, written)
         return plan.rows(dict(arguments))
 
     def one(self, **arguments: Any) -> Any:
@@ -164,7 +224,7 @@ class PreparedRead:
             raise model.MultipleObjectsReturned(f"{len(rows)} {model.__name__} rows match {arguments}.")
         return rows[0]
 
-    def _plan(self, kinds: tuple[tuple[str, str], ...], connection: Any) -> _Plan:
+    def _plan(self, kinds: tuple[tuple[str, str], ...], connection: Any, written: dict[str, int]) -> _Plan:
         stand_ins = {name: _stand_in(kind, position) for position, (name, kind) in enumerate(kinds)}
         times = {name for name, kind in kinds if kind == "time"}
         queryset = self.build(**stand_ins)
@@ -189,7 +249,8 @@ class PreparedRead:
         if compiler.has_composite_fields([column[0] for column in compiler.select]):
             raise PreparedReadError("a prepared read does not select composite primary keys")
         converters = compiler.get_converters([column[0] for column in compiler.select[:compiler.col_count]])
-        return _Plan(sql=sql, slots=slots, times=times, constants=list(params), compiler=compiler,
+        sql, params, slots = _with_words_written(sql, list(params), slots, written)
+        return _Plan(sql=sql, slots=slots, times=times, constants=params, compiler=compiler,
                      converters=converters, names=names_of_values if values else None)
 
 

@@ -17,7 +17,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -195,14 +195,15 @@ REVIEW_COUNT_LIMIT = 1000
 
 def review_candidates_of(*, study_id: int, reviewer_id: int, states: list[str], now: Any) -> QuerySet[Annotation]:
     """review_candidates by ids, with `now` a time or ``Now()`` (a prepared read: services.review)."""
-    mine = Annotation.objects.filter(annotator_id=reviewer_id).values("caption_id")
+    # Asked per candidate (NOT EXISTS, one lookup in the caption's unique index), not as the set of
+    # all captions the reviewer annotated (NOT IN), which PostgreSQL's plan kept for a prepared
+    # statement's runs reads whole when it cannot tell how many that is.
+    mine = Annotation.objects.filter(caption_id=OuterRef("caption_id"), annotator_id=reviewer_id)
     # Gold verdicts and practice attempts are not reviewed; hidden gold checks are, like work.
     # Whoever made a caption's gold verdict annotated it, so never reviews it.
     rows = Annotation.objects.filter(
-        caption__clip__study_id=study_id, state__in=states,
+        ~Exists(mine), caption__clip__study_id=study_id, state__in=states,
         purpose__in=Annotation.REAL_WORK,
-    ).exclude(
-        caption_id__in=mine
     ).exclude(undo_until__gt=now, state=workflow.SUBMITTED)
     return not_withdrawn(rows)
 

@@ -142,7 +142,11 @@ def _review_pick(order: str, state: str):
                 .values("pk", "risk", "submitted_at")[:1])
 
     build.__qualname__ = f"review pick ({order}, {state})"
-    return PreparedRead(build)
+    # The study and the reviewer are written into the SQL, so that PostgreSQL keeps a plan made
+    # for them (see annotation.prepared): the best plan walks the queue's index for a large study
+    # and starts from the clips of a small one, and how many of the queue's captions the reviewer
+    # annotated decides how far it walks.
+    return PreparedRead(build, written=("study_id", "reviewer_id"))
 
 
 # Per order: the pick among waiting items, then among expired claims (review_claim_next).

@@ -186,6 +186,29 @@ def test_a_read_that_locks_rows_is_refused_outside_a_transaction():
         _locks(annotation_id=1)
 
 
+def test_constant_words_are_written_into_the_sql_and_nothing_else_is(annotation, personas):
+    """A state or a purpose is in the statement's text, so the database plans knowing it; an
+    argument, a constant that is not a word (quotes, spaces) and a percent sign stay as they were."""
+    @prepared
+    def mixed(*, annotation_id: int, key: str):
+        return Annotation.objects.filter(
+            pk=annotation_id, state__in=["in_progress", "submitted"], purpose="work",
+            return_comment__in=["", "it's 100% wrong", key, "in_progress"],
+        ).values("pk")
+
+    plain = mixed.queryset(annotation_id=annotation.pk, key="in_progress")
+    assert mixed(annotation_id=annotation.pk, key="in_progress") == list(plain) == [{"pk": annotation.pk}]
+    [plan] = [plan for (read, *_), plan in connection.redline_prepared_reads.items() if read is mixed]
+    assert "IN ('in_progress', 'submitted')" in plan.sql and "= 'work'" in plan.sql, plan.sql
+    assert "IN ('', %s, %s, 'in_progress')" in plan.sql, plan.sql
+    assert plan.slots == ["annotation_id", None, "key"] and plan.constants[1] == "it's 100% wrong"
+    Annotation.objects.filter(pk=annotation.pk).update(return_comment="it's 100% wrong")
+    assert mixed(annotation_id=annotation.pk, key="x") == [{"pk": annotation.pk}]
+    Annotation.objects.filter(pk=annotation.pk).update(return_comment="x")
+    assert mixed(annotation_id=annotation.pk, key="x") == [{"pk": annotation.pk}]
+    assert mixed(annotation_id=annotation.pk, key="y") == []
+
+
 @pytest.mark.postgres
 def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connection(annotation):
     """DATABASE_PREPARED_STATEMENTS (on by default): PostgreSQL keeps the plan of the workspace read."""
