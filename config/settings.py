@@ -77,7 +77,7 @@ MIDDLEWARE = [
     "annotation.middleware.RefuseUnstorableQuery",
     "annotation.middleware.AnswerWhenAServiceFails",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.auth.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",

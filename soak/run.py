@@ -164,7 +164,8 @@ def build_study(pg: Postgres, scratch: Path, demo: bool, models: int = 3) -> tup
 def signed_in_session(user) -> str:
     """The key of a new database session in which `user` is signed in."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
+
+    from config.sessions import SessionStore
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)

@@ -125,3 +125,82 @@ def test_sessions_signed_in_by_django_s_own_backend_still_sign_in(personas):
 def test_a_session_whose_user_is_gone_signs_nobody_in(personas):
     for user_id in (10**9, 2**70):
         assert session_of(user_id, "config.auth.ModelBackend").get(PAGE).status_code == 302, user_id
+
+
+def test_a_request_reads_its_session_and_its_person_in_one_statement(personas):
+    """The session's row comes with its person's (config.sessions); nobody is read again."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = signed_in(personas["annotator"], "pw-annotator")
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    from annotation.models import SignedInSession
+
+    assert SignedInSession.objects.get(session_key=key).user_id == personas["annotator"].pk
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/api/studies/s1/my-queue/").status_code == 200
+    people = [q["sql"] for q in queries.captured_queries if '"auth_user"' in q["sql"]]
+    assert len(people) == 1 and '"django_session"' in people[0], people
+
+
+def test_the_session_s_data_decides_who_is_signed_in_not_the_column(personas):
+    """A column naming someone else (written by hand, or a row of an older copy) signs nobody
+    in as them: the person the data names is read and checked against the password, as before."""
+    from annotation.models import SignedInSession
+
+    client = signed_in(personas["annotator"], "pw-annotator")
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    SignedInSession.objects.filter(session_key=key).update(user_id=personas["admin"].pk)
+    assert who(client) == personas["annotator"].username
+    SignedInSession.objects.filter(session_key=key).update(user_id=None)  # as Django's own store writes it
+    assert who(client) == personas["annotator"].username
+    personas["annotator"].set_password("a-new-password-1")
+    personas["annotator"].save()
+    assert client.get(PAGE).status_code == 302
+
+
+def test_a_session_signed_in_then_out_and_in_again_names_each_person(personas):
+    client = signed_in(personas["annotator"], "pw-annotator")
+    client.post("/logout/")
+    assert client.post("/login/", {"username": personas["reviewer"].username,
+                                   "password": "pw-reviewer"}).status_code == 302
+    from annotation.models import SignedInSession
+
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    assert SignedInSession.objects.get(session_key=key).user_id == personas["reviewer"].pk
+    assert who(client) == personas["reviewer"].username
+
+
+def test_the_migration_gives_the_sessions_already_open_their_person(personas):
+    """Sessions written before the column (by Django's own store here) get it from their data;
+    an expired one, or one that signs nobody in, is left as it is."""
+    from datetime import timedelta
+    from importlib import import_module
+    from types import SimpleNamespace
+
+    from django.apps import apps
+    from django.contrib.auth import SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore as DjangoStore
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotation.models import SignedInSession
+
+    keys = {}
+    for name, data in (("signed in", {SESSION_KEY: str(personas["annotator"].pk)}), ("anonymous", {"x": 1}),
+                       ("odd id", {SESSION_KEY: "²"}), ("expired", {SESSION_KEY: str(personas["admin"].pk)})):
+        store = DjangoStore()
+        store.update(data)
+        store.create()
+        keys[name] = store.session_key
+    SignedInSession.objects.filter(pk=keys["expired"]).update(expire_date=timezone.now() - timedelta(days=1))
+    migration = import_module("annotation.migrations.0039_signed_in_sessions")
+    migration.fill_signed_in_ids(apps, SimpleNamespace(connection=connection))  # all it uses of a schema editor
+    found = dict(SignedInSession.objects.filter(pk__in=keys.values()).values_list("pk", "user_id"))
+    assert {name: found[key] for name, key in keys.items()} == {
+        "signed in": personas["annotator"].pk, "anonymous": None, "odd id": None, "expired": None}
+
+
+def who(client: Client) -> str:
+    """Whom the client's session signs in, as the request saw it."""
+    return client.get(PAGE).wsgi_request.user.username

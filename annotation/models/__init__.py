@@ -925,3 +925,4 @@ from annotation.models.participation import (  # noqa: E402, F401 (re-exported)
     RecruitmentLink,
     Withdrawal,
 )
+from annotation.models.sessions import SignedInSession  # noqa: E402, F401 (re-exported)
