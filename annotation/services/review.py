@@ -129,19 +129,20 @@ def review_claim(*, annotation_id: int, actor, minutes: int = CLAIM_MINUTES) -> 
     return annotation
 
 
-def _review_pick(order: str, state: str):
-    """The first item in `order` of the review queue's submitted items, or of its in-review items
-    whose claim expired, picked with SELECT ... FOR UPDATE SKIP LOCKED (a prepared read)."""
+def _review_pick(order: str):
+    """The first item in `order` of the review queue: a submitted item, or one in review whose
+    claim expired; picked with SELECT ... FOR UPDATE SKIP LOCKED (a prepared read)."""
     ordering = [f"-{name}" if descending else name for name, descending in REVIEW_ORDERS[order]]
 
     def build(*, study_id: int, reviewer_id: int):
-        rows = review_candidates_of(study_id=study_id, reviewer_id=reviewer_id, states=[state], now=Now())
-        if state == workflow.IN_REVIEW:
-            rows = rows.filter(claim_expires_at__lt=Now())
-        return (rows.select_for_update(skip_locked=True, of=("self",)).order_by(*ordering)
-                .values("pk", "risk", "submitted_at")[:1])
+        rows = review_candidates_of(study_id=study_id, reviewer_id=reviewer_id,
+                                    states=[workflow.SUBMITTED, workflow.IN_REVIEW], now=Now())
+        # The queue's index holds both states in this order; what it steps over are the claims
+        # still held, the items being reviewed right now.
+        rows = rows.filter(Q(state=workflow.SUBMITTED) | Q(state=workflow.IN_REVIEW, claim_expires_at__lt=Now()))
+        return rows.select_for_update(skip_locked=True, of=("self",)).order_by(*ordering).values("pk")[:1]
 
-    build.__qualname__ = f"review pick ({order}, {state})"
+    build.__qualname__ = f"review pick ({order})"
     # The study and the reviewer are written into the SQL, so that PostgreSQL keeps a plan made
     # for them (see annotation.prepared): the best plan walks the queue's index for a large study
     # and starts from the clips of a small one, and how many of the queue's captions the reviewer
@@ -149,9 +150,8 @@ def _review_pick(order: str, state: str):
     return PreparedRead(build, written=("study_id", "reviewer_id"))
 
 
-# Per order: the pick among waiting items, then among expired claims (review_claim_next).
-REVIEW_PICKS = {order: (_review_pick(order, workflow.SUBMITTED), _review_pick(order, workflow.IN_REVIEW))
-                for order in REVIEW_ORDERS}
+# Per order, the pick of review_claim_next.
+REVIEW_PICKS = {order: _review_pick(order) for order in REVIEW_ORDERS}
 
 
 @transaction.atomic
@@ -161,8 +161,8 @@ def review_claim_next(
     """Claim the next item of the review queue for this reviewer (riskiest or oldest first,
     never their own) and give its id; None when nothing is waiting.
 
-    Candidates are submitted items and in-review items whose claim expired; the first of
-    each is picked with SELECT ... FOR UPDATE SKIP LOCKED in the order of its index, so fifty
+    Candidates are submitted items and in-review items whose claim expired; the first is
+    picked with SELECT ... FOR UPDATE SKIP LOCKED in the order of its index, so fifty
     reviewers pressing at once get fifty different items without waiting for each other.
     The claim itself is the conditional update of review_claim.
     """
@@ -172,18 +172,11 @@ def review_claim_next(
     work_start_require(study, actor, withdrawal_counts=False)
     if order not in REVIEW_ORDERS:
         raise ServiceError(f"Unknown order {order!r}: use {' or '.join(REVIEW_ORDERS)}.")
-    fields = REVIEW_ORDERS[order]
     for _attempt in range(3):
-        picks = [row for read in REVIEW_PICKS[order]
-                 for row in read(study_id=study.pk, reviewer_id=actor.pk)]
-        if not picks:
+        picked = REVIEW_PICKS[order](study_id=study.pk, reviewer_id=actor.pk)
+        if not picked:
             return None
-
-        def key(row: Mapping[str, Any]) -> tuple:
-            values = [-row[n] if desc else row[n] for n, desc in fields if n != "id"]
-            return (*values, row["pk"])
-
-        chosen = min(picks, key=key)["pk"]
+        chosen = picked[0]["pk"]
         # The candidates are already only what this reviewer may review (review_candidates: not
         # their own, nor a caption they annotated, nor gold or practice; their role and the
         # study's state are checked above), so the claim is its conditional UPDATE alone.

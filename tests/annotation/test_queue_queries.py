@@ -9,6 +9,7 @@ batches (not with the items); every other statement must be the same.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -270,44 +271,42 @@ def test_start_next_and_review_next_read_the_same_pages_for_10_and_1000_items(st
 
 @pytest.mark.postgres
 def test_review_picks_keep_one_plan_per_study_as_good_as_planning_each_run(studies):
-    """Review next's picks are prepared statements. PostgreSQL keeps one plan for all of a
+    """Review next's pick is a prepared statement. PostgreSQL keeps one plan for all of a
     prepared statement's runs (a generic plan) only when its estimate is as good as planning each
     run; otherwise it plans every run anew, which was most of the database's time for review
-    next. The picks' states are in their SQL, so the kept plan can read the review queue's
-    partial indexes, and so are the study and the reviewer (annotation.prepared): the plan kept for the small study
-    starts from its clips, the large one's walks the queue's index, each reading no more pages
-    than a plan made for that one run. One plan kept for both would walk the large study's
-    queue to find the small one's item (6,446 pages, measured)."""
+    next. The pick's states are in its SQL, so the kept plan can read the review queue's partial
+    indexes, and so are the study and the reviewer (annotation.prepared): the plan kept for the
+    small study starts from its clips, the large one's walks the queue's index, each reading no
+    more pages than a plan made for that one run. One plan kept for both would walk the large
+    study's queue to find the small one's item (6,446 pages, measured)."""
     from annotation.services.review import REVIEW_PICKS
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    for order, picks in REVIEW_PICKS.items():
-        for pick in picks:
-            for name, built in studies.items():
-                arguments = {"study_id": built.study.pk, "reviewer_id": reviewer(built).pk}
-                with transaction.atomic():
-                    for _ in range(8):  # psycopg prepares it on the second run; PostgreSQL decides by the sixth
-                        pick(**arguments)
-                    [plan] = [plan for (read, _, *written), plan in connection.redline_prepared_reads.items()
-                              if read is pick and written == [built.study.pk, reviewer(built).pk]]
-                    assert f'"study_id" = {built.study.pk} ' in plan.sql, plan.sql
-                    with connection.cursor() as cursor:
-                        cursor.execute("SELECT generic_plans FROM pg_prepared_statements WHERE statement = %s",
-                                       [_numbered(plan.sql)])
-                        [(generic,)] = cursor.fetchall()
-                    assert generic > 0, (order, pick, name, "planned on every run")
-                    params = [arguments[slot] if slot else constant
-                              for slot, constant in zip(plan.slots, plan.constants, strict=True)]
-                    with connection.cursor() as cursor:
-                        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-                        cursor.execute(f"PREPARE pick AS {_numbered(plan.sql)}")
-                        places = f"({', '.join(['%s'] * len(params))})" if params else ""
-                        kept = pages_read(connection.ops.compose_sql(f"EXECUTE pick{places}", params))
-                        cursor.execute("DEALLOCATE pick")
-                        cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-                        one_run = pages_read(connection.ops.compose_sql(plan.sql, params))
-                    assert kept <= one_run + 3, (order, pick, name, kept, one_run)
+    for (order, pick), (name, built) in itertools.product(REVIEW_PICKS.items(), studies.items()):
+        arguments = {"study_id": built.study.pk, "reviewer_id": reviewer(built).pk}
+        with transaction.atomic():
+            for _ in range(8):  # psycopg prepares it on the second run; PostgreSQL decides by the sixth
+                pick(**arguments)
+            [plan] = [plan for (read, _, *written), plan in connection.redline_prepared_reads.items()
+                      if read is pick and written == [built.study.pk, reviewer(built).pk]]
+            assert f'"study_id" = {built.study.pk} ' in plan.sql, plan.sql
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT generic_plans FROM pg_prepared_statements WHERE statement = %s",
+                               [_numbered(plan.sql)])
+                [(generic,)] = cursor.fetchall()
+            assert generic > 0, (order, name, "planned on every run")
+            params = [arguments[slot] if slot else constant
+                      for slot, constant in zip(plan.slots, plan.constants, strict=True)]
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+                cursor.execute(f"PREPARE pick AS {_numbered(plan.sql)}")
+                places = f"({', '.join(['%s'] * len(params))})" if params else ""
+                kept = pages_read(connection.ops.compose_sql(f"EXECUTE pick{places}", params))
+                cursor.execute("DEALLOCATE pick")
+                cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+                one_run = pages_read(connection.ops.compose_sql(plan.sql, params))
+            assert kept <= one_run + 3, (order, name, kept, one_run)
 
 
 def _numbered(sql: str) -> str:
