@@ -46,7 +46,7 @@ from annotation.services.annotation_common import (
     _undo_window,
     pass_snapshot,
     pass_window_rows,
-    passes_read,
+    passes_as_read,
 )
 from annotation.services.consent import work_start_require
 from annotation.services.guidelines import guideline_version_now
@@ -435,11 +435,11 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
 
 
 def _read_annotator_pass(annotation: Annotation) -> CorrectionPass:
-    """The annotator pass, read with the annotation's other passes in one statement and kept on
-    the annotation (`kept_passes`, see annotation_common._passes_of), so that the answer's
-    snapshot (which shows the QC pass too) reads none again; the pass this save changes is that
-    very object. Made, and nothing kept, when there is none yet (the first save)."""
-    passes = passes_read(annotation_id=annotation.pk)
+    """The annotator pass, as _claim_version read it with the annotation and its other passes,
+    kept on the annotation (`kept_passes`, see annotation_common._passes_of) so that the answer's
+    snapshot (which shows the QC pass too) reads none; the pass this save changes is that very
+    object. Made, and nothing kept, when there is none yet (the first save)."""
+    passes = passes_as_read(annotation)
     found = next((p for p in passes if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
     if found is None:
         return _annotator_pass(annotation)

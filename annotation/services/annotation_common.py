@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -249,6 +249,13 @@ def _roles(study: Study, user) -> set[str]:
 
 
 CLAIM_RELATED = ("caption__clip__study", "taxonomy", "reviewer")
+# The passes _claim_read_by_annotator reads with the annotation, by kind.
+PASSES_AS_READ = ("read_annotator_pass", "read_qc_pass")
+
+
+def passes_as_read(annotation: Annotation) -> list[CorrectionPass]:
+    """The annotation's passes as _claim_version read them (the annotator's first)."""
+    return [found for name in PASSES_AS_READ if (found := getattr(annotation, name, None)) is not None]
 
 
 @prepared
@@ -257,9 +264,14 @@ def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
     the same statement what an annotator's change depends on: whether they are still an
     annotator of the study (a deactivated member's work stays theirs, but they no longer change
     it) or, for a gold verdict, its admin or gold expert; whether they withdrew; and whether
-    their time allowed as a participant ran out."""
+    their time allowed as a participant ran out. And its passes as they are before the change
+    (`read_annotator_pass`, `read_qc_pass`, absent when it has none), which an autosave changes:
+    every change of a pass of an annotation its annotator may edit bumps the annotation's
+    version, so a pass that changed after this read makes the version's UPDATE refuse the save."""
     study = OuterRef("caption__clip__study_id")
-    return Annotation.objects.select_related(*CLAIM_RELATED).annotate(
+    return Annotation.objects.select_related(*CLAIM_RELATED, *PASSES_AS_READ).annotate(
+        read_annotator_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.ANNOTATOR)),
+        read_qc_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.QC)),
         still_annotator=Exists(Membership.objects.filter(
             study_id=study, user_id=annotator_id, role=Membership.Role.ANNOTATOR)),
         still_gold_maker=Exists(Membership.objects.filter(

@@ -94,9 +94,10 @@ def test_the_answer_to_a_save_is_the_pass_as_stored(annotation, personas, client
 
 
 def test_a_save_reads_the_passes_once_and_answers_them_as_stored(annotation, personas, client):
-    """The annotator pass is read with the other passes in one statement; the answer's snapshot
-    shows the passes from that read and from the save itself, never an older copy: it equals a
-    fresh read, a QC pass included (made here by hand: the workflow makes one only on approval)."""
+    """The passes are read with the annotation, in the statement that checks the save may be made
+    (none reads them apart); the answer's snapshot shows the passes from that read and from the
+    save itself, never an older copy: it equals a fresh read, a QC pass included (made here by
+    hand: the workflow makes one only on approval)."""
     from annotation.models import CorrectionPass
     from annotation.services.workflow import annotation_snapshot
 
@@ -113,8 +114,9 @@ def test_a_save_reads_the_passes_once_and_answers_them_as_stored(annotation, per
                               content_type="application/json")
     assert answer.status_code == 200
     reads = [q["sql"] for q in captured.captured_queries
-             if q["sql"].startswith("SELECT") and 'FROM "annotation_correctionpass"' in q["sql"]]
+             if q["sql"].startswith("SELECT") and '"annotation_correctionpass"' in q["sql"]]
     assert len(reads) == 1, reads
+    assert 'FROM "annotation_annotation"' in reads[0] and "LEFT OUTER JOIN \"annotation_correctionpass\"" in reads[0]
     fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
     body = answer.json()
     assert body["annotator_pass"] == fresh["annotator_pass"]
