@@ -22,6 +22,7 @@ from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
+from annotation.services.annotation_common import with_passes
 from annotation.services.gold import practice_due, practice_feedback, practice_notice
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.withdrawal import withdrawal_of
@@ -80,9 +81,9 @@ def annotator_queue(request, slug: str):
 
 @prepared
 def _workspace_page_read(*, annotation_id: int):
-    """The workspace's annotation with its relations, its annotator's participation (recruited
-    through a link) and whether they withdrew, in one statement."""
-    return Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation").annotate(
+    """The workspace's annotation with its relations and its passes, its annotator's
+    participation (recruited through a link) and whether they withdrew, in one statement."""
+    return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation")).annotate(
         withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
                                                    user_id=OuterRef("annotator_id")))).filter(pk=annotation_id)
 

@@ -34,7 +34,7 @@ from annotation.permissions import (
 from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
-from annotation.services.annotation_common import undo_seconds_of
+from annotation.services.annotation_common import undo_seconds_of, with_passes
 from annotation.services.gold import practice_notice, real_work_allowed
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.taxonomy import taxonomy_modes
@@ -153,8 +153,8 @@ WORKSPACE_RELATED = ("caption__clip__study", "caption__model", "taxonomy", "anno
 
 @prepared
 def workspace_read(*, annotation_id: int):
-    """An annotation with what workspace_payload reads of its relations, in one statement."""
-    return Annotation.objects.select_related(*WORKSPACE_RELATED).filter(pk=annotation_id)
+    """An annotation with what workspace_payload reads of its relations and its passes, in one statement."""
+    return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED)).filter(pk=annotation_id)
 
 
 def get_annotation_for(user, annotation_id: int) -> Annotation:

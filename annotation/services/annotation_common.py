@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, Subquery
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -153,9 +153,12 @@ def passes_read(*, annotation_id: int):
 
 
 def _passes_of(annotation: Annotation) -> list[CorrectionPass]:
-    """The annotation's passes: those an autosave read and kept on it (`kept_passes`), or those
-    prefetched with it (prefetch_related), else read."""
+    """The annotation's passes: those an autosave read and kept on it (`kept_passes`), those
+    read with it by a read that only shows them (with_passes), or those prefetched with it
+    (prefetch_related), else read."""
     kept = getattr(annotation, "kept_passes", None)
+    if kept is None and getattr(annotation, "passes_joined", False):
+        kept = passes_as_read(annotation)
     if kept is None:
         kept = getattr(annotation, "_prefetched_objects_cache", {}).get("passes")
     return list(kept) if kept is not None else passes_read(annotation_id=annotation.pk)
@@ -254,8 +257,22 @@ PASSES_AS_READ = ("read_annotator_pass", "read_qc_pass")
 
 
 def passes_as_read(annotation: Annotation) -> list[CorrectionPass]:
-    """The annotation's passes as _claim_version read them (the annotator's first)."""
+    """The annotation's passes as read with it (_claim_version, with_passes), the annotator's first."""
     return [found for name in PASSES_AS_READ if (found := getattr(annotation, name, None)) is not None]
+
+
+def _passes_joined(rows: QuerySet[Annotation]) -> QuerySet[Annotation]:
+    """`rows` with each annotation's passes in the same statement, as PASSES_AS_READ."""
+    return rows.select_related(*PASSES_AS_READ).annotate(
+        read_annotator_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.ANNOTATOR)),
+        read_qc_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.QC)),
+    )
+
+
+def with_passes(rows: QuerySet[Annotation]) -> QuerySet[Annotation]:
+    """`rows` with each annotation's passes read in the same statement, for a read that only
+    shows them: annotation_snapshot takes them from there (`passes_joined`) and reads none."""
+    return _passes_joined(rows).annotate(passes_joined=Value(True))
 
 
 @prepared
@@ -269,9 +286,7 @@ def _claim_read_by_annotator(*, annotation_id: int, annotator_id: int):
     every change of a pass of an annotation its annotator may edit bumps the annotation's
     version, so a pass that changed after this read makes the version's UPDATE refuse the save."""
     study = OuterRef("caption__clip__study_id")
-    return Annotation.objects.select_related(*CLAIM_RELATED, *PASSES_AS_READ).annotate(
-        read_annotator_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.ANNOTATOR)),
-        read_qc_pass=FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.QC)),
+    return _passes_joined(Annotation.objects.select_related(*CLAIM_RELATED)).annotate(
         still_annotator=Exists(Membership.objects.filter(
             study_id=study, user_id=annotator_id, role=Membership.Role.ANNOTATOR)),
         still_gold_maker=Exists(Membership.objects.filter(

@@ -161,13 +161,50 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
 
 
 def test_the_workspace_page_reads_the_annotation_once(annotation, personas, django_assert_max_num_queries):
-    """The session, the user, the annotation with its study, the annotator's roles, the study's
-    current consent (none here), then the annotation's passes, window corrections, windows and
-    failure modes, then the study's current guidelines (none here): neither the study (through a
-    three-table join) nor the annotation is read a second time."""
+    """The session with its person, the annotation with its study and passes, the annotator's
+    roles, the study's current consent (none here), then the annotation's window corrections,
+    windows and failure modes, then the study's current guidelines (none here): neither the study
+    (through a three-table join) nor the annotation is read a second time."""
     client = client_for(personas["annotator"])
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(8):
         assert client.get(f"/annotate/{annotation.pk}/").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/annotate/{id}/", "/api/annotations/{id}/"])
+def test_the_workspace_reads_the_passes_with_the_annotation_and_shows_them_as_stored(
+        path, annotation, personas, client):
+    """No statement reads the passes apart; what the page and the API show of both passes is a
+    fresh read's, and an annotation without passes shows none."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Annotation, CorrectionPass
+    from annotation.services.workflow import annotation_open, annotation_save, annotation_snapshot
+
+    annotator = personas["annotator"]
+    client.force_login(annotator)
+    url = path.format(id=annotation.pk)
+    empty = client.get(url)
+    assert empty.status_code == 200 and "First &amp; only." not in empty.content.decode()
+    opened = annotation_open(annotation=annotation, actor=annotator)
+    annotation_save(annotation_id=annotation.pk, actor=annotator, base_version=opened.version,
+                    changes={"overview": {"verdict": "reject", "text": "First & only.", "modes": ["factual"]}})
+    CorrectionPass.objects.create(annotation_id=annotation.pk, kind=CorrectionPass.Kind.QC,
+                                  author=personas["reviewer"], overview_text="The reviewer's <text>.")
+    with CaptureQueriesContext(connection) as captured:
+        answer = client.get(url)
+    assert answer.status_code == 200
+    reads = [q["sql"] for q in captured.captured_queries if '"annotation_correctionpass"' in q["sql"]]
+    assert len(reads) == 1 and 'FROM "annotation_annotation"' in reads[0], reads
+    fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
+    if path.startswith("/api/"):
+        body = answer.json()
+        assert body["annotator_pass"] == fresh["annotator_pass"] and body["qc_pass"] == fresh["qc_pass"]
+        assert body["qc_pass"]["overview"]["text"] == "The reviewer's <text>."
+    else:
+        page = answer.content.decode()
+        assert "First \\u0026 only." in page or "First &amp; only." in page
+        assert "The reviewer's <text>." not in page  # untrusted text is escaped
 
 
 def test_reviewers_are_sent_to_the_review_page(annotation, personas):
