@@ -209,6 +209,30 @@ def test_constant_words_are_written_into_the_sql_and_nothing_else_is(annotation,
     assert mixed(annotation_id=annotation.pk, key="y") == []
 
 
+def test_a_written_id_is_a_plan_of_its_own_and_a_connection_keeps_a_bounded_number(annotation, monkeypatch):
+    """An id written into the SQL makes a statement per value (here the annotation's and one no
+    row has), each giving its plain queryset's rows; past PLANS_KEPT the connection starts again."""
+    import annotation.prepared as prepared_module
+
+    read = PreparedRead(lambda *, annotation_id, state: Annotation.objects.filter(
+        pk=annotation_id, state=state).values("pk"), written=("annotation_id",))
+    EVERY_PREPARED_READ.remove(read)  # made here, not a read of the product's
+    assert read(annotation_id=annotation.pk, state=annotation.state) == [{"pk": annotation.pk}]
+    assert read(annotation_id=annotation.pk + 1, state=annotation.state) == []
+    assert read(annotation_id=-5, state=annotation.state) == []  # no row has a negative id
+    sqls = sorted(plan.sql for (each, *_), plan in connection.redline_prepared_reads.items() if each is read)
+    assert len(sqls) == 2, sqls
+    assert {f'"id" = {annotation.pk} ' in sql or f'"id" = {annotation.pk + 1} ' in sql for sql in sqls} == {True}
+    assert sqls[0] != sqls[1]
+    with pytest.raises(PreparedReadError, match="must be ids"):
+        read(annotation_id="1", state=annotation.state)
+    monkeypatch.setattr(prepared_module, "PLANS_KEPT", 2)
+    for offset in range(2, 7):  # values not read yet: each makes a plan
+        assert read(annotation_id=annotation.pk + offset, state=annotation.state) == []
+        assert len(connection.redline_prepared_reads) <= 2
+    assert read(annotation_id=annotation.pk, state=annotation.state) == [{"pk": annotation.pk}]
+
+
 @pytest.mark.postgres
 def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connection(annotation):
     """DATABASE_PREPARED_STATEMENTS (on by default): PostgreSQL keeps the plan of the workspace read."""
