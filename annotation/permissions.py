@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists
 from django.http import Http404
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
@@ -37,6 +38,19 @@ def known_roles(user, study: Study) -> set[str] | None:
 @prepared
 def _roles_read(*, study_id: int, user_id: int):
     return Membership.objects.filter(study_id=study_id, user_id=user_id).values("role")
+
+
+def roles_of_user(*, study_id, user_id: int) -> dict[str, Exists]:
+    """Annotations that say, in a read of a study's rows, which roles the person `user_id` holds
+    in the study (`study_id`: the study's id or an expression of it, as OuterRef): one
+    `user_is_<role>` each. remember_roles(user, study, row) then answers user_roles without a read."""
+    return {f"user_is_{role}": Exists(Membership.objects.filter(study_id=study_id, user_id=user_id, role=role))
+            for role in Membership.Role.values}
+
+
+def remember_roles(user, study: Study, row) -> None:
+    """user_roles(user, study) from `row`, read with roles_of_user for this user."""
+    _roles_cache(user)[study.pk] = {role for role in Membership.Role.values if getattr(row, f"user_is_{role}")}
 
 
 def user_roles(user, study: Study) -> set[str]:

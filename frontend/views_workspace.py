@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Participant, Study, StudyState, Withdrawal
-from annotation.permissions import Role, is_member, require_study_work, user_roles
+from annotation.permissions import Role, is_member, remember_roles, require_study_work, roles_of_user, user_roles
 from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
@@ -80,12 +80,14 @@ def annotator_queue(request, slug: str):
 
 
 @prepared
-def _workspace_page_read(*, annotation_id: int):
+def _workspace_page_read(*, annotation_id: int, user_id: int):
     """The workspace's annotation with its relations and its passes, its annotator's
-    participation (recruited through a link) and whether they withdrew, in one statement."""
+    participation (recruited through a link) and whether they withdrew, and the roles the
+    person `user_id` holds in its study, in one statement."""
+    study_id = OuterRef("caption__clip__study_id")
     return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation")).annotate(
-        withdrawn=Exists(Withdrawal.objects.filter(study_id=OuterRef("caption__clip__study_id"),
-                                                   user_id=OuterRef("annotator_id")))).filter(pk=annotation_id)
+        withdrawn=Exists(Withdrawal.objects.filter(study_id=study_id, user_id=OuterRef("annotator_id"))),
+        **roles_of_user(study_id=study_id, user_id=user_id)).filter(pk=annotation_id)
 
 
 @login_required
@@ -100,10 +102,11 @@ def workspace(request, annotation_id: int):
     # Its annotator's participation (recruited through a link), and whether they withdrew, come in
     # the same statement.
     try:
-        annotation = _workspace_page_read.one(annotation_id=annotation_id)
+        annotation = _workspace_page_read.one(annotation_id=annotation_id, user_id=request.user.pk)
     except Annotation.DoesNotExist:
         raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
+    remember_roles(request.user, study, annotation)  # signed in (login_required)
     if annotation.annotator_id != request.user.pk:
         if user_roles(request.user, study) & {Role.REVIEWER, Role.ADMIN, Role.RESEARCHER}:
             return redirect("review", annotation_id=annotation.pk)

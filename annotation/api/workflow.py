@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 
 from django.contrib.auth import get_user_model
+from django.db.models import OuterRef
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -26,7 +27,9 @@ from annotation.permissions import (
     IsStudyMember,
     Role,
     SeesStudyWork,
+    remember_roles,
     require_study_work,
+    roles_of_user,
     sees_model_identity,
     study_from_view,
     user_roles,
@@ -152,18 +155,22 @@ WORKSPACE_RELATED = ("caption__clip__study", "caption__model", "taxonomy", "anno
 
 
 @prepared
-def workspace_read(*, annotation_id: int):
-    """An annotation with what workspace_payload reads of its relations and its passes, in one statement."""
-    return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED)).filter(pk=annotation_id)
+def workspace_read(*, annotation_id: int, user_id: int):
+    """An annotation with what workspace_payload reads of its relations and its passes, and the
+    roles the person `user_id` holds in its study, in one statement."""
+    return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED)).annotate(
+        **roles_of_user(study_id=OuterRef("caption__clip__study_id"), user_id=user_id)).filter(pk=annotation_id)
 
 
 def get_annotation_for(user, annotation_id: int) -> Annotation:
     """The annotation if `user` may see it: its annotator, the study's reviewers, admins, researchers."""
     try:
-        annotation = workspace_read.one(annotation_id=int(annotation_id))
+        annotation = workspace_read.one(annotation_id=int(annotation_id), user_id=user.pk or 0)
     except Annotation.DoesNotExist:
         raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
+    if user.is_authenticated:
+        remember_roles(user, study, annotation)
     roles = user_roles(user, study)
     if roles:
         require_study_work(user, study)  # nothing of a study being set up, for its annotators

@@ -244,7 +244,7 @@ def test_on_postgresql_a_read_run_twice_is_a_prepared_statement_of_the_connectio
             return {row[0] for row in cursor.fetchall()}
 
     for _ in range(3):
-        assert workspace_read.one(annotation_id=annotation.pk).pk == annotation.pk
+        assert workspace_read.one(annotation_id=annotation.pk, user_id=1).pk == annotation.pk
     assert any('FROM "annotation_annotation"' in statement and '"annotation_study"' in statement
                for statement in prepared_here())
 
@@ -255,10 +255,12 @@ def test_an_id_no_64_bit_column_holds_finds_nothing_and_pages_answer_404(annotat
     from annotation.api.workflow import workspace_read
 
     huge = 2**70
-    assert workspace_read(annotation_id=huge) == [] and workspace_read(annotation_id=-huge) == []
+    me = personas["annotator"].pk
+    assert workspace_read(annotation_id=huge, user_id=me) == []
+    assert workspace_read(annotation_id=-huge, user_id=me) == []
     with pytest.raises(Annotation.DoesNotExist):
-        workspace_read.one(annotation_id=huge)
-    assert workspace_read(annotation_id=2**63 - 1) == []  # the largest id still runs the statement
+        workspace_read.one(annotation_id=huge, user_id=me)
+    assert workspace_read(annotation_id=2**63 - 1, user_id=me) == []  # the largest id still runs the statement
     client.force_login(personas["annotator"])
     for path in (f"/annotate/{huge}/", f"/api/annotations/{huge}/", f"/review/{huge}/"):
         assert client.get(path).status_code == 404, path

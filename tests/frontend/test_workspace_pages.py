@@ -161,20 +161,20 @@ def test_other_annotators_cannot_open_the_workspace(annotation, study, personas,
 
 
 def test_the_workspace_page_reads_the_annotation_once(annotation, personas, django_assert_max_num_queries):
-    """The session with its person, the annotation with its study and passes, the annotator's
+    """The session with its person, the annotation with its study, its passes and the annotator's
     roles, the study's current consent (none here), then the annotation's window corrections,
     windows and failure modes, then the study's current guidelines (none here): neither the study
     (through a three-table join) nor the annotation is read a second time."""
     client = client_for(personas["annotator"])
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(7):
         assert client.get(f"/annotate/{annotation.pk}/").status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/annotate/{id}/", "/api/annotations/{id}/"])
 def test_the_workspace_reads_the_passes_with_the_annotation_and_shows_them_as_stored(
         path, annotation, personas, client):
-    """No statement reads the passes apart; what the page and the API show of both passes is a
-    fresh read's, and an annotation without passes shows none."""
+    """No statement reads the passes, nor the viewer's roles, apart; what the page and the API
+    show of both passes is a fresh read's, and an annotation without passes shows none."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -196,6 +196,8 @@ def test_the_workspace_reads_the_passes_with_the_annotation_and_shows_them_as_st
     assert answer.status_code == 200
     reads = [q["sql"] for q in captured.captured_queries if '"annotation_correctionpass"' in q["sql"]]
     assert len(reads) == 1 and 'FROM "annotation_annotation"' in reads[0], reads
+    roles = [q["sql"] for q in captured.captured_queries if '"annotation_membership"' in q["sql"]]
+    assert roles == reads, roles  # the viewer's roles come in the same statement
     fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
     if path.startswith("/api/"):
         body = answer.json()
