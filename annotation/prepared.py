@@ -28,7 +28,8 @@ What a prepared read may be:
   each of its values is then a statement of its own, planned for that value. This is for a read
   whose best plan depends on the id, as the review picks' on the study (a few items, or most of
   the table): a plan kept for every study would walk a large study's queue to pick a small one's
-  item. A connection keeps at most PLANS_KEPT plans (psycopg, PREPARED_MAX statements).
+  item. A connection keeps at most PLANS_KEPT plans, and psycopg at most its `prepared_max`
+  prepared statements (it deallocates the least used).
 - It reads, without ``prefetch_related`` (run those reads plainly); it may lock the rows it
   reads (``select_for_update``), inside a transaction, as Django requires.
 

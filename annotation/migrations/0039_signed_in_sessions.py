@@ -18,7 +18,7 @@ def fill_signed_in_ids(apps, schema_editor):
     live = sessions.objects.using(schema_editor.connection.alias).filter(expire_date__gt=timezone.now())
     for key, data in live.values_list("session_key", "session_data").iterator():
         signed_in = str(store.decode(data).get(SESSION_KEY, ""))
-        if signed_in.isascii() and signed_in.isdigit() and int(signed_in) < 2**31:
+        if signed_in.isascii() and signed_in.isdigit() and 0 < int(signed_in) < 2**31:  # as config.sessions
             sessions.objects.using(schema_editor.connection.alias).filter(pk=key).update(user_id=int(signed_in))
 
 
