@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from annotation.errors import ServiceError
@@ -107,20 +107,24 @@ def annotations_assign(
     design = study.assignment_design if design is None else design
     gap = study.spread_gap if gap is None else gap
     seed = study.assignment_seed if seed is None else seed
-    # The study's captions in one query, by clip name and model alias (the plan depends on
-    # this order, not on ids); the chosen ones are picked here, not sent as parameters.
-    wanted = None if captions is None else {c.pk for c in captions}
-    items = [
-        assignment.Item(pk, clip_id, model_id)
-        # Gold items are never real work (annotation.services.gold).
-        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study, gold_item__isnull=True)
-        .order_by("clip__name", "model__alias")
-        .values_list("pk", "clip_id", "model_id")
-        if wanted is None or pk in wanted
-    ]
+    # The captions to place in one query, by clip name and model alias (the plan depends on
+    # this order, not on ids). Chosen by a query, they are chosen by the database (a new
+    # participant's few: annotation.services.recruitment); chosen as rows, they are picked
+    # here from the study's, not sent as parameters.
+    chosen = captions if isinstance(captions, QuerySet) else None
+    wanted = None if captions is None or chosen is not None else {c.pk for c in captions}
+    rows = Caption.objects.filter(clip__study=study, gold_item__isnull=True)  # gold is never work
+    if chosen is not None:
+        rows = rows.filter(pk__in=chosen.values("pk"))
+    rows = rows.order_by("clip__name", "model__alias").values_list("pk", "clip_id", "model_id")
+    items = [assignment.Item(pk, clip_id, model_id) for pk, clip_id, model_id in rows
+             if wanted is None or pk in wanted]
     # A caption held only by people who withdrew is free again (annotation.services.withdrawal).
+    holding = Annotation.objects.filter(caption__clip__study=study, purpose=Annotation.Purpose.WORK)
+    if chosen is not None:
+        holding = holding.filter(caption_id__in=chosen.values("pk"))
     taken = dict(
-        holding_annotations(Annotation.objects.filter(caption__clip__study=study, purpose=Annotation.Purpose.WORK))
+        holding_annotations(holding)
         .order_by()
         .values("caption_id")
         .annotate(n=Count("pk"))

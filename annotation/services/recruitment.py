@@ -54,6 +54,7 @@ from annotation.models import (
     Study,
     Withdrawal,
 )
+from annotation.prepared import prepared
 from annotation.rules import recruitment, sealed_ids, workflow
 from annotation.rules.assignment import ONE_MODEL_PER_CLIP, Item
 from annotation.selectors.counted import holding_annotations
@@ -257,15 +258,19 @@ def refuse_new(link: RecruitmentLink, now: datetime | None = None) -> None:
                                  "please return it on your platform.", kind="full")
 
 
+@prepared
+def _free_captions(*, study_id: int):
+    """The study's captions nobody has yet: no annotation, or only those of people who withdrew
+    or ran out of time (their claims released), by clip and model. Every join reads them, under
+    the study's lock: prepared, and ordered by ids (no text to sort), it costs the least."""
+    held = holding_annotations(Annotation.objects.filter(caption_id=OuterRef("pk")))
+    return (Caption.objects.filter(clip__study_id=study_id).exclude(Exists(held))
+            .order_by("clip_id", "model_id").values("pk", "clip_id", "model_id"))
+
+
 def _give_items(study: Study, user, quota: int, seed: str) -> int:
     """Assign the new participant up to `quota` captions nobody has yet; how many were given."""
-    # Nobody has them: no annotation, or only those of people who withdrew (their claims released).
-    held = holding_annotations(Annotation.objects.filter(caption_id=OuterRef("pk")))
-    free = [
-        Item(pk, clip_id, model_id)
-        for pk, clip_id, model_id in Caption.objects.filter(clip__study=study).exclude(Exists(held))
-        .order_by("clip__name", "model__alias").values_list("pk", "clip_id", "model_id")
-    ]
+    free = [Item(row["pk"], row["clip_id"], row["model_id"]) for row in _free_captions(study_id=study.pk)]
     one_per_clip = study.assignment_design == ONE_MODEL_PER_CLIP
     while True:
         picked = recruitment.pick_items(items=free, quota=quota, seed=seed, one_per_clip=one_per_clip)

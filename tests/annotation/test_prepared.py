@@ -48,7 +48,7 @@ def ids(study, personas, caption, make_user):
     """Ids for every argument a prepared read takes, of rows that make each read find
     something: a submitted annotation waiting for review with window corrections, a reviewer,
     a second annotator's of the same caption claimed by a reviewer whose claim expired; a consent
-    the annotator accepted and guidelines."""
+    the annotator accepted and guidelines; a caption nobody has."""
     annotator, reviewer = personas["annotator"], personas["reviewer"]
     other = make_user("other")
     Membership.objects.create(study=study, user=other, role=Membership.Role.ANNOTATOR)
@@ -78,6 +78,8 @@ def ids(study, personas, caption, make_user):
     practice.pk, practice.purpose, practice.state = None, Annotation.Purpose.PRACTICE, "assigned"
     practice.caption = Caption.objects.get(clip__name="a", model__name="m2")
     practice.save()
+    # A caption nobody has yet (what a new participant is given).
+    captions_import_jsonl(study=study, data=jsonl({**CAPTION_A, "model": "m3"}))
     session = SessionStore()
     session["who"] = annotator.pk
     session.create()

@@ -248,6 +248,15 @@ def pages_read(sql: str) -> int:
     return top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
 
 
+def rows_given(sql: str) -> int:
+    """The rows a statement gives when PostgreSQL runs it once, from EXPLAIN ANALYZE."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return plan[0]["Plan"]["Actual Rows"]
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("path, who", [("/api/studies/{slug}/my-queue/next/", annotator),
                                        ("/api/studies/{slug}/review-queue/next/", reviewer)])
@@ -267,6 +276,35 @@ def test_start_next_and_review_next_read_the_same_pages_for_10_and_1000_items(st
     grown = [f"{small} -> {large} pages: {sql[:300]}"
              for small, large, sql in zip(pages["small"], pages["large"], reads, strict=True) if large > small + 3]
     assert not grown, "\n".join(grown)
+
+
+@pytest.mark.postgres
+def test_a_participant_s_join_reads_the_study_s_free_captions_once_and_otherwise_what_it_gives(studies):
+    """Joins run one at a time per study (under its row lock), so what one reads holds back the
+    next. A join picks the participant's captions from the study's free ones, which it reads
+    once (ids only); every other read of it (the assignment of the captions picked, what holds
+    them already, the link, the consent) gives as many rows at 10 and at 1,000 free captions.
+    The assignment used to read all of the study's captions and count all of its annotations to
+    place three. (Rows, not pages: both studies' captions share the table's pages.)"""
+    from annotation.services.recruitment import participant_join, recruitment_link_create
+    from tests.annotation.bulkbuild import add_unassigned_captions
+
+    for name, built in studies.items():
+        add_unassigned_captions(built.study, models=1, clips=SMALL if name == "small" else LARGE)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    rows = {}
+    for name, built in studies.items():
+        link, _ = recruitment_link_create(study=built.study, actor=built.admin, cap=5, quota=3)
+        with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+            joined = participant_join(link=link, params={"PROLIFIC_PID": "5f2a9c8e1b3d4a6f7e8c9d01"})
+            assert joined.participant.assigned == 3 and not joined.resumed
+            reads = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT")]
+            rows[name] = [(rows_given(sql), sql) for sql in reads]
+    assert len(rows["small"]) == len(rows["large"]), rows
+    grown = [sql for (small, _), (large, sql) in zip(rows["small"], rows["large"], strict=True) if large > small]
+    assert len(grown) == 1, "\n".join(sql[:300] for sql in grown)
+    assert grown[0].startswith('SELECT "annotation_caption"."id" AS "pk", "annotation_caption"."clip_id"'), grown
 
 
 @pytest.mark.postgres
