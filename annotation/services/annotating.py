@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -49,7 +49,7 @@ from annotation.services.annotation_common import (
     passes_as_read,
 )
 from annotation.services.consent import work_start_require
-from annotation.services.guidelines import guideline_version_now
+from annotation.services.guidelines import guideline_version_newest
 from annotation.services.risk import (
     annotation_risk_refresh,
 )
@@ -485,7 +485,7 @@ def overview_problems(annotation: Annotation, correction: CorrectionPass) -> lis
 def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
     """Submit the overview verdict: it is locked, and the window pass opens."""
     annotation = _claim_version(annotation_id, base_version, annotator=actor)
-    correction = _annotator_pass(annotation)
+    correction = _read_annotator_pass(annotation)
     problems = overview_problems(annotation, correction)
     if problems:
         raise ServiceError(" ".join(problems))
@@ -495,14 +495,17 @@ def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation
             **_undo_window("lock_overview", actor, study=annotation.caption.clip.study),
         )
         _reread(annotation)
-        _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction)["overview"])
+        _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction, window_rows=[])["overview"])
     return annotation
 
 
-def pass_problems(annotation: Annotation, correction: CorrectionPass) -> list[str]:
-    """Everything that keeps a pass from being complete, in words for the person."""
+def pass_problems(
+    annotation: Annotation, correction: CorrectionPass, rows: Sequence[WindowCorrection] | None = None
+) -> list[str]:
+    """Everything that keeps a pass from being complete, in words for the person. `rows` are
+    its window corrections when the caller has them already (else they are read)."""
     problems = overview_problems(annotation, correction)
-    judged = {w.window_id: w for w in correction.windows.all()}
+    judged = {w.window_id: w for w in (correction.windows.all() if rows is None else rows)}
     for window in annotation.caption.windows.all():
         row = judged.get(window.pk)
         label = f"Window {window.index + 1}"
@@ -536,10 +539,11 @@ def annotation_submit(
     kept beside the comments (for the reviewer) and in the audit trail.
     """
     annotation = _claim_version(annotation_id, base_version, annotator=actor)
-    correction = _annotator_pass(annotation)
+    correction = _read_annotator_pass(annotation)
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first.")
-    problems = pass_problems(annotation, correction)
+    rows = pass_window_rows(correction)
+    problems = pass_problems(annotation, correction, rows)
     replies = {str(unit): str(text or "").strip() for unit, text in (replies or {}).items()}
     for unit, text in replies.items():
         _text(text, f"replies.{unit[:40]}", MAX_RETURN_COMMENT_CHARS)
@@ -547,7 +551,7 @@ def annotation_submit(
     strays = sorted(set(replies) - returns.reopened(returned))
     if strays:
         problems.append(f"Only returned units take a reply, not {', '.join(strays)}.")
-    snapshot = pass_snapshot(correction)
+    snapshot = pass_snapshot(correction, rows)
     problems += returns.unanswered(returned, snapshot, replies)
     if problems:
         raise ServiceError(" ".join(problems))
@@ -569,7 +573,7 @@ def annotation_submit(
     )
     # The verdicts are given under the guidelines of this moment (again after a return).
     CorrectionPass.objects.filter(pk=correction.pk).update(
-        guideline_version_id=guideline_version_now(annotation.caption.clip.study_id))
+        guideline_version_id=guideline_version_newest(annotation.caption.clip.study_id))
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}

@@ -22,6 +22,7 @@ import hashlib
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Subquery
 
 from annotation.errors import FieldErrors
 from annotation.models import AuditEvent, GuidelineNotice, GuidelineVersion, Study, StudyState
@@ -49,6 +50,11 @@ def guideline_version_now(study_id: int) -> int | None:
     """The id of the study's newest guideline version (what a verdict given now is under)."""
     return (GuidelineVersion.objects.filter(study_id=study_id).order_by("-number")
             .values_list("pk", flat=True).first())
+
+
+def guideline_version_newest(study_id: int) -> Subquery:
+    """guideline_version_now as SQL, for the UPDATE that records it (no statement of its own)."""
+    return Subquery(GuidelineVersion.objects.filter(study_id=study_id).order_by("-number").values("pk")[:1])
 
 
 def _mode_names(study: Study) -> dict[str, str]:
