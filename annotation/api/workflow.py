@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from annotation.api import workflow_bodies as bodies
 from annotation.api.schema import PerActionSchema
 from annotation.errors import ServiceError
-from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState, Window
+from annotation.models import Annotation, AssignmentDesign, AuditEvent, Study, StudyState
 from annotation.permissions import (
     IsStudyAdmin,
     IsStudyMember,
@@ -37,7 +37,7 @@ from annotation.permissions import (
 from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
-from annotation.services.annotation_common import undo_seconds_of, with_passes
+from annotation.services.annotation_common import caption_windows, undo_seconds_of, with_passes
 from annotation.services.gold import practice_notice, real_work_allowed
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.taxonomy import taxonomy_modes
@@ -71,12 +71,6 @@ PAGE_PARAMETERS = [
 CONFLICT = OpenApiResponse(
     bodies.ConflictAnswer, description="Someone acted first; `current` is the annotation now."
 )
-
-
-@prepared
-def caption_windows(*, caption_id: int):
-    """The caption's windows in timeline order."""
-    return Window.objects.filter(caption_id=caption_id).order_by("index")
 
 
 def workspace_payload(annotation: Annotation, user) -> dict:

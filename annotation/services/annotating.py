@@ -44,6 +44,7 @@ from annotation.services.annotation_common import (
     _seconds,
     _text,
     _undo_window,
+    caption_windows,
     pass_snapshot,
     pass_window_rows,
     passes_as_read,
@@ -217,7 +218,7 @@ def _apply_windows(
         raise ServiceError("Submit the overview verdict first: the window pass opens after it.")
     if not isinstance(changes, list):
         raise ServiceError("windows must be a list of window changes.")
-    windows = {w.index: w for w in annotation.caption.windows.all()}
+    windows = {w.index: w for w in caption_windows(caption_id=annotation.caption_id)}
     existing = {row.window_id: row for row in rows}
     stored = {row.window_id: (row.start, row.end) for row in rows}
     created: dict[int, WindowCorrection] = {}
@@ -291,9 +292,15 @@ def window_rows_write(before: Mapping[int, tuple[float, float]], rows: Iterable[
     for layer in layers:
         created = [by_window[w] for w in layer if by_window[w].pk is None]
         changed = [by_window[w] for w in layer if by_window[w].pk is not None]
-        if created:
+        # One row (an autosave of one window, the usual) through a prepared write, several in
+        # one bulk statement: either way one INSERT and one UPDATE.
+        if len(created) == 1:
+            prepared_writes.insert(created[0])
+        elif created:
             WindowCorrection.objects.bulk_create(created)
-        if changed:
+        if len(changed) == 1:
+            prepared_writes.save(changed[0])
+        elif changed:
             WindowCorrection.objects.bulk_update(changed, ["verdict", "scene", "shot", "start", "end", "modes"])
 
 
@@ -506,7 +513,7 @@ def pass_problems(
     its window corrections when the caller has them already (else they are read)."""
     problems = overview_problems(annotation, correction)
     judged = {w.window_id: w for w in (correction.windows.all() if rows is None else rows)}
-    for window in annotation.caption.windows.all():
+    for window in caption_windows(caption_id=annotation.caption_id):
         row = judged.get(window.pk)
         label = f"Window {window.index + 1}"
         if row is None or not row.verdict:

@@ -21,6 +21,7 @@ from annotation.models import (
     CorrectionPass,
     Membership,
     Study,
+    Window,
     WindowCorrection,
     Withdrawal,
 )
@@ -98,6 +99,12 @@ def _require_running(study: Study) -> None:
 
 
 # --------------------------------------------------------------------------- reading
+
+
+@prepared
+def caption_windows(*, caption_id: int):
+    """The caption's windows in timeline order."""
+    return Window.objects.filter(caption_id=caption_id).order_by("index")
 
 
 @prepared

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, AuditEvent
+from annotation.models import Annotation, AuditEvent, WindowCorrection
 from annotation.services.workflow import annotation_open, annotation_save
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +125,39 @@ def test_a_save_reads_the_passes_once_and_answers_them_as_stored(annotation, per
     assert body["qc_pass"]["overview"]["text"] == "The reviewer's text."
     assert body["version"] == fresh["version"] == first.version + 1
 
+
+
+def test_an_autosave_builds_no_sql_once_each_kind_of_save_was_made(annotation, personas, monkeypatch):
+    """Building a statement's SQL costs more CPU than running it. An autosave's statements (the
+    claim read, the windows and the pass's rows, the version's UPDATE, a window's INSERT or
+    UPDATE, the pass's UPDATE, the audit event) are built once per connection and kind of save
+    (the version's UPDATE, with active time or without): once an overview edit and a window's
+    first and second save were made, no save builds SQL again."""
+    from django.db.models.sql import compiler
+
+    from annotation.services.workflow import overview_lock
+
+    annotator = personas["annotator"]
+
+    def save(item, **changes):
+        return annotation_save(annotation_id=item.pk, actor=annotator, base_version=item.version, changes=changes)
+
+    annotation = save(annotation, overview={"verdict": "reject", "text": "First.", "modes": ["factual"]})
+    annotation = save(annotation, overview={"text": "Second."})
+    annotation = overview_lock(annotation_id=annotation.pk, actor=annotator, base_version=annotation.version)
+    annotation = save(annotation, windows=[{"index": 0, "verdict": "accept"}], active_seconds=1)
+    annotation = save(annotation, windows=[{"index": 0, "verdict": "reject", "scene": "A bus.", "modes": ["factual"]}])
+    built = []
+    for kind in (compiler.SQLCompiler, compiler.SQLInsertCompiler, compiler.SQLUpdateCompiler):
+        original = kind.as_sql
+        monkeypatch.setattr(kind, "as_sql", lambda self, *a, _original=original, **k: built.append(
+            type(self).__name__) or _original(self, *a, **k))
+    annotation = save(annotation, windows=[{"index": 1, "verdict": "accept"}], active_seconds=2)
+    annotation = save(annotation, windows=[{"index": 1, "verdict": "reject", "shot": "Close.", "modes": ["factual"]}])
+    annotation = save(annotation, windows=[{"index": 2, "verdict": "accept"}])
+    assert built == []
+    stored = {row.window.index: row for row in WindowCorrection.objects.filter(
+        correction_pass__annotation=annotation).select_related("window")}
+    assert sorted(stored) == [0, 1, 2]
+    assert (stored[1].verdict, stored[1].shot, stored[1].modes) == ("reject", "Close.", ["factual"])
+    assert (stored[0].verdict, stored[0].scene) == ("reject", "A bus.")
