@@ -497,13 +497,33 @@ def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation
     if problems:
         raise ServiceError(" ".join(problems))
     if annotation.overview_locked_at is None:
-        Annotation.objects.filter(pk=annotation.pk).update(
-            overview_locked_at=timezone.now(),
-            **_undo_window("lock_overview", actor, study=annotation.caption.clip.study),
-        )
+        _lock_update(annotation_id=annotation.pk, now=timezone.now(),
+                     **_undo_window("lock_overview", actor, study=annotation.caption.clip.study))
         _reread(annotation)
         _audit(annotation, actor, "lock_overview", {}, pass_snapshot(correction, window_rows=[])["overview"])
     return annotation
+
+
+@prepared_update
+def _lock_update(*, annotation_id: int, now, **undo: Any):
+    """overview_lock's UPDATE: the overview locked `now`, with the undo window (undo_until, undo)."""
+    return Annotation.objects.filter(pk=annotation_id), {"overview_locked_at": now, **undo}
+
+
+@prepared_update
+def _submit_update(*, annotation_id: int, now, returned_units: list, **undo: Any):
+    """annotation_submit's UPDATE: submitted `now`, a return's comment cleared and its thread
+    kept (`returned_units`), with the undo window (undo_until, undo; none for practice)."""
+    return Annotation.objects.filter(pk=annotation_id), {
+        "state": workflow.SUBMITTED, "submitted_at": now, "return_comment": "", "returned_units": returned_units,
+        **undo}
+
+
+@prepared_update
+def _guidelines_update(*, correction_pass_id: int, study_id: int):
+    """The pass's verdicts are given under the study's newest guideline version (none before any)."""
+    return CorrectionPass.objects.filter(pk=correction_pass_id), {
+        "guideline_version_id": guideline_version_newest(study_id)}
 
 
 def pass_problems(
@@ -573,14 +593,10 @@ def annotation_submit(
     # A practice item's submission is final at once: its feedback shows the gold verdict.
     undo = ({} if annotation.purpose == Annotation.Purpose.PRACTICE
             else _undo_window("submit", actor, before, study=annotation.caption.clip.study))
-    Annotation.objects.filter(pk=annotation.pk).update(
-        state=workflow.SUBMITTED, submitted_at=timezone.now(), return_comment="",
-        returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread],
-        **undo,
-    )
+    _submit_update(annotation_id=annotation.pk, now=timezone.now(),
+                   returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread], **undo)
     # The verdicts are given under the guidelines of this moment (again after a return).
-    CorrectionPass.objects.filter(pk=correction.pk).update(
-        guideline_version_id=guideline_version_newest(annotation.caption.clip.study_id))
+    _guidelines_update(correction_pass_id=correction.pk, study_id=annotation.caption.clip.study_id)
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}

@@ -236,9 +236,10 @@ def _audit(annotation: Annotation, actor, action: str, before: Mapping, after: M
 
 
 def _reread(annotation: Annotation) -> None:
-    """Read the annotation's own columns again after an UPDATE (one query), keeping its
+    """Read the annotation's own columns again after an UPDATE (one prepared read), keeping its
     caption, clip, study and taxonomy as already read: those never change."""
-    annotation.refresh_from_db(fields=REREAD_FIELDS)
+    for name, value in _own_columns_read.one(annotation_id=annotation.pk).items():
+        setattr(annotation, name, value)
 
 
 # Every column of an annotation but the ones fixed at assignment.
@@ -246,6 +247,11 @@ REREAD_FIELDS = [
     f.attname for f in Annotation._meta.concrete_fields
     if f.attname not in ("id", "caption_id", "taxonomy_id", "annotator_id")
 ]
+
+
+@prepared
+def _own_columns_read(*, annotation_id: int):
+    return Annotation.objects.filter(pk=annotation_id).values(*REREAD_FIELDS)
 
 
 

@@ -26,6 +26,7 @@ from annotation.prepared_writes import (
     prepared_update,
     save,
 )
+from annotation.services.guidelines import guidelines_save
 from tests.annotation.studybuild import complete
 
 pytestmark = pytest.mark.django_db
@@ -49,14 +50,22 @@ def _copy(annotation: Annotation, **fields) -> Annotation:
 @pytest.fixture
 def calls(annotation, personas) -> dict[str, list[dict]]:
     """For each prepared update, the arguments of calls that change a row: the annotator's
-    in-progress item saved with none and with every field an autosave writes; an assigned item
-    opened; a submitted item past its undo window claimed by the reviewer."""
+    in-progress item saved with none and with every field an autosave writes, its overview
+    locked and submitted (with a return's thread and the undo window, and without: practice); an
+    assigned item opened; a submitted item past its undo window claimed by the reviewer, and its
+    pass put under the study's newest guidelines."""
     annotator, reviewer = personas["annotator"], personas["reviewer"]
     now = timezone.now()
     working = _copy(annotation, state="in_progress")
     assigned = _copy(annotation, state="assigned")
+    locked = _copy(annotation, state="in_progress", overview_locked_at=now)
     submitted = complete(annotation, annotator)
     Annotation.objects.filter(pk=submitted.pk).update(undo_until=None)
+    # Guidelines written after it was submitted: its pass is under none, and would be under these.
+    study = annotation.caption.clip.study
+    guidelines_save(study=study, actor=personas["admin"], text="Correct what is wrong.")
+    submitted_pass = CorrectionPass.objects.get(annotation=submitted, kind=CorrectionPass.Kind.ANNOTATOR)
+    assert submitted_pass.guideline_version_id is None
     return {
         "_version_bump": [
             {"annotation_id": working.pk, "base_version": working.version, "annotator_id": annotator.pk},
@@ -67,6 +76,15 @@ def calls(annotation, personas) -> dict[str, list[dict]]:
         "_open_update": [{"annotation_id": assigned.pk, "now": now}],
         "_claim_write": [{"annotation_id": submitted.pk, "reviewer_id": reviewer.pk, "now": now,
                           "expires": now + timedelta(minutes=30)}],
+        "_lock_update": [{"annotation_id": working.pk, "now": now, "undo_until": now + timedelta(seconds=30),
+                          "undo": {"action": "lock_overview", "actor": annotator.pk, "before": {}}}],
+        "_guidelines_update": [{"correction_pass_id": submitted_pass.pk, "study_id": study.pk}],
+        "_submit_update": [
+            {"annotation_id": locked.pk, "now": now, "returned_units": []},  # practice: no undo
+            {"annotation_id": locked.pk, "now": now, "returned_units": [{"unit": "overview", **UNTRUSTED}],
+             "undo_until": now + timedelta(seconds=30),
+             "undo": {"action": "submit", "actor": annotator.pk, "before": {"return_comment": "Fix it."}}},
+        ],
     }
 
 
@@ -77,19 +95,23 @@ def test_every_prepared_update_changes_what_its_queryset_changes(calls):
     for update in EVERY_PREPARED_UPDATE:
         for arguments in calls.get(update.build.__name__, []):
             rows, values = update.queryset(**arguments)
-            annotation_id = arguments["annotation_id"]
-            before = _row(annotation_id)
+            key = "annotation_id" if "annotation_id" in arguments else "correction_pass_id"
+
+            def row():
+                return model_to_dict(rows.model.objects.get(pk=arguments[key]))  # noqa: B023
+
+            before = row()
             with transaction.atomic():
                 assert rows.update(**values) == 1, update
-                plain = _row(annotation_id)
+                plain = row()
                 transaction.set_rollback(True)
-            assert _row(annotation_id) == before
+            assert row() == before != plain, update
             for _ in range(2):  # built on the first call, reused on the second
                 with transaction.atomic():
                     assert update(**arguments) == 1, update
-                    assert _row(annotation_id) == plain, update
+                    assert row() == plain, update
                     transaction.set_rollback(True)
-            stale = {**arguments, "annotation_id": annotation_id + 10_000}
+            stale = {**arguments, key: arguments[key] + 10_000}
             assert update(**stale) == 0
 
 

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.errors import ServiceError
-from annotation.models import Annotation, CorrectionPass, GuidelineVersion
+from annotation.models import Annotation, Caption, CorrectionPass, GuidelineVersion
 from annotation.services.guidelines import guidelines_save
 from annotation.services.workflow import annotation_save, annotation_submit, overview_lock
 
@@ -85,3 +85,34 @@ def test_an_incomplete_pass_is_refused_naming_each_unjudged_window(annotation, p
     assert "Window 2" not in str(refused.value)
     assert "Window 3: accept or reject it." in str(refused.value)
     assert Annotation.objects.get(pk=annotation.pk).state == "in_progress"
+
+
+def test_a_submit_builds_no_sql_once_one_was_made(annotation, personas, study, make_user, monkeypatch):
+    """Every statement of a submit (the checks' reads, its UPDATEs, the risk's reads, the audit
+    event) is built once per connection: the second submit (another annotator's, of another
+    model's caption of the clip) builds no SQL."""
+    from django.db.models.sql import compiler
+
+    from annotation.services.captions import captions_import_jsonl
+    from annotation.services.studies import membership_grant
+    from annotation.services.workflow import annotation_open, annotations_assign
+    from tests.conftest import CAPTION_B, jsonl
+
+    annotator = personas["annotator"]
+    guidelines_save(study=study, actor=personas["admin"], text="Correct what is wrong.")
+    first = ready(annotation, annotator)
+    annotation_submit(annotation_id=first.pk, actor=annotator, base_version=first.version)
+    captions_import_jsonl(study=study, data=jsonl({**CAPTION_B, "model": "m2"}))  # the same clip, another model
+    caption = Caption.objects.get(clip__study=study, clip__name="b", model__name="m2")
+    other = make_user("other")
+    membership_grant(study=study, user=other, role="annotator")
+    annotations_assign(study=study, annotators=[other], captions=[caption])
+    second = ready(annotation_open(annotation=caption.annotations.get(), actor=other), other)
+    built = []
+    for kind in (compiler.SQLCompiler, compiler.SQLInsertCompiler, compiler.SQLUpdateCompiler):
+        original = kind.as_sql
+        monkeypatch.setattr(kind, "as_sql", lambda self, *a, _original=original, **k: built.append(
+            type(self).__name__) or _original(self, *a, **k))
+    submitted = annotation_submit(annotation_id=second.pk, actor=other, base_version=second.version)
+    assert built == []
+    assert submitted.state == Annotation.objects.get(pk=second.pk).state == "submitted"
