@@ -5,8 +5,10 @@ It builds a scratch study (bench/scalebuild.py: 100 clips x 5 models, 8 windows 
 annotators, 5 reviewers, a third submitted), collects the static files, and calls Django's WSGI
 application directly (no test client, no HTTP server, DEBUG off, as gunicorn calls it) for:
 the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/), "start next"
-(POST .../my-queue/next/), an autosave (PATCH .../draft/), the review queue's next (POST
-.../review-queue/next/) and the study's entry page (/studies/<slug>/, what a crowd opens first).
+(POST .../my-queue/next/), an autosave of the overview and one of a window (PATCH .../draft/,
+the window pass's saves are most of a crowd's), a submit (POST .../submit/, each of an item whose
+pass is complete), the review queue's next (POST .../review-queue/next/) and the study's entry
+page (/studies/<slug>/, what invited annotators open first).
 For each it prints the process CPU time, the time spent inside the
 database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
 time, the loopback round trip and the driver's own work, which the process CPU counts too), the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import json
 import os
 import pstats
@@ -135,7 +138,7 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
     slug = built.study.slug
     annotator, reviewer = built.annotators[-1], built.reviewers[-1]
     cookies = {person.pk: f"sessionid={signed_in_session(person)}; csrftoken={CSRF}"
-               for person in (annotator, reviewer)}
+               for person in (*built.annotators, reviewer)}
     factory = RequestFactory()
 
     def call(person, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
@@ -169,11 +172,64 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
             version = json.loads(answer[1])["version"]
         return answer
 
+    def versioned(person, method: str, path: str, version: int, body: dict) -> int:
+        status, content = call(person, method, path, {"base_version": version, **body})
+        assert status == 200, (path, status, content[:300])
+        return json.loads(content)["version"]
+
+    def opened(person, pk: int) -> int:
+        """Open the person's item `pk` and give its version."""
+        status, content = call(person, "POST", f"/api/annotations/{pk}/open/")
+        assert status == 200, (status, content[:300])
+        return json.loads(content)["version"]
+
+    def locked(person, pk: int) -> int:
+        """The item opened, its overview accepted and locked (the window pass open): its version."""
+        version = versioned(person, "PATCH", f"/api/annotations/{pk}/draft/", opened(person, pk),
+                            {"changes": {"overview": {"verdict": "accept"}}})
+        return versioned(person, "POST", f"/api/annotations/{pk}/lock-overview/", version, {})
+
+    waiting = {person.pk: list(Annotation.objects.filter(annotator=person, state="assigned")
+                               .order_by("pk").values_list("pk", flat=True)) for person in built.annotators}
+    # The window pass as a crowd's participant makes it (bench_crowd_launch.py): each autosave
+    # judges one window, with the active time since the last.
+    window_item = waiting[annotator.pk].pop()
+    window_version = locked(annotator, window_item)
+    window_steps = iter(range(10 * (requests + 30)))
+
+    def window_save():
+        nonlocal window_version
+        step = next(window_steps)
+        change = ({"index": step % 8, "verdict": "accept"} if step % 2 else
+                  {"index": step % 8, "verdict": "reject", "modes": ["factual"], "scene": f"A bus arrives ({step})."})
+        answer = call(annotator, "PATCH", f"/api/annotations/{window_item}/draft/",
+                      {"base_version": window_version, "changes": {"windows": [change], "active_seconds": 5}})
+        if answer[0] == 200:
+            window_version = json.loads(answer[1])["version"]
+        return answer
+
+    # Items with a complete pass, for the submits: the other annotators' (each has one open at a time).
+    ready = []
+    for person in itertools.cycle(built.annotators[:-1]):
+        if len(ready) >= requests + 5 + max(5, requests // 4):
+            break
+        pk = waiting[person.pk].pop()
+        ready.append((person, pk, versioned(person, "PATCH", f"/api/annotations/{pk}/draft/", locked(person, pk), {
+            "changes": {"windows": [{"index": index, "verdict": "accept"} for index in range(8)],
+                        "segmentation": {"verdict": "accept"}}})))
+    submits = iter(ready)
+
+    def submit():
+        person, pk, complete = next(submits)
+        return call(person, "POST", f"/api/annotations/{pk}/submit/", {"base_version": complete, "replies": {}})
+
     endpoints = {
         "item read": lambda: call(annotator, "GET", f"/api/annotations/{item}/"),
         "workspace page": lambda: call(annotator, "GET", f"/annotate/{item}/"),
         "start next": lambda: call(annotator, "POST", f"/api/studies/{slug}/my-queue/next/"),
         "autosave": autosave,
+        "window save": window_save,
+        "submit": submit,
         "review next": lambda: call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/"),
         # What a crowd's participants open first (bench_crowd_launch.py): the study page.
         "entry page": lambda: call(annotator, "GET", f"/studies/{slug}/"),
