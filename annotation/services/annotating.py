@@ -597,6 +597,7 @@ def annotation_submit(
                    returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread], **undo)
     # The verdicts are given under the guidelines of this moment (again after a return).
     _guidelines_update(correction_pass_id=correction.pk, study_id=annotation.caption.clip.study_id)
+    annotation.__dict__.pop("kept_passes", None)  # the pass changed: a snapshot of it reads it again
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}
