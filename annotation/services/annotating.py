@@ -441,17 +441,23 @@ def _check_reopened(annotation: Annotation, changes: Mapping[str, Any]) -> None:
         raise ServiceError(f"QC did not return {names}: it stays as you submitted it.")
 
 
+def _annotator_pass_as_read(annotation: Annotation) -> CorrectionPass:
+    """The annotator pass as _claim_version read it with the annotation (no read of its own);
+    made when there is none yet (the first save)."""
+    found = next((p for p in passes_as_read(annotation) if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
+    return found if found is not None else _annotator_pass(annotation)
+
+
 def _read_annotator_pass(annotation: Annotation) -> CorrectionPass:
-    """The annotator pass, as _claim_version read it with the annotation and its other passes,
-    kept on the annotation (`kept_passes`, see annotation_common._passes_of) so that the answer's
-    snapshot (which shows the QC pass too) reads none; the pass this save changes is that very
-    object. Made, and nothing kept, when there is none yet (the first save)."""
+    """_annotator_pass_as_read, with the passes as read kept on the annotation (`kept_passes`,
+    see annotation_common._passes_of) so that the autosave's answer (which shows the QC pass
+    too) reads none; the pass the save changes is that very object. Nothing is kept when the
+    pass was made here."""
     passes = passes_as_read(annotation)
-    found = next((p for p in passes if p.kind == CorrectionPass.Kind.ANNOTATOR), None)
-    if found is None:
-        return _annotator_pass(annotation)
-    annotation.kept_passes = passes
-    return found
+    correction = _annotator_pass_as_read(annotation)
+    if correction in passes:
+        annotation.kept_passes = passes
+    return correction
 
 
 def _save_pass_changes(annotation: Annotation, actor, changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -492,7 +498,7 @@ def overview_problems(annotation: Annotation, correction: CorrectionPass) -> lis
 def overview_lock(*, annotation_id: int, actor, base_version: int) -> Annotation:
     """Submit the overview verdict: it is locked, and the window pass opens."""
     annotation = _claim_version(annotation_id, base_version, annotator=actor)
-    correction = _read_annotator_pass(annotation)
+    correction = _annotator_pass_as_read(annotation)
     problems = overview_problems(annotation, correction)
     if problems:
         raise ServiceError(" ".join(problems))
@@ -566,7 +572,7 @@ def annotation_submit(
     kept beside the comments (for the reviewer) and in the audit trail.
     """
     annotation = _claim_version(annotation_id, base_version, annotator=actor)
-    correction = _read_annotator_pass(annotation)
+    correction = _annotator_pass_as_read(annotation)
     if annotation.overview_locked_at is None:
         raise ServiceError("Submit the overview verdict first.")
     rows = pass_window_rows(correction)
@@ -597,7 +603,6 @@ def annotation_submit(
                    returned_units=[{k: v for k, v in item.items() if k != "changed"} for item in thread], **undo)
     # The verdicts are given under the guidelines of this moment (again after a return).
     _guidelines_update(correction_pass_id=correction.pk, study_id=annotation.caption.clip.study_id)
-    annotation.__dict__.pop("kept_passes", None)  # the pass changed: a snapshot of it reads it again
     annotation_risk_refresh(caption_id=annotation.caption_id)
     _reread(annotation)
     after: dict[str, Any] = {"state": annotation.state}
