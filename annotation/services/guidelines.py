@@ -46,15 +46,18 @@ def guidelines_current(study: Study) -> GuidelineVersion | None:
     return newest[0]
 
 
+def _newest_first(study_id: int):
+    return GuidelineVersion.objects.filter(study_id=study_id).order_by("-number").values_list("pk", flat=True)
+
+
 def guideline_version_now(study_id: int) -> int | None:
     """The id of the study's newest guideline version (what a verdict given now is under)."""
-    return (GuidelineVersion.objects.filter(study_id=study_id).order_by("-number")
-            .values_list("pk", flat=True).first())
+    return _newest_first(study_id).first()
 
 
 def guideline_version_newest(study_id: int) -> Subquery:
     """guideline_version_now as SQL, for the UPDATE that records it (no statement of its own)."""
-    return Subquery(GuidelineVersion.objects.filter(study_id=study_id).order_by("-number").values("pk")[:1])
+    return Subquery(_newest_first(study_id)[:1])
 
 
 def _mode_names(study: Study) -> dict[str, str]:
