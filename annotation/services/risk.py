@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import connection
-from django.db.models import FilteredRelation, Q
 
 from annotation.models import (
     Annotation,
@@ -17,6 +16,7 @@ from annotation.models import (
 )
 from annotation.prepared import prepared
 from annotation.rules import risk, workflow
+from annotation.services.annotation_common import _passes_joined
 from scoring.metrics.edits import EditSizing
 
 SUBMITTED_ONCE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
@@ -29,54 +29,50 @@ def annotation_risk_refresh(*, caption_id: int) -> None:
     verdict can make the annotations of the caption disagree. Two prepared reads and one
     UPDATE, whatever the size of the study.
     """
-    annotations = _caption_submitted(caption_id=caption_id)
-    passes = {a.pk: a.read_annotator_pass for a in annotations if a.read_annotator_pass is not None}
-    _risks_store(annotations, passes, _caption_window_rows(caption_id=caption_id))
+    _risks_store(_caption_submitted(caption_id=caption_id), _caption_window_rows(caption_id=caption_id))
 
 
 def annotations_risk_refresh(*, study: Study) -> int:
     """annotation_risk_refresh for every caption of the study at once, for annotations stored
-    without being submitted here (a bundle import): the same risks, from three queries and one
-    UPDATE statement. Returns how many changed."""
-    submitted = Annotation.objects.filter(caption__clip__study=study, state__in=SUBMITTED_ONCE)
-    passes = {p.annotation_id: p for p in CorrectionPass.objects.filter(
-        annotation__in=submitted, kind=CorrectionPass.Kind.ANNOTATOR)}
-    rows = WindowCorrection.objects.filter(
-        correction_pass__annotation__in=submitted, correction_pass__kind=CorrectionPass.Kind.ANNOTATOR
-    ).values(*WINDOW_ROW)
-    return _risks_store(list(submitted.select_related("caption__clip__study").order_by("pk")), passes, rows)
+    without being submitted here (a bundle import): the same risks, from the same two reads and
+    one UPDATE statement. Returns how many changed."""
+    return _risks_store(list(_submitted(caption__clip__study=study)),
+                        _submitted_window_rows(correction_pass__annotation__caption__clip__study=study))
 
 
 # What the risk reads of a window correction.
 WINDOW_ROW = ("correction_pass_id", "verdict", "scene", "shot", "window__scene", "window__shot")
 
 
+def _submitted(**scope: Any):
+    """The submitted annotations in `scope` (whole captions) with their study and their passes
+    (annotation_common's `read_annotator_pass`)."""
+    return _passes_joined(Annotation.objects.filter(state__in=SUBMITTED_ONCE, **scope)
+                          .select_related("caption__clip__study")).order_by("pk")
+
+
+def _submitted_window_rows(**scope: Any):
+    """The window corrections of the annotator passes of those annotations (WINDOW_ROW)."""
+    return WindowCorrection.objects.filter(
+        correction_pass__annotation__state__in=SUBMITTED_ONCE, correction_pass__kind=CorrectionPass.Kind.ANNOTATOR,
+        **scope).values(*WINDOW_ROW)
+
+
 @prepared
 def _caption_submitted(*, caption_id: int):
-    """The caption's submitted annotations with their study and, as `read_annotator_pass`,
-    their annotator pass."""
-    pass_of_annotator = FilteredRelation("passes", condition=Q(passes__kind=CorrectionPass.Kind.ANNOTATOR))
-    return (Annotation.objects.filter(caption_id=caption_id, state__in=SUBMITTED_ONCE)
-            .annotate(read_annotator_pass=pass_of_annotator)
-            .select_related("caption__clip__study", "read_annotator_pass").order_by("pk"))
+    return _submitted(caption_id=caption_id)
 
 
 @prepared
 def _caption_window_rows(*, caption_id: int):
-    """The window corrections of the annotator passes of the caption's submitted annotations."""
-    return WindowCorrection.objects.filter(
-        correction_pass__annotation__caption_id=caption_id,
-        correction_pass__annotation__state__in=SUBMITTED_ONCE,
-        correction_pass__kind=CorrectionPass.Kind.ANNOTATOR,
-    ).values(*WINDOW_ROW)
+    return _submitted_window_rows(correction_pass__annotation__caption_id=caption_id)
 
 
-def _risks_store(
-    annotations: list[Annotation], passes: Mapping[int, CorrectionPass], rows: Iterable[Mapping[str, Any]]
-) -> int:
-    """Compute and store the risk of the submitted `annotations` (with their study) of whole
-    captions (disagreement is between the annotations of one caption), from their annotator
-    `passes` by annotation and those passes' window correction `rows` (WINDOW_ROW)."""
+def _risks_store(annotations: list[Annotation], rows: Iterable[Mapping[str, Any]]) -> int:
+    """Compute and store the risk of the submitted `annotations` (as _submitted reads them) of
+    whole captions (disagreement is between the annotations of one caption), from their
+    annotator passes and those passes' window correction `rows` (WINDOW_ROW)."""
+    passes = {a.pk: a.read_annotator_pass for a in annotations if a.read_annotator_pass is not None}
     if not annotations:
         return 0
     windows: dict[int, list[risk.WindowJudgement]] = {}
