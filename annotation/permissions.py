@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
@@ -51,6 +51,24 @@ def roles_of_user(*, study_id, user_id: int) -> dict[str, Exists]:
 def remember_roles(user, study: Study, row) -> None:
     """user_roles(user, study) from `row`, read with roles_of_user for this user."""
     _roles_cache(user)[study.pk] = {role for role in Membership.Role.values if getattr(row, f"user_is_{role}")}
+
+
+@prepared
+def _study_read(*, slug: str, user_id: int):
+    return Study.objects.select_related("taxonomy").annotate(
+        **roles_of_user(study_id=OuterRef("pk"), user_id=user_id)).filter(slug=slug)
+
+
+def study_with_roles(user, slug: str) -> Study | None:
+    """The study named `slug`, with its taxonomy, and the person's roles there read with it (one
+    statement: user_roles then reads nothing); None if there is no such study."""
+    rows = _study_read(slug=slug, user_id=user.pk or 0)
+    if not rows:
+        return None
+    study = rows[0]
+    if user.is_authenticated:
+        remember_roles(user, study, study)
+    return study
 
 
 def user_roles(user, study: Study) -> set[str]:

@@ -21,17 +21,28 @@ from annotation.permissions import (
     sees_study_work,
     setup_hidden_message,
     studies_of,
+    study_with_roles,
     user_roles,
 )
 from annotation.selectors.clips import BadPage, clip_page, page_number
 from annotation.selectors.queues import WAITING as QUEUE_WAITING
 from annotation.selectors.queues import annotator_queue
 from annotation.services.caption_jobs import caption_import_jobs_shown
+from annotation.services.taxonomy import taxonomy_modes
 from frontend.views_lifecycle import lifecycle_context
 
 
+def study_of_page(request, slug: str) -> Study:
+    """The study named in the page's address, with its taxonomy and the viewer's roles there
+    (annotation.permissions.study_with_roles); 404 if there is none."""
+    study = study_with_roles(request.user, slug)
+    if study is None:
+        raise Http404("No such study.")
+    return study
+
+
 def _member_study(request, slug: str) -> Study:
-    study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
+    study = study_of_page(request, slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
     return study
@@ -61,7 +72,7 @@ def study_detail(request, slug: str):
     a page at a time (``?page=``, CLIPS_PER_PAGE a page, with their count); an annotator sees
     their own work instead (their progress and what is next), never the study's whole clip list:
     the page costs the same statements and bytes for ten clips or ten thousand."""
-    study = get_object_or_404(Study.objects.select_related("taxonomy"), slug=slug)
+    study = study_of_page(request, slug)
     read_only = is_site_reader(request.user, study)  # a site admin without a role: looks only
     if not read_only and not is_member(request.user, study):
         raise Http404("No such study.")
@@ -92,7 +103,7 @@ def study_detail(request, slug: str):
             "your_work": your_work,
             "models": models if lists_clips else models.none(),
             "work_hidden": "" if shows_work else setup_hidden_message(study),
-            "modes": study.taxonomy.modes.all(),
+            "modes": taxonomy_modes(study.taxonomy),
             "roles": sorted(roles),
             "is_admin": is_admin,
             # Researchers start scoring jobs too: the profiles' leaderboard needs one after new verdicts.

@@ -11,12 +11,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Exists, OuterRef
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
-from annotation.models import Annotation, Participant, Study, StudyState, Withdrawal
+from annotation.models import Annotation, Participant, StudyState, Withdrawal
 from annotation.permissions import Role, is_member, remember_roles, require_study_work, roles_of_user, user_roles
 from annotation.prepared import prepared
 from annotation.rules import workflow
@@ -27,6 +27,7 @@ from annotation.services.gold import practice_due, practice_feedback, practice_n
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.withdrawal import withdrawal_of
 from annotation.services.workflow import annotation_open
+from frontend.views import study_of_page
 from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
 
@@ -37,7 +38,7 @@ DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 @login_required
 @require_safe
 def annotator_queue(request, slug: str):
-    study = get_object_or_404(Study, slug=slug)
+    study = study_of_page(request, slug)
     if not is_member(request.user, study):
         raise Http404("No such study.")
     if withdrawal_of(study=study, user=request.user) is not None:

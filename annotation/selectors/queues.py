@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.interchange.formats.strict_json import json_loads_strict
 from annotation.models import Annotation, CorrectionPass, Qualification, Study, StudyState, Window
+from annotation.prepared import PreparedRead
 from annotation.rules import workflow
 from annotation.selectors.counted import not_withdrawn
 
@@ -91,53 +92,91 @@ def windows_per_caption() -> Subquery:
     )
 
 
+def _queue_rows(*, study_id: int, annotator_id: int, practice_only: bool) -> QuerySet[Annotation]:
+    """The annotator's items in the study; only the practice (and gold verdicts) while real work
+    waits for their qualification."""
+    mine = Annotation.objects.filter(caption__clip__study_id=study_id, annotator_id=annotator_id)
+    return mine.exclude(purpose__in=Annotation.REAL_WORK) if practice_only else mine
+
+
+def _queue_counts(rows: QuerySet[Annotation]) -> QuerySet[Annotation]:
+    """Per state, its items and those of them with a reviewer's comment."""
+    return (rows.order_by().values("state")
+            .annotate(n=Count("pk"), commented=Count("pk", filter=~Q(return_comment=""))))
+
+
+# The annotator's order: open practice first (a new annotator's queue starts with the practice
+# set), then returned, in progress, new, and what is done; a page ends at (rank, assigned_at, id).
+_QUEUE_ORDER = [("rank", False), ("assigned_at", False), ("id", False)]
+_QUEUE_COLUMNS = ("id", "state", "return_comment", "rank", "assigned_at", "windows",
+                  "caption__clip__name", "caption__model__alias")
+
+
+def _queue_ranked(rows: QuerySet[Annotation]) -> QuerySet[Annotation]:
+    rank = Case(
+        When(purpose=Annotation.Purpose.PRACTICE, state__in=WAITING, then=Value(-1)),
+        *(When(state=state, then=Value(n)) for state, n in QUEUE_RANK.items()),
+        default=Value(len(QUEUE_RANK)),
+        output_field=IntegerField(),
+    )
+    return rows.annotate(rank=rank, windows=windows_per_caption())
+
+
+def _queue_page(rows: QuerySet[Annotation], limit: int) -> QuerySet[Annotation]:
+    """`limit` rows and one more (which says whether there is a next page)."""
+    return rows.order_by("rank", "assigned_at", "id").values(*_QUEUE_COLUMNS)[: limit + 1]
+
+
+def _prepared_counts(practice_only: bool) -> PreparedRead:
+    def queue_counts(*, study_id: int, annotator_id: int):
+        return _queue_counts(_queue_rows(study_id=study_id, annotator_id=annotator_id, practice_only=practice_only))
+    return PreparedRead(queue_counts)
+
+
+def _prepared_first_page(practice_only: bool, limit: int) -> PreparedRead:
+    def queue_first_page(*, study_id: int, annotator_id: int):
+        rows = _queue_rows(study_id=study_id, annotator_id=annotator_id, practice_only=practice_only)
+        return _queue_page(_queue_ranked(rows), limit)
+    return PreparedRead(queue_first_page)
+
+
+# Prepared reads (annotation.prepared) of the counts and of the first page at the sizes the pages
+# ask for: the study page's next item (1) and the queue page's (PAGE). Other pages are built plainly.
+_COUNTS = {practice_only: _prepared_counts(practice_only) for practice_only in (False, True)}
+_FIRST_PAGES = {(practice_only, limit): _prepared_first_page(practice_only, limit)
+                for practice_only in (False, True) for limit in (1, PAGE)}
+
+
 def annotator_queue(
     *, study: Study, annotator, after: str | None = None, limit: int = PAGE
 ) -> dict[str, Any]:
     """The annotator's items, returned first (with the comment), then in progress, then new,
     then done; a page of `limit` from the cursor `after`, with counts over the whole queue.
     Empty while the study is being set up (annotation.services.lifecycle)."""
-    mine = Annotation.objects.filter(caption__clip__study=study, annotator=annotator)
     if study.state == StudyState.SETUP:
-        mine = mine.none()
-    elif not real_work_allowed(study, annotator):
-        # Real work waits for qualification: the queue holds the practice (and gold verdicts).
-        mine = mine.exclude(purpose__in=Annotation.REAL_WORK)
+        return _queue_answer(counts={}, returned=0, page=[], limit=limit)
+    # Real work waits for qualification: the queue holds the practice (and gold verdicts).
+    practice_only = not real_work_allowed(study, annotator)
+    ids = {"study_id": study.pk, "annotator_id": annotator.pk}
     counts: dict[str, int] = {}
     returned = 0
-    for state, n, commented in (
-        mine.order_by()
-        .values("state")
-        .annotate(n=Count("pk"), commented=Count("pk", filter=~Q(return_comment="")))
-        .values_list("state", "n", "commented")
-    ):
-        counts[state] = n
-        if state in WAITING:
-            returned += commented
-    rank = Case(
-        # Open practice items come first: a new annotator's queue starts with the practice set.
-        When(purpose=Annotation.Purpose.PRACTICE, state__in=WAITING, then=Value(-1)),
-        *(When(state=state, then=Value(n)) for state, n in QUEUE_RANK.items()),
-        default=Value(len(QUEUE_RANK)),
-        output_field=IntegerField(),
-    )
-    order = [("rank", False), ("assigned_at", False), ("id", False)]
-    rows = mine.annotate(rank=rank, windows=windows_per_caption())
-    if after:
-        rank_value, assigned_at, pk = decode_cursor(after, size=3)
-        rows = rows.filter(_after(order, [rank_value, _instant(assigned_at), pk]))
-    page = list(
-        rows.order_by("rank", "assigned_at", "id").values(
-            "id",
-            "state",
-            "return_comment",
-            "rank",
-            "assigned_at",
-            "windows",
-            "caption__clip__name",
-            "caption__model__alias",
-        )[: limit + 1]
-    )
+    for row in _COUNTS[practice_only](**ids):
+        counts[row["state"]] = row["n"]
+        if row["state"] in WAITING:
+            returned += row["commented"]
+    first_page = _FIRST_PAGES.get((practice_only, limit))
+    if after is None and first_page is not None:
+        page = first_page(**ids)
+    else:
+        rows = _queue_ranked(_queue_rows(**ids, practice_only=practice_only))
+        if after:
+            rank_value, assigned_at, pk = decode_cursor(after, size=3)
+            rows = rows.filter(_after(_QUEUE_ORDER, [rank_value, _instant(assigned_at), pk]))
+        page = list(_queue_page(rows, limit))
+    return _queue_answer(counts=counts, returned=returned, page=page, limit=limit)
+
+
+def _queue_answer(*, counts: dict[str, int], returned: int, page: list[dict], limit: int) -> dict[str, Any]:
     more = len(page) > limit
     page = page[:limit]
     items = [

@@ -97,6 +97,52 @@ def test_my_queue_pages_put_work_in_progress_first_then_new_then_done(study):
     assert {item["windows"] for item in items} == {2}
 
 
+def test_my_queue_reads_the_same_items_in_the_same_order_by_pages_of_1_3_and_100(study):
+    """The first page of 1 (the study page's next item) and of 100 (the queue page's) are prepared
+    reads, the others and every page after a cursor are built plainly: each size walks the same
+    queue, returned work and practice first."""
+    from annotation.services.workflow import review_claim, review_return
+
+    built = build_study(study, clips=12, models=1, windows=2, annotators=1, submitted_share=0.5)
+    person, reviewer = built.annotators[0], built.reviewers[0]
+    annotation_start_next(study=study, annotator=person)
+    submitted = Annotation.objects.filter(annotator=person, state=workflow.SUBMITTED).last()
+    review_claim(annotation_id=submitted.pk, actor=reviewer)
+    review_return(annotation_id=submitted.pk, actor=reviewer, units=[{"unit": "overview", "comment": "Look again."}])
+    practice = Annotation.objects.filter(annotator=person, state=workflow.ASSIGNED).last()
+    Annotation.objects.filter(pk=practice.pk).update(purpose=Annotation.Purpose.PRACTICE)
+    walks = {size: walk(client_for(person), f"/api/studies/s1/my-queue/?limit={size}") for size in (1, 3, 100)}
+    assert walks[1] == walks[3] == walks[100]
+    assert [item["id"] for item in walks[1][:2]] == [practice.pk, submitted.pk]
+    assert walks[1][1]["return_comment"] and walks[1][1]["state"] == workflow.RETURNED
+    assert len(walks[1]) == Annotation.objects.filter(annotator=person).count()
+
+
+def test_the_study_page_and_the_queue_page_build_no_sql_once_each_was_served(study, monkeypatch):
+    """An annotator's study page (what a crowd's participants open first) reads the study with
+    the viewer's roles in one statement, then the queue's counts and next item: four statements
+    with the session, none of them built again for the next participant. The queue page reads the
+    same queue, its first page of 100 prepared too."""
+    from django.db import connection
+    from django.db.models.sql import compiler
+    from django.test.utils import CaptureQueriesContext
+
+    built = build_study(study, clips=4, models=1, windows=2, annotators=2, submitted_share=0.5)
+    first, second = (client_for(person) for person in built.annotators)
+    for url in ("/studies/s1/", "/studies/s1/queue/"):
+        assert first.get(url).status_code == 200
+    made = []
+    original = compiler.SQLCompiler.as_sql
+    monkeypatch.setattr(compiler.SQLCompiler, "as_sql",
+                        lambda self, *a, **k: made.append(self.query.model) or original(self, *a, **k))
+    with CaptureQueriesContext(connection) as captured:
+        page = second.get("/studies/s1/")
+    assert page.status_code == 200 and b'id="your-next"' in page.content
+    assert made == [] and len(captured) == 4, [q["sql"][:80] for q in captured.captured_queries]
+    assert second.get("/studies/s1/queue/").status_code == 200
+    assert Annotation not in made, made  # its queue (its withdrawal, participation and practice are read plainly)
+
+
 def test_start_next_resumes_work_in_progress_before_opening_a_new_item(study):
     built = build_study(study, clips=5, models=1, windows=2, annotators=1, submitted_share=0.0)
     person = built.annotators[0]
