@@ -223,6 +223,11 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
         person, pk, complete = next(submits)
         return call(person, "POST", f"/api/annotations/{pk}/submit/", {"base_version": complete, "replies": {}})
 
+    # An item the reviewer claimed, for their review page.
+    status, content = call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/")
+    assert status == 200, (status, content[:300])
+    in_review = json.loads(content)["id"]
+
     endpoints = {
         "item read": lambda: call(annotator, "GET", f"/api/annotations/{item}/"),
         "workspace page": lambda: call(annotator, "GET", f"/annotate/{item}/"),
@@ -233,6 +238,8 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
         "review next": lambda: call(reviewer, "POST", f"/api/studies/{slug}/review-queue/next/"),
         # What a crowd's participants open first (bench_crowd_launch.py): the study page.
         "entry page": lambda: call(annotator, "GET", f"/studies/{slug}/"),
+        "queue page": lambda: call(annotator, "GET", f"/studies/{slug}/queue/"),
+        "review page": lambda: call(reviewer, "GET", f"/review/{in_review}/"),
     }
     engine = connection.vendor
     print(f"{engine}: {built.captions} captions, {built.annotations} annotations ({built.submitted} submitted); "

@@ -10,13 +10,13 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 
-from annotation.api.workflow import workspace_payload
+from annotation.api.workflow import workspace_payload, workspace_read
 from annotation.models import Annotation, Membership
-from annotation.permissions import Role, require_study_work, user_roles
+from annotation.permissions import Role, remember_roles, require_study_work, user_roles
 from annotation.selectors.queues import REVIEW_ORDERS
 from frontend.views import _member_study
 from frontend.views_consent import consent_gate
@@ -58,11 +58,13 @@ def review_queue(request, slug: str):
 @ensure_csrf_cookie
 @require_safe
 def review(request, annotation_id: int):
-    annotation = get_object_or_404(
-        Annotation.objects.select_related("caption__clip__study", "caption__model", "taxonomy", "annotator"),
-        pk=annotation_id,
-    )
+    # Read as the workspace's API reads it: with its relations, its passes and the viewer's roles.
+    try:
+        annotation = workspace_read.one(annotation_id=annotation_id, user_id=request.user.pk)
+    except Annotation.DoesNotExist:
+        raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
+    remember_roles(request.user, study, annotation)
     roles = user_roles(request.user, study)
     if not roles:
         raise Http404("No such annotation.")

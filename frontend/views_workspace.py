@@ -23,7 +23,7 @@ from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
 from annotation.services.annotation_common import with_passes
-from annotation.services.gold import practice_due, practice_feedback, practice_notice
+from annotation.services.gold import practice_feedback, practice_standing
 from annotation.services.recruitment import participant_complete, participant_of
 from annotation.services.withdrawal import withdrawal_of
 from annotation.services.workflow import annotation_open
@@ -60,6 +60,7 @@ def annotator_queue(request, slug: str):
     counts = queue["counts"]
     total = queue["total"]
     practising = Role.ANNOTATOR in user_roles(request.user, study) and study.state == StudyState.RUNNING
+    notice, due = practice_standing(study, request.user) if practising else (None, False)
     return render(
         request,
         "frontend/queue.html",
@@ -74,8 +75,8 @@ def annotator_queue(request, slug: str):
             "with_qc": sum(counts.get(state, 0) for state in (workflow.SUBMITTED, workflow.IN_REVIEW)),
             "approved": counts.get(workflow.APPROVED, 0),
             "percent": round(100 * queue["done"] / total) if total else 0,
-            "practice_notice": practice_notice(study, request.user) if practising else None,
-            "practice_due": practising and practice_due(study, request.user),
+            "practice_notice": notice,
+            "practice_due": due,
         },
     )
 

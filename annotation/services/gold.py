@@ -308,10 +308,15 @@ def practice_configure(
 # --------------------------------------------------------------------------- qualification
 
 
+@prepared
+def _qualification_read(*, study_id: int, user_id: int):
+    return Qualification.objects.filter(study_id=study_id, user_id=user_id)  # one at most (a constraint)
+
+
 def qualification_of(study: Study, user) -> Qualification:
     """The person's qualification in the study (unsaved and not started when they have none)."""
-    found = Qualification.objects.filter(study=study, user=user).first()
-    return found or Qualification(study=study, user=user)
+    found = _qualification_read(study_id=study.pk, user_id=user.pk)
+    return found[0] if found else Qualification(study=study, user=user)
 
 
 def real_work_allowed(study: Study, user) -> bool:
@@ -381,18 +386,25 @@ def practice_begin(*, study: Study, annotator) -> Qualification | None:
     return qualification
 
 
-def practice_due(study: Study, annotator) -> bool:
-    """Whether Start next would begin a practice attempt now (its rows do not exist yet)."""
-    qualification = qualification_of(study, annotator)
-    if qualification.state in (Qualification.State.PASSED, Qualification.State.PRACTISING):
-        return False
-    return qualification.attempts < qualification.attempts_allowed and bool(practice_set(study))
-
-
 def practice_notice(study: Study, annotator) -> str | None:
     """A sentence for the annotator's queue about their practice, or None when there is none to say."""
-    size = len(practice_set(study))
-    qualification = qualification_of(study, annotator)
+    return _notice(study, qualification_of(study, annotator), len(practice_set(study)))
+
+
+def practice_standing(study: Study, annotator) -> tuple[str | None, bool]:
+    """practice_notice, and whether Start next would begin a practice attempt now (its rows do not
+    exist yet), from one read of the qualification and one of the practice set."""
+    qualification, practice = qualification_of(study, annotator), practice_set(study)
+    return _notice(study, qualification, len(practice)), _due(qualification, has_practice=bool(practice))
+
+
+def _due(qualification: Qualification, *, has_practice: bool) -> bool:
+    if qualification.state in (Qualification.State.PASSED, Qualification.State.PRACTISING):
+        return False
+    return qualification.attempts < qualification.attempts_allowed and has_practice
+
+
+def _notice(study: Study, qualification: Qualification, size: int) -> str | None:
     State = Qualification.State
     if qualification.state == State.PASSED:
         return None

@@ -381,10 +381,16 @@ def timed_out(participant: Participant, now: datetime | None = None) -> bool:
             and participant.time_out_at <= (now or timezone.now()))
 
 
+@prepared
+def _participant_read(*, study_id: int, user_id: int):
+    return Participant.objects.select_related("link").filter(study_id=study_id, user_id=user_id)  # one at most
+
+
 def participant_of(*, study: Study, user) -> Participant | None:
     if not getattr(user, "is_authenticated", False):
         return None
-    return Participant.objects.select_related("link").filter(study=study, user=user).first()
+    found = _participant_read(study_id=study.pk, user_id=user.pk)
+    return found[0] if found else None
 
 
 def participant_progress(participant: Participant) -> tuple[int, int]:

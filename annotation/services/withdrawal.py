@@ -47,6 +47,7 @@ from annotation.models import (
     WindowCorrection,
     Withdrawal,
 )
+from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.services.annotation_common import NotAllowed, withdrawn_message
 from annotation.services.studies import study_audit
@@ -65,10 +66,16 @@ ERASED_COMMENT = "(erased on withdrawal)"
 ERASURE_HOOKS: list[Callable[[Study, list[int]], object]] = []
 
 
+@prepared
+def _withdrawal_read(*, study_id: int, user_id: int):
+    return Withdrawal.objects.filter(study_id=study_id, user_id=user_id)  # one at most (a constraint)
+
+
 def withdrawal_of(*, study: Study, user) -> Withdrawal | None:
     if not getattr(user, "is_authenticated", False):
         return None
-    return Withdrawal.objects.filter(study=study, user=user).first()
+    found = _withdrawal_read(study_id=study.pk, user_id=user.pk)
+    return found[0] if found else None
 
 
 def withdrawn_work_message(study: Study, at) -> str:

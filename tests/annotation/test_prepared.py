@@ -17,7 +17,17 @@ from django.utils import timezone
 
 import config.auth  # noqa: F401
 import config.urls  # noqa: F401  (every module with a prepared read is loaded)
-from annotation.models import Annotation, Caption, CorrectionPass, GoldItem, Membership
+from annotation.models import (
+    Annotation,
+    Caption,
+    CorrectionPass,
+    GoldItem,
+    Membership,
+    Participant,
+    Qualification,
+    RecruitmentLink,
+    Withdrawal,
+)
 from annotation.prepared import EVERY_PREPARED_READ, PreparedRead, PreparedReadError, prepared
 from annotation.services.captions import captions_import_jsonl
 from annotation.services.consent import consent_accept, consent_save
@@ -80,6 +90,13 @@ def ids(study, personas, caption, make_user):
     practice.save()
     # A caption nobody has yet (what a new participant is given).
     captions_import_jsonl(study=study, data=jsonl({**CAPTION_A, "model": "m3"}))
+    # The annotator came through a recruitment link, practised, and withdrew (rows made directly:
+    # only the reads of them are under test here).
+    link = RecruitmentLink.objects.create(study=study, token_hash="0" * 64, participant_param="PROLIFIC_PID", cap=10,
+                                          quota=2, completion_code="C0DE", created_by=personas["admin"])
+    Participant.objects.create(study=study, link=link, user=annotator, pid_hash="1" * 64, pseudonym="P-0001")
+    Qualification.objects.create(study=study, user=annotator, state=Qualification.State.PRACTISING, attempts=1)
+    Withdrawal.objects.create(study=study, user=annotator, pseudonym=annotator.username)
     session = SessionStore()
     session["who"] = annotator.pk
     session.create()

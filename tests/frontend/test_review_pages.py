@@ -85,3 +85,26 @@ def test_caption_html_reaches_the_page_only_as_escaped_data(client, personas, an
 def test_study_page_links_the_review_queue_for_reviewers_only(client, personas):
     assert "/studies/s1/review/" in signed_in(client, personas["reviewer"]).get("/studies/s1/").content.decode()
     assert "/studies/s1/review/" not in signed_in(client, personas["annotator"]).get("/studies/s1/").content.decode()
+
+
+def test_the_review_page_reads_the_annotation_with_its_passes_and_the_viewer_s_roles_once(
+        client, personas, annotation, monkeypatch):
+    """As the workspace's API reads it: one statement for the annotation, its relations, its
+    passes and the reviewer's roles; none of the page's reads built again after the first view."""
+    from django.db import connection
+    from django.db.models.sql import compiler
+    from django.test.utils import CaptureQueriesContext
+
+    reviewer = signed_in(client, personas["reviewer"])
+    assert reviewer.get(f"/review/{annotation.pk}/").status_code == 200
+    made = []
+    original = compiler.SQLCompiler.as_sql
+    monkeypatch.setattr(compiler.SQLCompiler, "as_sql",
+                        lambda self, *a, **k: made.append(self.query.model) or original(self, *a, **k))
+    with CaptureQueriesContext(connection) as captured:
+        response = reviewer.get(f"/review/{annotation.pk}/")
+    assert response.status_code == 200 and page_data(response, "review-config")["reviewer"] is True
+    sql = [q["sql"] for q in captured.captured_queries]
+    assert made == [], made
+    for table in ("annotation_membership", "annotation_correctionpass"):  # read with the annotation
+        assert not [s for s in sql if s.startswith(f'SELECT "{table}".')], sql
