@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -107,23 +107,52 @@ def pick_items(
     each participant meets models about equally often. With `one_per_clip` (the design one
     model per clip) a participant gets at most one caption of a clip; otherwise, once every
     clip gave one, further rounds take more."""
-    rng = random.Random(str(seed))
     left: dict[Hashable, list[Item]] = defaultdict(list)
-    for item in items:
-        left[item.clip].append(item)
     per_model: dict[Hashable, int] = defaultdict(int)
     for item in items:
+        left[item.clip].append(item)
         per_model[item.model] += 1
-    clips = sorted(left, key=str)
-    rng.shuffle(clips)
+    order, rng = clip_order(left, seed)
+    return pick_from(order=order, left=left, per_model=per_model, quota=quota, one_per_clip=one_per_clip, rng=rng)
+
+
+def clip_order(clips: Iterable[Hashable], seed: Hashable) -> tuple[list[Hashable], random.Random]:
+    """The clips with free captions in the order a participant meets them (random, from
+    `seed`), and the generator, which goes on to break pick_from's ties."""
+    rng = random.Random(str(seed))
+    order = sorted(clips, key=str)
+    rng.shuffle(order)
+    return order, rng
+
+
+def clips_walked(order: Sequence[Hashable], *, quota: int, one_per_clip: bool) -> Sequence[Hashable]:
+    """The clips whose captions pick_from may take: each clip of `order` gives one caption in
+    the first round, so the first `quota` of them; all, when later rounds may come."""
+    return order if not one_per_clip and quota > len(order) else order[:quota]
+
+
+def pick_from(
+    *,
+    order: Sequence[Hashable],
+    left: Mapping[Hashable, list[Item]],
+    per_model: Mapping[Hashable, int],
+    quota: int,
+    one_per_clip: bool,
+    rng: random.Random,
+) -> list[Item]:
+    """pick_items' walk: `order` from clip_order, `left` the free captions of (at least) the
+    clips_walked, by clip, in the order of their models' ids, and `per_model` every model's free
+    captions. Takes what it picks from copies: `left` and `per_model` stay as they were."""
+    left = {clip: list(left.get(clip, ())) for clip in clips_walked(order, quota=quota, one_per_clip=one_per_clip)}
+    per_model = dict(per_model)
     picked: list[Item] = []
-    while len(picked) < quota and any(left[clip] for clip in clips):
-        for clip in clips:
+    while len(picked) < quota and any(left.values()):
+        for clip in order:
             if len(picked) >= quota:
                 break
-            if not left[clip]:
+            choices = left.get(clip)
+            if not choices:
                 continue
-            choices = left[clip]
             most = max(per_model[item.model] for item in choices)
             best = [item for item in choices if per_model[item.model] == most]
             item = best[rng.randrange(len(best))]

@@ -33,14 +33,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.errors import FieldErrors, ServiceError
@@ -258,22 +259,57 @@ def refuse_new(link: RecruitmentLink, now: datetime | None = None) -> None:
                                  "please return it on your platform.", kind="full")
 
 
-@prepared
-def _free_captions(*, study_id: int):
+def _free(study_id: int) -> QuerySet[Caption]:
     """The study's captions nobody has yet: no annotation, or only those of people who withdrew
-    or ran out of time (their claims released), by clip and model. Every join reads them, under
-    the study's lock: prepared, and ordered by ids (no text to sort), it costs the least."""
+    or ran out of time (their claims released)."""
     held = holding_annotations(Annotation.objects.filter(caption_id=OuterRef("pk")))
-    return (Caption.objects.filter(clip__study_id=study_id).exclude(Exists(held))
-            .order_by("clip_id", "model_id").values("pk", "clip_id", "model_id"))
+    return Caption.objects.filter(clip__study_id=study_id).exclude(Exists(held))
+
+
+# Every join reads these under the study's lock, so they are prepared and read ids and counts
+# only: the clips with a free caption (for the order in which the participant meets them), and
+# per model its free captions (the picks keep the models' pools even). Then the free captions
+# of the few clips a join walks, not the study's.
+@prepared
+def _free_clips(*, study_id: int):
+    return _free(study_id).order_by().values("clip_id").distinct()
+
+
+@prepared
+def _free_per_model(*, study_id: int):
+    return _free(study_id).order_by().values("model_id").annotate(n=Count("pk"))
+
+
+def _free_captions(study_id: int, clips: Sequence[int] | None = None) -> dict[int, list[Item]]:
+    """The free captions by clip, in the order of their models' ids: of `clips`, or of every clip."""
+    captions = _free(study_id) if clips is None else _free(study_id).filter(clip_id__in=clips)
+    left: dict[int, list[Item]] = defaultdict(list)
+    rows = captions.order_by("clip_id", "model_id", "pk").values_list("pk", "clip_id", "model_id")
+    for pk, clip_id, model_id in rows:
+        left[clip_id].append(Item(pk, clip_id, model_id))
+    return left
+
+
+def _pick(study: Study, quota: int, seed: str, *, one_per_clip: bool) -> list[Item]:
+    """What recruitment.pick_items picks from the study's free captions, reading those of the
+    clips it walks only."""
+    order, rng = recruitment.clip_order([row["clip_id"] for row in _free_clips(study_id=study.pk)], seed)
+    per_model = {row["model_id"]: row["n"] for row in _free_per_model(study_id=study.pk)}
+    walked = recruitment.clips_walked(order, quota=quota, one_per_clip=one_per_clip)
+    left = _free_captions(study.pk, walked)
+    if len(left) < len(walked):  # taken between the reads (an admin's assignment): read them all
+        left = _free_captions(study.pk)
+        order, rng = recruitment.clip_order(left, seed)
+        per_model = dict(Counter(item.model for items in left.values() for item in items))
+    return recruitment.pick_from(order=order, left=left, per_model=per_model, quota=quota,
+                                 one_per_clip=one_per_clip, rng=rng)
 
 
 def _give_items(study: Study, user, quota: int, seed: str) -> int:
     """Assign the new participant up to `quota` captions nobody has yet; how many were given."""
-    free = [Item(row["pk"], row["clip_id"], row["model_id"]) for row in _free_captions(study_id=study.pk)]
     one_per_clip = study.assignment_design == ONE_MODEL_PER_CLIP
     while True:
-        picked = recruitment.pick_items(items=free, quota=quota, seed=seed, one_per_clip=one_per_clip)
+        picked = _pick(study, quota, seed, one_per_clip=one_per_clip)
         if not picked:
             return 0
         try:

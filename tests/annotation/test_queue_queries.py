@@ -281,9 +281,10 @@ def test_start_next_and_review_next_read_the_same_pages_for_10_and_1000_items(st
 @pytest.mark.postgres
 def test_a_participant_s_join_reads_the_study_s_free_captions_once_and_otherwise_what_it_gives(studies):
     """Joins run one at a time per study (under its row lock), so what one reads holds back the
-    next. A join picks the participant's captions from the study's free ones, which it reads
-    once (ids only); every other read of it (the assignment of the captions picked, what holds
-    them already, the link, the consent) gives as many rows at 10 and at 1,000 free captions.
+    next. A join picks the participant's captions from the study's free ones: it reads the clips
+    that have one (ids only), and every other read of it (the free captions per model, those of
+    the clips it walks, the assignment of the captions picked, what holds them already, the
+    link, the consent) gives as many rows at 10 and at 1,000 free captions.
     The assignment used to read all of the study's captions and count all of its annotations to
     place three. (Rows, not pages: both studies' captions share the table's pages.)"""
     from annotation.services.recruitment import participant_join, recruitment_link_create
@@ -304,7 +305,7 @@ def test_a_participant_s_join_reads_the_study_s_free_captions_once_and_otherwise
     assert len(rows["small"]) == len(rows["large"]), rows
     grown = [sql for (small, _), (large, sql) in zip(rows["small"], rows["large"], strict=True) if large > small]
     assert len(grown) == 1, "\n".join(sql[:300] for sql in grown)
-    assert grown[0].startswith('SELECT "annotation_caption"."id" AS "pk", "annotation_caption"."clip_id"'), grown
+    assert grown[0].startswith('SELECT DISTINCT "annotation_caption"."clip_id"'), grown
 
 
 @pytest.mark.postgres

@@ -72,6 +72,44 @@ def test_pick_items_takes_the_model_with_most_captions_left():
     assert {item.model for item in recruitment.pick_items(items=items, quota=2, one_per_clip=True, seed=1)} == {"x"}
 
 
+def test_a_join_picks_from_the_clips_it_walks_what_it_would_pick_from_every_free_caption(study, personas):
+    """A join reads the free captions of the clips it walks only (services.recruitment._pick);
+    it picks what pick_items picks from all of them, for either design, any quota and seed, and
+    with captions already taken."""
+    from annotation.models import Caption
+    from annotation.services.workflow import annotations_assign
+
+    clips = [f"c{n:02d}" for n in range(12)]
+    for clip in clips:
+        fake_clip(study, clip)
+    captions_add(study, [caption_record(clip, model) for clip in clips for model in ("M-one", "M-two", "M-three")
+                         if (clip, model) != ("c03", "M-two")])
+    annotations_assign(study=study, annotators=[personas["annotator"]],
+                       captions=Caption.objects.filter(clip__name__in=["c01", "c05"], model__name="M-one"))
+    free = [Item(c.pk, c.clip_id, c.model_id) for c in Caption.objects.filter(clip__study=study, annotations=None)
+            .order_by("clip_id", "model_id", "pk")]
+    assert len(free) == 33
+    for one_per_clip in (True, False):
+        for quota in (1, 3, 12, 20, 40):
+            for seed in ("s1:a", "s1:b", "s1:c"):
+                expected = recruitment.pick_items(items=free, quota=quota, one_per_clip=one_per_clip, seed=seed)
+                assert service._pick(study, quota, seed, one_per_clip=one_per_clip) == expected, (quota, seed)
+
+
+def test_pick_from_needs_the_captions_of_the_clips_it_walks_only():
+    items = [Item(f"{clip}{model}", clip, model) for clip in "abcdefgh" for model in "xyz"]
+    for quota, one_per_clip in ((3, True), (3, False), (8, True), (20, False)):
+        everything = recruitment.pick_items(items=items, quota=quota, one_per_clip=one_per_clip, seed="s")
+        order, rng = recruitment.clip_order("abcdefgh", "s")
+        walked = recruitment.clips_walked(order, quota=quota, one_per_clip=one_per_clip)
+        left = {clip: [item for item in items if item.clip == clip] for clip in walked}
+        per_model = {"x": 8, "y": 8, "z": 8}
+        assert recruitment.pick_from(order=order, left=left, per_model=per_model, quota=quota,
+                                     one_per_clip=one_per_clip, rng=rng) == everything
+        assert len(walked) == (8 if quota > 8 and not one_per_clip else min(quota, 8))
+        assert per_model == {"x": 8, "y": 8, "z": 8} and all(len(v) == 3 for v in left.values())  # left as it was
+
+
 @pytest.mark.parametrize(("value", "message"), [
     (None, "needs your participant id"),
     ("", "needs your participant id"),
