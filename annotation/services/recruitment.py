@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -297,10 +297,9 @@ def _pick(study: Study, quota: int, seed: str, *, one_per_clip: bool) -> list[It
     per_model = {row["model_id"]: row["n"] for row in _free_per_model(study_id=study.pk)}
     walked = recruitment.clips_walked(order, quota=quota, one_per_clip=one_per_clip)
     left = _free_captions(study.pk, walked)
-    if len(left) < len(walked):  # taken between the reads (an admin's assignment): read them all
-        left = _free_captions(study.pk)
-        order, rng = recruitment.clip_order(left, seed)
-        per_model = dict(Counter(item.model for items in left.values() for item in items))
+    if len(left) < len(walked):  # taken between the reads (an admin's assignment): pick from them all
+        every = [item for items in _free_captions(study.pk).values() for item in items]
+        return recruitment.pick_items(items=every, quota=quota, one_per_clip=one_per_clip, seed=seed)
     return recruitment.pick_from(order=order, left=left, per_model=per_model, quota=quota,
                                  one_per_clip=one_per_clip, rng=rng)
 

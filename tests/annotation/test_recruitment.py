@@ -96,6 +96,35 @@ def test_a_join_picks_from_the_clips_it_walks_what_it_would_pick_from_every_free
                 assert service._pick(study, quota, seed, one_per_clip=one_per_clip) == expected, (quota, seed)
 
 
+def test_a_clip_taken_between_the_join_s_reads_makes_it_pick_from_every_free_caption(
+        study, personas, monkeypatch):
+    """An admin's assignment may take a clip's last free caption after the join read the clips
+    with free captions and before it reads theirs: the join then picks from what is free still,
+    as pick_items does, and gives a full quota of captions nobody has."""
+    from annotation.models import Caption
+    from annotation.services.workflow import annotations_assign
+
+    clips = [f"c{n:02d}" for n in range(6)]
+    for clip in clips:
+        fake_clip(study, clip)
+    captions_add(study, [caption_record(clip) for clip in clips])
+    read = service._free_captions
+    taken = []
+
+    def assigned_meanwhile(study_id, clips=None):
+        if clips is not None and not taken:  # the admin assigns the first walked clip's caption now
+            taken.append(Caption.objects.get(clip_id=clips[0]))
+            annotations_assign(study=study, annotators=[personas["annotator"]], captions=[taken[0]])
+        return read(study_id, clips)
+
+    monkeypatch.setattr(service, "_free_captions", assigned_meanwhile)
+    picked = service._pick(study, 3, "s1:x", one_per_clip=True)
+    free = [Item(c.pk, c.clip_id, c.model_id) for c in Caption.objects.filter(clip__study=study, annotations=None)
+            .order_by("clip_id", "model_id", "pk")]
+    assert taken and taken[0].pk not in {item.caption for item in picked}
+    assert picked == recruitment.pick_items(items=free, quota=3, one_per_clip=True, seed="s1:x") and len(picked) == 3
+
+
 def test_pick_from_needs_the_captions_of_the_clips_it_walks_only():
     items = [Item(f"{clip}{model}", clip, model) for clip in "abcdefgh" for model in "xyz"]
     for quota, one_per_clip in ((3, True), (3, False), (8, True), (20, False)):
