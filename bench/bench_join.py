@@ -17,14 +17,13 @@ import argparse
 import os
 import secrets
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_request_cpu import DatabaseTime, drop_postgres, scratch_postgres
-from benchlib import REPO
+from bench_request_cpu import DatabaseTime
+from benchlib import run_on_each_database
 
 QUOTA = 8
 MODELS = 5
@@ -90,22 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.database:
         measure(args.database, sizes, args.joins)
         return 0
-    runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-join-')}/bench.sqlite3", None)]
-    postgres = os.environ.get("DATABASE_URL", "")
-    scratch = scratch_postgres(postgres) if postgres.startswith("postgres") else None
-    if scratch:
-        runs.append(scratch)
-    try:
-        for url, _ in runs:
-            child = subprocess.run([sys.executable, __file__, "--database", url, "--captions", args.captions,
-                                    "--joins", str(args.joins)], cwd=REPO)
-            if child.returncode != 0:
-                return child.returncode
-    finally:
-        if scratch:
-            drop_postgres(postgres, scratch[1])
-    return 0
-
+    return run_on_each_database(__file__, ["--captions", args.captions, "--joins", str(args.joins)],
+                                prefix="redline-bench-join-")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,8 +7,9 @@ application directly (no test client, no HTTP server, DEBUG off, as gunicorn cal
 the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/), "start next"
 (POST .../my-queue/next/), an autosave of the overview and one of a window (PATCH .../draft/,
 the window pass's saves are most of a crowd's), a submit (POST .../submit/, each of an item whose
-pass is complete), the review queue's next (POST .../review-queue/next/) and the study's entry
-page (/studies/<slug>/, what invited annotators open first).
+pass is complete), the review queue's next (POST .../review-queue/next/), the study's entry
+page (/studies/<slug>/, what invited annotators open first), the annotator's queue page
+(/studies/<slug>/queue/) and a reviewer's review page (/review/<id>/).
 For each it prints the process CPU time, the time spent inside the
 database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
 time, the loopback round trip and the driver's own work, which the process CPU counts too), the
@@ -32,40 +33,15 @@ import os
 import pstats
 import secrets
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchlib import REPO, signed_in_session
+from benchlib import REPO, run_on_each_database, signed_in_session
 
 TARGET_MS = 5.0
 CSRF = "c" * 32
-
-
-def scratch_postgres(url: str) -> tuple[str, str] | None:
-    """A new scratch database on DATABASE_URL's server beside its database (which need not
-    exist): (its URL, its name), or None."""
-    import psycopg
-
-    base, _, name = url.rpartition("/")
-    scratch = f"{name.split('?')[0]}_cpu_bench"
-    try:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{scratch}"')
-            conn.execute(f'CREATE DATABASE "{scratch}"')
-    except psycopg.Error as exc:
-        print(f"PostgreSQL: skipped, cannot create {scratch}: {exc}")
-        return None
-    return f"{base}/{scratch}", scratch
-
-
-def drop_postgres(url: str, scratch: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{url.rpartition('/')[0]}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
 class DatabaseTime:
@@ -343,24 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         measure(args.database, args.requests, args.top, args.sql, "cumulative" if args.cumulative else "tottime",
                 args.clips)
         return 0
-    runs = [(f"sqlite:///{tempfile.mkdtemp(prefix='redline-bench-cpu-')}/bench.sqlite3", None)]
-    postgres = os.environ.get("DATABASE_URL", "")
-    scratch = scratch_postgres(postgres) if postgres.startswith("postgres") else None
-    if scratch:
-        runs.append(scratch)
-    try:
-        for url, _ in runs:
-            child = subprocess.run([sys.executable, __file__, "--database", url, "--requests", str(args.requests),
-                                    "--clips", str(args.clips),
-                                    "--top", str(args.top), *(["--sql"] if args.sql else []),
-                                    *(["--cumulative"] if args.cumulative else [])], cwd=REPO)
-            if child.returncode != 0:
-                return child.returncode
-    finally:
-        if scratch:
-            drop_postgres(postgres, scratch[1])
-    return 0
-
+    return run_on_each_database(__file__, ["--requests", str(args.requests), "--clips", str(args.clips),
+                                           "--top", str(args.top), *(["--sql"] if args.sql else []),
+                                           *(["--cumulative"] if args.cumulative else [])], prefix="redline-bench-cpu-")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -130,3 +131,47 @@ def server_pids(server: subprocess.Popen, database: str) -> list[int]:
     )
     pids += [int(line) for line in backends.stdout.split() if line.strip().isdigit()]
     return pids
+
+
+def scratch_postgres(url: str) -> tuple[str, str] | None:
+    """A new scratch database on DATABASE_URL's server beside its database (which need not
+    exist): (its URL, its name), or None."""
+    import psycopg
+
+    base, _, name = url.rpartition("/")
+    scratch = f"{name.split('?')[0]}_bench_scratch"
+    try:
+        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{scratch}"')
+            conn.execute(f'CREATE DATABASE "{scratch}"')
+    except psycopg.Error as exc:
+        print(f"PostgreSQL: skipped, cannot create {scratch}: {exc}")
+        return None
+    return f"{base}/{scratch}", scratch
+
+
+def drop_postgres(url: str, scratch: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{url.rpartition('/')[0]}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def run_on_each_database(script: str, arguments: list[str], *, prefix: str) -> int:
+    """Run ``script --database URL *arguments`` in a child process on a new SQLite file, then on
+    a scratch PostgreSQL database beside DATABASE_URL's when that is set (dropped afterwards);
+    the first failing child's exit status, else 0."""
+    runs = [(f"sqlite:///{tempfile.mkdtemp(prefix=prefix)}/bench.sqlite3", None)]
+    postgres = os.environ.get("DATABASE_URL", "")
+    scratch = scratch_postgres(postgres) if postgres.startswith("postgres") else None
+    if scratch:
+        runs.append(scratch)
+    try:
+        for url, _ in runs:
+            child = subprocess.run([sys.executable, script, "--database", url, *arguments], cwd=REPO)
+            if child.returncode != 0:
+                return child.returncode
+    finally:
+        if scratch:
+            drop_postgres(postgres, scratch[1])
+    return 0
