@@ -140,6 +140,55 @@ $$ LANGUAGE plpgsql;
 # passes and window corrections; scoring migration 0010: score results). It needs STUDY_STATE_OF.
 WORK_ROWS_GUARD = _row_guard("work_rows_refuse_when_closed", unless=ERASING)
 
+# The tables every autosave writes. Their guards are one function each (migration 0040).
+AUTOSAVED_TABLES = [table for table in ANNOTATION_TABLES if table[0] in (
+    "annotation_annotation", "annotation_correctionpass", "annotation_windowcorrection")]
+
+
+def table_guard(table: str, column: str) -> str:
+    """The work-row guard of one table without derived columns, with its link column and its
+    study's lookup written in, and its trigger.
+
+    It refuses and passes what work_rows_refuse_when_closed does, at a quarter of its cost a row
+    (0.14 ms there, mostly turning both rows into JSON and a call of study_state_of): the rows
+    are compared as rows, and the lookup is this function's own static SQL."""
+    function = f"{table}_refuse_when_closed"
+
+    def refuse_if_closed(row: str) -> str:
+        # Nested, so that the erasure is looked for only in a closed study.
+        return f"""found_state := ({STUDY_OF[column].format(id=f"{row}.{column}")});
+        IF found_state IN {CLOSED} THEN
+            IF NOT {ERASING} THEN
+                RAISE EXCEPTION 'the study is %: {MARK} ({table})', found_state
+                    USING ERRCODE = 'check_violation';
+            END IF;
+        END IF;"""
+
+    return f"""
+CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
+DECLARE
+    found_state text;
+BEGIN
+    IF TG_OP = 'UPDATE' AND NEW IS NOT DISTINCT FROM OLD THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        {refuse_if_closed("OLD")}
+    END IF;
+    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.{column} IS DISTINCT FROM OLD.{column}) THEN
+        {refuse_if_closed("NEW")}
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS {table}_study_closed ON {table};
+CREATE TRIGGER {table}_study_closed BEFORE INSERT OR UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {function}();
+"""
+
 POSTGRES_FUNCTIONS = STUDY_STATE_OF + _row_guard("study_rows_refuse_when_closed") + f"""
 CREATE OR REPLACE FUNCTION study_closed_refuse_change() RETURNS trigger AS $$
 BEGIN

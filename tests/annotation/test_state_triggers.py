@@ -12,6 +12,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotation.migrations._study_state_triggers import AUTOSAVED_TABLES
 from annotation.models import (
     Annotation,
     Caption,
@@ -208,9 +209,11 @@ def closed_study(rows, make_user):
 def test_a_row_moved_into_or_out_of_a_closed_study_is_refused(rows, closed_study):
     """The guards look at the row before and after: moving a row of a running study into a closed
     one, or a closed study's row out of it, is refused, for each kind of link to the study (its own
-    column, a clip, a caption)."""
+    column, a clip, a caption, an annotation)."""
     running = rows["pk"]
-    moves = {
+    moves = {  # each refused, so that none changes what the next one moves
+        "pass into": ("annotation_correctionpass", running["annotation_correctionpass"], "annotation_id",
+                      closed_study["annotation"]),
         "membership into": ("annotation_membership", running["annotation_membership"], "study_id",
                             closed_study["study"]),
         "membership out of": ("annotation_membership", closed_study["membership"], "study_id", rows["study"].pk),
@@ -229,10 +232,12 @@ def test_the_postgresql_guards_plan_their_lookups_once():
     """The guards run on every autosave's writes: their lookups are static SQL, which PL/pgSQL plans
     once per connection; an EXECUTE would be planned anew on every row."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT proname, prosrc FROM pg_proc WHERE proname IN "
-                       "('study_rows_refuse_when_closed', 'work_rows_refuse_when_closed', 'study_state_of')")
+        cursor.execute("SELECT proname, prosrc FROM pg_proc WHERE proname = 'study_state_of' "
+                       "OR proname LIKE '%%refuse_when_closed'")
         bodies = dict(cursor.fetchall())
-    assert set(bodies) == {"study_rows_refuse_when_closed", "work_rows_refuse_when_closed", "study_state_of"}
+    per_table = {f"{table}_refuse_when_closed" for table, _, _ in AUTOSAVED_TABLES}
+    assert set(bodies) == {"study_rows_refuse_when_closed", "work_rows_refuse_when_closed", "study_state_of",
+                           *per_table}
     dynamic = [name for name, body in bodies.items() if "EXECUTE" in body.upper()]
     assert not dynamic, f"These guards run dynamic SQL: {dynamic}"
 
