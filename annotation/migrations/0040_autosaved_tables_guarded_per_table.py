@@ -20,10 +20,7 @@ def shared_guards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("".join(
-        f"DROP TRIGGER IF EXISTS {table}_study_closed ON {table};\n"
-        f"CREATE TRIGGER {table}_study_closed BEFORE INSERT OR UPDATE OR DELETE ON {table} FOR EACH ROW "
-        f"EXECUTE FUNCTION work_rows_refuse_when_closed('{triggers.STUDY_OF[column].format(id='$1')}', '{column}');\n"
-        f"DROP FUNCTION IF EXISTS {table}_refuse_when_closed();\n"
+        triggers.shared_work_guard(table, column) + f"DROP FUNCTION IF EXISTS {table}_refuse_when_closed();\n"
         for table, column, _ in triggers.AUTOSAVED_TABLES
     ), params=None)
 

@@ -140,6 +140,13 @@ $$ LANGUAGE plpgsql;
 # passes and window corrections; scoring migration 0010: score results). It needs STUDY_STATE_OF.
 WORK_ROWS_GUARD = _row_guard("work_rows_refuse_when_closed", unless=ERASING)
 
+def shared_work_guard(table: str, column: str) -> str:
+    """The trigger of one work table on work_rows_refuse_when_closed, as migration 0034 made it."""
+    return (f"DROP TRIGGER IF EXISTS {table}_study_closed ON {table};\n"
+            f"CREATE TRIGGER {table}_study_closed BEFORE INSERT OR UPDATE OR DELETE ON {table} FOR EACH ROW "
+            f"EXECUTE FUNCTION work_rows_refuse_when_closed('{STUDY_OF[column].format(id='$1')}', '{column}');\n")
+
+
 # The tables every autosave writes. Their guards are one function each (migration 0040).
 AUTOSAVED_TABLES = [table for table in ANNOTATION_TABLES if table[0] in (
     "annotation_annotation", "annotation_correctionpass", "annotation_windowcorrection")]
