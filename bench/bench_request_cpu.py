@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import REPO, run_on_each_database, signed_in_session
+from benchlib import REPO, reference_loop_ms, run_on_each_database, signed_in_session
 
 TARGET_MS = 5.0
 CSRF = "c" * 32
@@ -222,14 +222,16 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
           f"{requests} requests each after 5 warm-up; load average {os.getloadavg()[0]:.1f}")
     print("  CPU: this process's; DB: the statements' wall time (the server's work, the round trips and the "
           "driver);\n  DB CPU: the PostgreSQL server process's own CPU; server CPU: CPU + DB CPU (CPU + DB where "
-          "DB CPU cannot be read)")
+          "DB CPU cannot be read);\n  ref: a fixed pure-Python loop's ms just before the endpoint's requests, this machine's "
+          "speed then (benchlib.reference_loop_ms;\n  a shared machine's speed changes from one minute to the next)")
     print(f"  {'endpoint':<16} {'status':>6} {'CPU ms':>8} {'DB ms':>7} {'DB CPU':>7} {'SQL':>4} "
-          f"{'CPU+DB ms':>10} {'server CPU':>10}  target {TARGET_MS:g} ms")
+          f"{'CPU+DB ms':>10} {'server CPU':>10} {'ref':>4}  target {TARGET_MS:g} ms")
     profiles = {}
     for name, request in endpoints.items():
         for _ in range(5):
             status, content = request()
             assert status == 200, f"{name}: {status} {content[:300]!r}"
+        reference = reference_loop_ms()
         cpu, db, db_cpu, statements, each = [], [], [], [], []
         # CPU time, not wall time: on a busy machine a function's wall time also counts the
         # time the process waited for a core.
@@ -268,7 +270,7 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
         mark = "ok" if total <= TARGET_MS else f"{total / TARGET_MS:.1f}x the target"
         shown = f"{db_cpu_ms:>7.2f}" if db_cpu_ms is not None else f"{'-':>7}"
         print(f"  {name:<16} {status:>6} {cpu_ms:>8.2f} {db_ms:>7.2f} {shown} {statistics.median(statements):>4.0f} "
-              f"{with_wall:>10.2f} {total:>10.2f}  {mark}")
+              f"{with_wall:>10.2f} {total:>10.2f} {reference:>4.0f}  {mark}")
     for name, profiler in profiles.items():
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)

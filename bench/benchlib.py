@@ -133,6 +133,18 @@ def server_pids(server: subprocess.Popen, database: str) -> list[int]:
     return pids
 
 
+def reference_loop_ms() -> float:
+    """This machine's speed, for comparing CPU times taken on different machines: the lowest of
+    five runs of a fixed pure-Python loop, in ms of CPU (about 40 on a fast 2024 core; the
+    figures in docs/development.md say which speed they were taken at)."""
+    runs = []
+    for _ in range(5):
+        started = time.process_time()
+        sum(number * number for number in range(1_000_000))
+        runs.append(time.process_time() - started)
+    return min(runs) * 1000
+
+
 def scratch_postgres(url: str) -> tuple[str, str] | None:
     """A new scratch database on DATABASE_URL's server beside its database (which need not
     exist): (its URL, its name), or None."""
