@@ -17,13 +17,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from benchlib import drop_postgres, scratch_postgres
+from benchlib import django_in_process, drop_postgres, scratch_postgres
 
 # (what is written, its table, the UPDATE of one row by id with a new value).
 WRITES = [
@@ -47,22 +45,12 @@ def server_seconds(connection) -> float:
 
 
 def measure(database_url: str, writes: int, rounds: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="redline-bench-guards-"))
-    os.environ.update({
-        "DATABASE_URL": database_url, "MEDIA_ROOT": str(folder / "media"), "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(48), "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "ERROR",
-    })
-    os.environ.pop("CELERY_BROKER_URL", None)
-    import django
-
-    django.setup()
+    django_in_process(database_url, prefix="redline-bench-guards-")
     import psycopg
     import scalebuild
-    from django.core.management import call_command
 
     from annotation.migrations import _study_state_triggers as triggers
 
-    call_command("migrate", verbosity=0)
     scalebuild.build(slug="guards", clips=100, models=5, windows=8, annotators=10, reviewers=1, overlap=0.0,
                      submitted_share=0.34, say=lambda *a, **k: None)
     with psycopg.connect(database_url.replace("postgres://", "postgresql://", 1), autocommit=True) as connection:

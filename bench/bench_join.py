@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from bench_request_cpu import DatabaseTime
-from benchlib import run_on_each_database
+from benchlib import django_in_process, run_on_each_database
 
 QUOTA = 8
 MODELS = 5
@@ -31,23 +28,13 @@ MODELS = 5
 
 def measure(database_url: str, sizes: list[int], joins: int) -> None:
     """Build a study of each size on `database_url` and time `joins` joins to it (in this process)."""
-    folder = Path(tempfile.mkdtemp(prefix="redline-bench-join-"))
-    os.environ.update({
-        "DATABASE_URL": database_url, "MEDIA_ROOT": str(folder / "media"), "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(48), "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "ERROR",
-    })
-    os.environ.pop("CELERY_BROKER_URL", None)
-    import django
-
-    django.setup()
+    django_in_process(database_url, prefix="redline-bench-join-")
     import scalebuild
-    from django.core.management import call_command
     from django.db import connection
 
     from annotation.services.consent import consent_asked, consent_save
     from annotation.services.recruitment import participant_join, recruitment_link_create
 
-    call_command("migrate", verbosity=0)
     print(f"{connection.vendor}: {joins} joins a study, quota {QUOTA}, after 3 warm-up; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"  {'captions':>9} {'wall ms':>8} {'slowest':>8} {'CPU ms':>7} {'SQL ms':>7} {'SQL':>4}")

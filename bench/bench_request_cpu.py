@@ -222,8 +222,9 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
           f"{requests} requests each after 5 warm-up; load average {os.getloadavg()[0]:.1f}")
     print("  CPU: this process's; DB: the statements' wall time (the server's work, the round trips and the "
           "driver);\n  DB CPU: the PostgreSQL server process's own CPU; server CPU: CPU + DB CPU (CPU + DB where "
-          "DB CPU cannot be read);\n  ref: a fixed pure-Python loop's ms just before the endpoint's requests, this machine's "
-          "speed then (benchlib.reference_loop_ms;\n  a shared machine's speed changes from one minute to the next)")
+          "DB CPU cannot be read);\n  ref: a fixed pure-Python loop's ms just before the endpoint's requests, "
+          "this machine's speed then\n  (benchlib.reference_loop_ms; a shared machine's speed changes from one "
+          "minute to the next)")
     print(f"  {'endpoint':<16} {'status':>6} {'CPU ms':>8} {'DB ms':>7} {'DB CPU':>7} {'SQL':>4} "
           f"{'CPU+DB ms':>10} {'server CPU':>10} {'ref':>4}  target {TARGET_MS:g} ms")
     profiles = {}

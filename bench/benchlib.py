@@ -8,6 +8,7 @@ Importing it puts the repository first on ``sys.path``, so Redline's packages im
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -131,6 +132,23 @@ def server_pids(server: subprocess.Popen, database: str) -> list[int]:
     )
     pids += [int(line) for line in backends.stdout.split() if line.strip().isdigit()]
     return pids
+
+
+def django_in_process(database_url: str, *, prefix: str) -> None:
+    """Django set up in this process on `database_url`, migrated: DEBUG off, a scratch media
+    folder, no broker (jobs run nowhere), errors logged only."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ.update({
+        "DATABASE_URL": database_url, "MEDIA_ROOT": str(folder / "media"), "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(48), "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "ERROR",
+    })
+    os.environ.pop("CELERY_BROKER_URL", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
 
 
 def reference_loop_ms() -> float:
