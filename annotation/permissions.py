@@ -10,6 +10,7 @@ from rest_framework.permissions import BasePermission
 
 from annotation.models import Membership, Study, StudyState
 from annotation.prepared import prepared
+from annotation.selectors.work_gate import WORK_GATE, work_gate_columns
 
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
@@ -168,6 +169,13 @@ class MayCreateStudies(BasePermission):
         return may_create_studies(request.user)
 
 
+def taken_work_gate(study: Study, user) -> dict | None:
+    """The person's gate to starting work read with the study in this request (see
+    member_study_from_view), or None; taken once, so that a later check reads it again."""
+    known = study.__dict__.pop("work_gate_read", None)
+    return known[1] if known is not None and known[0] == user.pk else None
+
+
 def study_from_view(view) -> Study:
     study = getattr(view, "_study", None)
     if study is None:
@@ -183,21 +191,33 @@ def _memberships_read(*, slug: str, user_id: int):
     return Membership.objects.filter(study__slug=slug, user_id=user_id).select_related("study")
 
 
+@prepared
+def _memberships_with_work_gate_read(*, slug: str, user_id: int):
+    """_memberships_read, each with the person's gate to starting work in the study."""
+    return _memberships_read.queryset(slug=slug, user_id=user_id).annotate(
+        **work_gate_columns(study=OuterRef("study_id"), user_id=user_id))
+
+
 def member_study_from_view(view, user) -> Study:
     """The view's study, for a member; 404 for everyone else, as the pages answer, so that the
     API does not tell outsiders which studies exist (403 would).
 
     One query: the person's memberships of the study named in the URL, each with its study,
-    which fills both the view's study and the person's roles there."""
+    which fills both the view's study and the person's roles there. A view that starts work
+    (`reads_work_gate`) gets the person's gate in the same read, for work_start_require."""
     if not user.is_authenticated:
         raise NotAuthenticated()
     study = getattr(view, "_study", None)
     if study is None:
-        memberships = _memberships_read(slug=view.kwargs["slug"], user_id=user.pk)
+        gated = getattr(view, "reads_work_gate", False)
+        read = _memberships_with_work_gate_read if gated else _memberships_read
+        memberships = read(slug=view.kwargs["slug"], user_id=user.pk)
         if not memberships:
             raise NotFound("No such study.")
         study = view._study = memberships[0].study
         _roles_cache(user)[study.pk] = {m.role for m in memberships}
+        if gated:
+            study.work_gate_read = (user.pk, {name: getattr(memberships[0], name) for name in WORK_GATE})
     if not is_member(user, study):
         raise NotFound("No such study.")
     return study

@@ -220,6 +220,7 @@ class StartNext(APIView):
     """Open the next item: returned ones first, then work in progress, then new ones."""
 
     permission_classes = [IsStudyMember]
+    reads_work_gate = True  # with the membership: annotation_start_next checks it first
 
     @extend_schema(request=None, responses={200: bodies.Opened, 403: bodies.Error, 409: bodies.Error})
     def post(self, request, slug):
@@ -396,6 +397,7 @@ class ReviewNext(APIView):
     """Claim the next item of the review queue (`order`: risk or oldest) and open it."""
 
     permission_classes = [IsStudyMember]
+    reads_work_gate = True  # with the membership: review_claim_next checks it first
 
     @extend_schema(
         request=bodies.ReviewNext,

@@ -23,7 +23,7 @@ import hashlib
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef
 
 from annotation.errors import FieldErrors
 from annotation.models import (
@@ -32,12 +32,12 @@ from annotation.models import (
     ConsentVersion,
     Study,
     StudyState,
-    Withdrawal,
 )
+from annotation.permissions import taken_work_gate
 from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
-from annotation.selectors.counted import timed_out_participation
+from annotation.selectors.work_gate import WORK_GATE, work_gate_columns
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
@@ -146,18 +146,9 @@ def consent_require(study: Study, user) -> None:
 
 @prepared
 def _work_gate(*, study_id: int, user_id: int):
-    """What work_start_require needs, in one read: the person's withdrawal, the study's current
-    consent version and whether they accepted it, and whether their time allowed ran out."""
-    versions = ConsentVersion.objects.filter(study_id=OuterRef("pk")).order_by("-number")
+    """What work_start_require needs, in one read (annotation.selectors.work_gate)."""
     return Study.objects.filter(pk=study_id).annotate(
-        withdrawn_at=Subquery(Withdrawal.objects.filter(study_id=OuterRef("pk"), user_id=user_id)
-                              .order_by().values("at")[:1]),
-        consent_number=Subquery(versions.values("number")[:1]),
-        consent_text=Subquery(versions.values("text")[:1]),
-        consent_given=Exists(ConsentRecord.objects.filter(study_id=OuterRef("pk"), user_id=user_id,
-                                                          number=OuterRef("consent_number"))),
-        timed_out_at=Subquery(timed_out_participation(study=OuterRef("pk"), user=user_id).values("time_out_at")[:1]),
-    ).values("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at")
+        **work_gate_columns(study=OuterRef("pk"), user_id=user_id)).values(*WORK_GATE)
 
 
 def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) -> None:
@@ -165,8 +156,10 @@ def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) ->
     participant whose time allowed ran out before they completed (annotation.services.
     recruitment) (unless `withdrawal_counts` is False: a gold verdict), then ConsentNeeded to someone who has not
     accepted its current consent version. One read, however many versions and people: it is on
-    every "start next" and every opened item."""
-    gate = _work_gate.one(study_id=study.pk, user_id=user.pk)
+    every "start next" and every opened item. A request whose study was read with this person's
+    gate (annotation.permissions.member_study_from_view, for "start next" and the review queue's
+    next) uses that read, once."""
+    gate = taken_work_gate(study, user) or _work_gate.one(study_id=study.pk, user_id=user.pk)
     if withdrawal_counts and gate["withdrawn_at"] is not None:
         raise NotAllowed(withdrawn_message(study, gate["withdrawn_at"]))
     if withdrawal_counts and gate["timed_out_at"] is not None:

@@ -17,7 +17,13 @@ from annotation.errors import FieldErrors, StudyStateRefused
 from annotation.models import Annotation, AuditEvent, ConsentRecord, ConsentVersion, Participant, RecruitmentLink
 from annotation.rules import consent as consent_rules
 from annotation.services import recruitment
-from annotation.services.consent import ConsentNeeded, consent_accept, consent_due, consent_save
+from annotation.services.consent import (
+    ConsentNeeded,
+    consent_accept,
+    consent_due,
+    consent_save,
+    work_start_require,
+)
 from annotation.services.lifecycle import study_close
 from annotation.services.workflow import annotation_start_next, annotations_assign, review_claim
 from tests.annotation.studybuild import caption_record, captions_add, complete, fake_clip
@@ -138,6 +144,23 @@ def test_an_annotator_starts_no_work_until_they_accept_and_the_api_names_the_con
     accepted = api(annotator).post("/api/studies/s1/consent/accept/", {"version": 1}, format="json")
     assert accepted.status_code == 201 and accepted.json()["version"] == 1
     assert api(annotator).post("/api/studies/s1/my-queue/next/").status_code == 200
+
+
+def test_the_gate_read_with_the_membership_serves_one_check_only(study, personas, work):
+    """A gate read with the study (member_study_from_view, for "start next") answers the first
+    check of the request; the next check reads it again, so a change since is not missed."""
+    annotator = personas["annotator"]
+    study.work_gate_read = (annotator.pk, {"withdrawn_at": None, "consent_number": None, "consent_text": None,
+                                           "consent_given": False, "timed_out_at": None})
+    consent_save(study=study, actor=personas["admin"], text=TEXT)  # after the gate was read
+    work_start_require(study, annotator)  # as read: no consent asked yet
+    with pytest.raises(ConsentNeeded):
+        work_start_require(study, annotator)
+    study.work_gate_read = (personas["admin"].pk, {"withdrawn_at": None, "consent_number": None,
+                                                   "consent_text": None, "consent_given": False,
+                                                   "timed_out_at": None})
+    with pytest.raises(ConsentNeeded):  # someone else's gate is not this person's
+        work_start_require(study, annotator)
 
 
 def test_a_new_version_while_running_is_asked_for_before_more_work(study, personas, work):

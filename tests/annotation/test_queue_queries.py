@@ -174,6 +174,18 @@ def test_start_next_costs_the_same(studies):
     same_cost(studies, annotator, "post", "/api/studies/{slug}/my-queue/next/")
 
 
+@pytest.mark.parametrize("path, who", [("/api/studies/{slug}/my-queue/next/", annotator),
+                                       ("/api/studies/{slug}/review-queue/next/", reviewer)])
+def test_start_next_and_review_next_read_the_gate_to_work_with_the_membership(studies, path, who):
+    """The person's withdrawal, consent and time allowed come in the statement that reads their
+    membership and the study (member_study_from_view): no statement of its own."""
+    built = studies["small"]
+    _, statements, status = queries(who(built), "post", path.format(slug=built.study.slug))
+    assert status == 200
+    gates = [sql for sql in statements if "annotation_consentversion" in sql]
+    assert len(gates) == 1 and 'FROM "annotation_membership"' in gates[0], gates
+
+
 @pytest.mark.parametrize("order", ["risk", "oldest"])
 def test_review_queue_costs_the_same_in_either_order(studies, order):
     same_cost(studies, reviewer, "get", f"/api/studies/{{slug}}/review-queue/?order={order}")
