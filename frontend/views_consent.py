@@ -8,6 +8,9 @@ Declining stores nothing: the member simply cannot start work until they accept.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,17 +21,24 @@ from django.views.decorators.http import require_http_methods
 from annotation.errors import ServiceError, StudyStateRefused
 from annotation.models import Study, StudyState
 from annotation.permissions import Role, is_member, user_roles
+from annotation.selectors.work_gate import consent_due_number
 from annotation.services import consent as service
 
 WORK_ROLES = {Role.ANNOTATOR, Role.REVIEWER}
 
 
-def consent_gate(request, study: Study):
+def consent_gate(request, study: Study, *, consent: Mapping[str, Any] | None = None):
     """A redirect to the study's consent page when the signed-in person works in the running
-    study (annotator or QC reviewer) and has not accepted its current consent version; else None."""
+    study (annotator or QC reviewer) and has not accepted its current consent version; else None.
+    `consent`: that version and whether they accepted it, when the page read it already
+    (annotation.selectors.work_gate.consent_columns)."""
     if study.state != StudyState.RUNNING or not user_roles(request.user, study) & WORK_ROLES:
         return None
-    if service.consent_due(study, request.user) is None:
+    if consent is not None:
+        due = consent_due_number(consent) is not None
+    else:
+        due = service.consent_due(study, request.user) is not None
+    if not due:
         return None
     return redirect(f"{reverse('study-consent', args=[study.slug])}?{urlencode({'next': request.path})}")
 

@@ -22,6 +22,7 @@ from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
+from annotation.selectors.work_gate import CONSENT, consent_columns
 from annotation.services.annotation_common import with_passes
 from annotation.services.gold import practice_feedback, practice_standing
 from annotation.services.recruitment import participant_complete, participant_of
@@ -84,12 +85,14 @@ def annotator_queue(request, slug: str):
 @prepared
 def _workspace_page_read(*, annotation_id: int, user_id: int):
     """The workspace's annotation with its relations and its passes, its annotator's
-    participation (recruited through a link) and whether they withdrew, and the roles the
-    person `user_id` holds in its study, in one statement."""
+    participation (recruited through a link) and whether they withdrew, the roles the person
+    `user_id` holds in its study and the study's consent as they stand with it (consent_columns),
+    in one statement."""
     study_id = OuterRef("caption__clip__study_id")
     return with_passes(Annotation.objects.select_related(*WORKSPACE_RELATED, "annotator__participation")).annotate(
         withdrawn=Exists(Withdrawal.objects.filter(study_id=study_id, user_id=OuterRef("annotator_id"))),
-        **roles_of_user(study_id=study_id, user_id=user_id)).filter(pk=annotation_id)
+        **roles_of_user(study_id=study_id, user_id=user_id),
+        **consent_columns(study=study_id, user_id=user_id)).filter(pk=annotation_id)
 
 
 @login_required
@@ -121,7 +124,7 @@ def workspace(request, annotation_id: int):
     participant = _participation(annotation)  # the request's user is its annotator (above)
     if participant is not None and participant.study_id == study.pk and participant.completed_at:
         return redirect("participant-done", slug=study.slug)
-    gate = consent_gate(request, study)
+    gate = consent_gate(request, study, consent={name: getattr(annotation, name) for name in CONSENT})
     if gate is not None:
         return gate
     if request.method == "POST":

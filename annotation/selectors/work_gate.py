@@ -9,20 +9,36 @@ from django.db.models import Exists, OuterRef, Subquery
 from annotation.models import ConsentRecord, ConsentVersion, Withdrawal
 from annotation.selectors.counted import timed_out_participation
 
-# The columns work_gate_columns gives, by these names.
-WORK_GATE = ("withdrawn_at", "consent_number", "consent_text", "consent_given", "timed_out_at")
+# The columns consent_columns and work_gate_columns give, by these names.
+CONSENT = ("consent_number", "consent_text", "consent_given")
+WORK_GATE = ("withdrawn_at", *CONSENT, "timed_out_at")
 
 
-def work_gate_columns(*, study: OuterRef, user_id: int) -> dict:
-    """The gate of the person `user_id` in the study `study` (a reference to the outer read's
-    study id), as annotations for that read, in this order (consent_given reads consent_number)."""
+def consent_columns(*, study: OuterRef, user_id: int) -> dict:
+    """The study's current consent version (its number and text) and whether the person
+    `user_id` accepted it, as annotations of a read whose `study` (a reference to its study id)
+    is the study; in this order (consent_given reads consent_number)."""
     versions = ConsentVersion.objects.filter(study_id=study).order_by("-number")
     return {
-        "withdrawn_at": Subquery(Withdrawal.objects.filter(study_id=study, user_id=user_id)
-                                 .order_by().values("at")[:1]),
         "consent_number": Subquery(versions.values("number")[:1]),
         "consent_text": Subquery(versions.values("text")[:1]),
         "consent_given": Exists(ConsentRecord.objects.filter(study_id=study, user_id=user_id,
                                                              number=OuterRef("consent_number"))),
+    }
+
+
+def work_gate_columns(*, study: OuterRef, user_id: int) -> dict:
+    """The gate of the person `user_id` in the study, as consent_columns gives its part."""
+    return {
+        "withdrawn_at": Subquery(Withdrawal.objects.filter(study_id=study, user_id=user_id)
+                                 .order_by().values("at")[:1]),
+        **consent_columns(study=study, user_id=user_id),
         "timed_out_at": Subquery(timed_out_participation(study=study, user=user_id).values("time_out_at")[:1]),
     }
+
+
+def consent_due_number(columns) -> int | None:
+    """The consent version the person must accept before they work, from consent_columns'
+    values (a mapping): None when the study asks for none or they accepted its current one."""
+    asked = columns["consent_number"] is not None and (columns["consent_text"] or "").strip()
+    return columns["consent_number"] if asked and not columns["consent_given"] else None

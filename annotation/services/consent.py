@@ -37,7 +37,7 @@ from annotation.permissions import taken_work_gate
 from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
-from annotation.selectors.work_gate import WORK_GATE, work_gate_columns
+from annotation.selectors.work_gate import WORK_GATE, consent_due_number, work_gate_columns
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
@@ -164,9 +164,9 @@ def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) ->
         raise NotAllowed(withdrawn_message(study, gate["withdrawn_at"]))
     if withdrawal_counts and gate["timed_out_at"] is not None:
         raise NotAllowed(timed_out_message(gate["timed_out_at"]))
-    asked = gate["consent_number"] is not None and (gate["consent_text"] or "").strip()
-    if asked and not gate["consent_given"]:
-        raise ConsentNeeded(study, gate["consent_number"])
+    due = consent_due_number(gate)
+    if due is not None:
+        raise ConsentNeeded(study, due)
 
 
 def consent_record(*, study: Study, user, version: Any) -> ConsentRecord:

@@ -173,8 +173,9 @@ def test_the_workspace_page_reads_the_annotation_once(annotation, personas, djan
 @pytest.mark.parametrize("path", ["/annotate/{id}/", "/api/annotations/{id}/"])
 def test_the_workspace_reads_the_passes_with_the_annotation_and_shows_them_as_stored(
         path, annotation, personas, client):
-    """No statement reads the passes, nor the viewer's roles, apart; what the page and the API
-    show of both passes is a fresh read's, and an annotation without passes shows none."""
+    """No statement reads the passes, nor the viewer's roles, nor (the page) the study's consent,
+    apart; what the page and the API show of both passes is a fresh read's, and an annotation
+    without passes shows none."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -198,6 +199,8 @@ def test_the_workspace_reads_the_passes_with_the_annotation_and_shows_them_as_st
     assert len(reads) == 1 and 'FROM "annotation_annotation"' in reads[0], reads
     roles = [q["sql"] for q in captured.captured_queries if '"annotation_membership"' in q["sql"]]
     assert roles == reads, roles  # the viewer's roles come in the same statement
+    consent = [q["sql"] for q in captured.captured_queries if '"annotation_consentversion"' in q["sql"]]
+    assert consent == (reads if path.startswith("/annotate/") else []), consent  # the page's consent gate too
     fresh = annotation_snapshot(Annotation.objects.get(pk=annotation.pk))
     if path.startswith("/api/"):
         body = answer.json()
