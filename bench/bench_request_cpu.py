@@ -9,8 +9,10 @@ the item read (GET /api/annotations/<id>/), the workspace page (/annotate/<id>/)
 the window pass's saves are most of a crowd's), a submit (POST .../submit/, each of an item whose
 pass is complete), the review queue's next (POST .../review-queue/next/), the study's entry
 page (/studies/<slug>/, what invited annotators open first), the annotator's queue page
-(/studies/<slug>/queue/) and a reviewer's review page (/review/<id>/).
-For each it prints the process CPU time, the time spent inside the
+(/studies/<slug>/queue/) and a reviewer's review page (/review/<id>/). The endpoints are taken
+in turn, one request each, so that a shared machine's changes of speed fall on all of them alike;
+the speed of a fixed pure-Python loop before and after says how fast the machine was.
+For each it prints the median process CPU time, the time spent inside the
 database calls (for SQLite that is part of the process's CPU; for PostgreSQL it is the server's
 time, the loopback round trip and the driver's own work, which the process CPU counts too), the
 PostgreSQL server process's own CPU time (from /proc, when it runs on this machine) and the SQL
@@ -61,6 +63,34 @@ class DatabaseTime:
             self.seconds += spent
             self.statements += 1
             self.each.append((sql, spent))
+
+
+class Timings:
+    """One endpoint's measured requests: process CPU, database wall time, the database server's
+    CPU (when readable), statements, and each request's statements with their times."""
+
+    def __init__(self):
+        self.cpu: list[float] = []
+        self.db: list[float] = []
+        self.db_cpu: list[float] = []
+        self.statements: list[int] = []
+        self.each: list[list[tuple[str, float]]] = []
+
+    def add(self, connection, request, name: str) -> None:
+        """Time one call of `request` (which must answer 200)."""
+        timer = DatabaseTime()
+        server_before = database_cpu_seconds(connection)
+        with connection.execute_wrapper(timer):
+            started = time.process_time()
+            status, _ = request()
+            self.cpu.append(time.process_time() - started)
+        server_after = database_cpu_seconds(connection)
+        if server_before is not None and server_after is not None and server_after >= server_before:
+            self.db_cpu.append(server_after - server_before)
+        self.db.append(timer.seconds)
+        self.statements.append(timer.statements)
+        self.each.append(timer.each)
+        assert status == 200, name
 
 
 def database_cpu_seconds(connection) -> float | None:
@@ -219,49 +249,44 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
     }
     engine = connection.vendor
     print(f"{engine}: {built.captions} captions, {built.annotations} annotations ({built.submitted} submitted); "
-          f"{requests} requests each after 5 warm-up; load average {os.getloadavg()[0]:.1f}")
+          f"{requests} requests each after 5 warm-up, the endpoints taken in turn; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print("  CPU: this process's; DB: the statements' wall time (the server's work, the round trips and the "
           "driver);\n  DB CPU: the PostgreSQL server process's own CPU; server CPU: CPU + DB CPU (CPU + DB where "
-          "DB CPU cannot be read);\n  ref: a fixed pure-Python loop's ms just before the endpoint's requests, "
-          "this machine's speed then\n  (benchlib.reference_loop_ms; a shared machine's speed changes from one "
-          "minute to the next)")
-    print(f"  {'endpoint':<16} {'status':>6} {'CPU ms':>8} {'DB ms':>7} {'DB CPU':>7} {'SQL':>4} "
-          f"{'CPU+DB ms':>10} {'server CPU':>10} {'ref':>4}  target {TARGET_MS:g} ms")
-    profiles = {}
+          "DB CPU cannot be read)")
     for name, request in endpoints.items():
         for _ in range(5):
             status, content = request()
             assert status == 200, f"{name}: {status} {content[:300]!r}"
-        reference = reference_loop_ms()
-        cpu, db, db_cpu, statements, each = [], [], [], [], []
+    # One request of each endpoint in turn, `requests` times: a shared machine's speed changes
+    # from one minute to the next (by half on some), and in turn every endpoint meets the same.
+    speed_before = reference_loop_ms()
+    timed = {name: Timings() for name in endpoints}
+    for _ in range(requests):
+        for name, request in endpoints.items():
+            timed[name].add(connection, request, name)
+    speed_after = reference_loop_ms()
+    print(f"  the machine's speed (benchlib.reference_loop_ms, a fixed pure-Python loop): {speed_before:.0f} ms "
+          f"before the requests, {speed_after:.0f} ms after")
+    print(f"  {'endpoint':<16} {'status':>6} {'CPU ms':>8} {'DB ms':>7} {'DB CPU':>7} {'SQL':>4} "
+          f"{'CPU+DB ms':>10} {'server CPU':>10}  target {TARGET_MS:g} ms")
+    profiles = {}
+    for name, request in endpoints.items():
+        timings = timed[name]
+        if show_sql:
+            print(f"    SQL of {name}, each statement's median ms (the database's time and the round trip):")
+            for sql, seconds in statement_medians(timings.each):
+                print(f"      {seconds * 1000:6.2f}  {sql[:240]}")
         # CPU time, not wall time: on a busy machine a function's wall time also counts the
         # time the process waited for a core.
         profiler = cProfile.Profile(time.process_time)
-        for _ in range(requests):
-            timer = DatabaseTime()
-            server_before = database_cpu_seconds(connection)
-            with connection.execute_wrapper(timer):
-                started = time.process_time()
-                status, _ = request()
-                cpu.append(time.process_time() - started)
-            server_after = database_cpu_seconds(connection)
-            if server_before is not None and server_after is not None and server_after >= server_before:
-                db_cpu.append(server_after - server_before)
-            db.append(timer.seconds)
-            statements.append(timer.statements)
-            each.append(timer.each)
-            assert status == 200, name
-        if show_sql:
-            print(f"    SQL of {name}, each statement's median ms (the database's time and the round trip):")
-            for sql, seconds in statement_medians(each):
-                print(f"      {seconds * 1000:6.2f}  {sql[:240]}")
         for _ in range(max(5, requests // 4)):  # profiled apart, so the timings carry no profiler cost
             profiler.runcall(request)
         profiles[name] = profiler
-        cpu_ms, db_ms = statistics.median(cpu) * 1000, statistics.median(db) * 1000
+        cpu_ms, db_ms = statistics.median(timings.cpu) * 1000, statistics.median(timings.db) * 1000
         # SQLite runs inside this process: its time is already in the CPU time.
         with_wall = cpu_ms if engine == "sqlite" else cpu_ms + db_ms
-        db_cpu_ms = statistics.median(db_cpu) * 1000 if len(db_cpu) == requests else None
+        db_cpu_ms = statistics.median(timings.db_cpu) * 1000 if len(timings.db_cpu) == requests else None
         if engine == "sqlite":
             total = cpu_ms
         elif db_cpu_ms is not None:
@@ -270,8 +295,8 @@ def measure(database_url: str, requests: int, top: int, show_sql: bool = False, 
             total = with_wall
         mark = "ok" if total <= TARGET_MS else f"{total / TARGET_MS:.1f}x the target"
         shown = f"{db_cpu_ms:>7.2f}" if db_cpu_ms is not None else f"{'-':>7}"
-        print(f"  {name:<16} {status:>6} {cpu_ms:>8.2f} {db_ms:>7.2f} {shown} {statistics.median(statements):>4.0f} "
-              f"{with_wall:>10.2f} {total:>10.2f} {reference:>4.0f}  {mark}")
+        print(f"  {name:<16} {200:>6} {cpu_ms:>8.2f} {db_ms:>7.2f} {shown} "
+              f"{statistics.median(timings.statements):>4.0f} {with_wall:>10.2f} {total:>10.2f}  {mark}")
     for name, profiler in profiles.items():
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)
