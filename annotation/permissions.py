@@ -60,10 +60,20 @@ def _study_read(*, slug: str, user_id: int):
         **roles_of_user(study_id=OuterRef("pk"), user_id=user_id)).filter(slug=slug)
 
 
-def study_with_roles(user, slug: str) -> Study | None:
+@prepared
+def _study_with_work_gate_read(*, slug: str, user_id: int):
+    """_study_read, with the person's gate to starting work in the study."""
+    return _study_read.queryset(slug=slug, user_id=user_id).annotate(
+        **work_gate_columns(study=OuterRef("pk"), user_id=user_id))
+
+
+def study_with_roles(user, slug: str, *, work_gate: bool = False) -> Study | None:
     """The study named `slug`, with its taxonomy, and the person's roles there read with it (one
-    statement: user_roles then reads nothing); None if there is no such study."""
-    rows = _study_read(slug=slug, user_id=user.pk or 0)
+    statement: user_roles then reads nothing); None if there is no such study. With `work_gate`,
+    the person's gate to starting work comes in the same statement, as the study's attributes
+    named in annotation.selectors.work_gate.WORK_GATE."""
+    read = _study_with_work_gate_read if work_gate else _study_read
+    rows = read(slug=slug, user_id=user.pk or 0)
     if not rows:
         return None
     study = rows[0]

@@ -26,7 +26,6 @@ from annotation.selectors.work_gate import CONSENT, consent_columns
 from annotation.services.annotation_common import with_passes
 from annotation.services.gold import practice_feedback, practice_standing
 from annotation.services.recruitment import participant_complete, participant_of
-from annotation.services.withdrawal import withdrawal_of
 from annotation.services.workflow import annotation_open
 from frontend.views import study_of_page
 from frontend.views_consent import consent_gate
@@ -39,15 +38,16 @@ DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 @login_required
 @require_safe
 def annotator_queue(request, slug: str):
-    study = study_of_page(request, slug)
+    # The viewer's withdrawal and consent come with the study (one statement).
+    study = study_of_page(request, slug, work_gate=True)
     if not is_member(request.user, study):
         raise Http404("No such study.")
-    if withdrawal_of(study=study, user=request.user) is not None:
+    if study.withdrawn_at is not None:
         return redirect("withdraw", slug=study.slug)  # no more work: the page says why and what was done
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant_complete(participant=participant):
         return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
-    gate = consent_gate(request, study)
+    gate = consent_gate(request, study, consent={name: getattr(study, name) for name in CONSENT})
     if gate is not None:
         return gate
     try:

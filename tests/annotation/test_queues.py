@@ -123,7 +123,8 @@ def test_the_study_page_and_the_queue_page_build_no_sql_once_each_was_served(stu
     the viewer's roles in one statement, then the queue's counts and next item: four statements
     with the session, none of them built again for the next participant. The queue page reads the
     same queue (its first page of 100 prepared too), whether the person withdrew or came through a
-    recruitment link, and their practice: none built again either."""
+    recruitment link, and their practice: none built again either; the study's statement also
+    reads whether they withdrew and their consent."""
     from django.db import connection
     from django.db.models.sql import compiler
     from django.test.utils import CaptureQueriesContext
@@ -140,8 +141,13 @@ def test_the_study_page_and_the_queue_page_build_no_sql_once_each_was_served(stu
         page = second.get("/studies/s1/")
     assert page.status_code == 200 and b'id="your-next"' in page.content
     assert made == [] and len(captured) == 4, [q["sql"][:80] for q in captured.captured_queries]
-    assert second.get("/studies/s1/queue/").status_code == 200
+    with CaptureQueriesContext(connection) as captured:
+        assert second.get("/studies/s1/queue/").status_code == 200
     assert made == [], made
+    # The viewer's withdrawal and consent come in the statement that reads the study.
+    gate = [q["sql"] for q in captured.captured_queries
+            if '"annotation_withdrawal"' in q["sql"] or '"annotation_consentversion"' in q["sql"]]
+    assert len(gate) == 1 and 'FROM "annotation_study"' in gate[0], gate
 
 
 def test_start_next_resumes_work_in_progress_before_opening_a_new_item(study):
