@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef
 from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -17,7 +18,9 @@ from django.views.decorators.http import require_safe
 from annotation.api.workflow import workspace_payload, workspace_read
 from annotation.models import Annotation, Membership
 from annotation.permissions import Role, remember_roles, require_study_work, user_roles
+from annotation.prepared import prepared
 from annotation.selectors.queues import REVIEW_ORDERS
+from annotation.selectors.work_gate import CONSENT, consent_columns
 from frontend.views import _member_study
 from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
@@ -54,13 +57,20 @@ def review_queue(request, slug: str):
     return render(request, "frontend/review_queue.html", {"study": study, "config": config})
 
 
+@prepared
+def _review_page_read(*, annotation_id: int, user_id: int):
+    """The annotation as the workspace's API reads it (its relations, its passes and the viewer's
+    roles), with the study's consent as the viewer stands with it, in one statement."""
+    return workspace_read.queryset(annotation_id=annotation_id, user_id=user_id).annotate(
+        **consent_columns(study=OuterRef("caption__clip__study_id"), user_id=user_id))
+
+
 @login_required
 @ensure_csrf_cookie
 @require_safe
 def review(request, annotation_id: int):
-    # Read as the workspace's API reads it: with its relations, its passes and the viewer's roles.
     try:
-        annotation = workspace_read.one(annotation_id=annotation_id, user_id=request.user.pk)
+        annotation = _review_page_read.one(annotation_id=annotation_id, user_id=request.user.pk)
     except Annotation.DoesNotExist:
         raise Http404("No such annotation.") from None
     study = annotation.caption.clip.study
@@ -71,7 +81,7 @@ def review(request, annotation_id: int):
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins review annotations.")
     require_study_work(request.user, study)
-    gate = consent_gate(request, study)
+    gate = consent_gate(request, study, consent={name: getattr(annotation, name) for name in CONSENT})
     if gate is not None:
         return gate
     payload = workspace_payload(annotation, request.user)

@@ -189,7 +189,10 @@ def test_a_reviewer_claims_nothing_until_they_accept(study, personas, work):
     answer = api(reviewer).post(f"/api/annotations/{item.pk}/claim/")
     assert answer.status_code == 403 and "consent" in answer.json()["detail"]
     assert api(reviewer).post("/api/studies/s1/review-queue/next/").status_code == 403
+    # The review page sends them to the consent page too, and once accepted shows the item.
+    assert page(reviewer).get(f"/review/{item.pk}/")["Location"].startswith("/studies/s1/consent/")
     consent_accept(study=study, user=reviewer, version=1)
+    assert page(reviewer).get(f"/review/{item.pk}/").status_code == 200
     assert api(reviewer).post(f"/api/annotations/{item.pk}/claim/").status_code == 200
 
 

@@ -90,7 +90,8 @@ def test_study_page_links_the_review_queue_for_reviewers_only(client, personas):
 def test_the_review_page_reads_the_annotation_with_its_passes_and_the_viewer_s_roles_once(
         client, personas, annotation, monkeypatch):
     """As the workspace's API reads it: one statement for the annotation, its relations, its
-    passes and the reviewer's roles; none of the page's reads built again after the first view."""
+    passes and the reviewer's roles, and the consent gate's; none of the page's reads built again
+    after the first view."""
     from django.db import connection
     from django.db.models.sql import compiler
     from django.test.utils import CaptureQueriesContext
@@ -108,3 +109,5 @@ def test_the_review_page_reads_the_annotation_with_its_passes_and_the_viewer_s_r
     assert made == [], made
     for table in ("annotation_membership", "annotation_correctionpass"):  # read with the annotation
         assert not [s for s in sql if s.startswith(f'SELECT "{table}".')], sql
+    consent = [s for s in sql if '"annotation_consentversion"' in s]  # the consent gate's, too
+    assert len(consent) == 1 and 'FROM "annotation_annotation"' in consent[0], consent
