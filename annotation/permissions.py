@@ -9,8 +9,7 @@ from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.permissions import BasePermission
 
 from annotation.models import Membership, Study, StudyState
-from annotation.prepared import prepared
-from annotation.selectors.work_gate import WORK_GATE, work_gate_columns
+from annotation.prepared import PreparedRead, prepared
 
 Role = Membership.Role
 # Roles that may see which model wrote a caption (everyone else sees the neutral alias).
@@ -60,20 +59,16 @@ def _study_read(*, slug: str, user_id: int):
         **roles_of_user(study_id=OuterRef("pk"), user_id=user_id)).filter(slug=slug)
 
 
-@prepared
-def _study_with_work_gate_read(*, slug: str, user_id: int):
-    """_study_read, with the person's gate to starting work in the study."""
-    return _study_read.queryset(slug=slug, user_id=user_id).annotate(
-        **work_gate_columns(study=OuterRef("pk"), user_id=user_id))
+def study_read_with_roles(slug: str, user_id: int):
+    """The queryset study_with_roles reads, for a read that adds columns to it."""
+    return _study_read.queryset(slug=slug, user_id=user_id)
 
 
-def study_with_roles(user, slug: str, *, work_gate: bool = False) -> Study | None:
+def study_with_roles(user, slug: str, *, read: PreparedRead | None = None) -> Study | None:
     """The study named `slug`, with its taxonomy, and the person's roles there read with it (one
-    statement: user_roles then reads nothing); None if there is no such study. With `work_gate`,
-    the person's gate to starting work comes in the same statement, as the study's attributes
-    named in annotation.selectors.work_gate.WORK_GATE."""
-    read = _study_with_work_gate_read if work_gate else _study_read
-    rows = read(slug=slug, user_id=user.pk or 0)
+    statement: user_roles then reads nothing); None if there is no such study. `read`: a
+    prepared read of study_read_with_roles with more columns, which the study then carries."""
+    rows = (read or _study_read)(slug=slug, user_id=user.pk or 0)
     if not rows:
         return None
     study = rows[0]
@@ -179,13 +174,6 @@ class MayCreateStudies(BasePermission):
         return may_create_studies(request.user)
 
 
-def taken_work_gate(study: Study, user) -> dict | None:
-    """The person's gate to starting work read with the study in this request (see
-    member_study_from_view), or None; taken once, so that a later check reads it again."""
-    known = study.__dict__.pop("work_gate_read", None)
-    return known[1] if known is not None and known[0] == user.pk else None
-
-
 def study_from_view(view) -> Study:
     study = getattr(view, "_study", None)
     if study is None:
@@ -201,33 +189,29 @@ def _memberships_read(*, slug: str, user_id: int):
     return Membership.objects.filter(study__slug=slug, user_id=user_id).select_related("study")
 
 
-@prepared
-def _memberships_with_work_gate_read(*, slug: str, user_id: int):
-    """_memberships_read, each with the person's gate to starting work in the study."""
-    return _memberships_read.queryset(slug=slug, user_id=user_id).annotate(
-        **work_gate_columns(study=OuterRef("study_id"), user_id=user_id))
+def memberships_read(slug: str, user_id: int):
+    """The queryset member_study_from_view reads, for a read that adds columns to it."""
+    return _memberships_read.queryset(slug=slug, user_id=user_id)
 
 
-def member_study_from_view(view, user) -> Study:
+def member_study_from_view(view, user, *, read: PreparedRead | None = None) -> Study:
     """The view's study, for a member; 404 for everyone else, as the pages answer, so that the
     API does not tell outsiders which studies exist (403 would).
 
     One query: the person's memberships of the study named in the URL, each with its study,
-    which fills both the view's study and the person's roles there. A view that starts work
-    (`reads_work_gate`) gets the person's gate in the same read, for work_start_require."""
+    which fills both the view's study and the person's roles there. `read`: a prepared read of
+    memberships_read with more columns; the first membership as read is then the view's
+    `_membership_read`."""
     if not user.is_authenticated:
         raise NotAuthenticated()
     study = getattr(view, "_study", None)
     if study is None:
-        gated = getattr(view, "reads_work_gate", False)
-        read = _memberships_with_work_gate_read if gated else _memberships_read
-        memberships = read(slug=view.kwargs["slug"], user_id=user.pk)
+        memberships = (read or _memberships_read)(slug=view.kwargs["slug"], user_id=user.pk)
         if not memberships:
             raise NotFound("No such study.")
         study = view._study = memberships[0].study
+        view._membership_read = memberships[0]
         _roles_cache(user)[study.pk] = {m.role for m in memberships}
-        if gated:
-            study.work_gate_read = (user.pk, {name: getattr(memberships[0], name) for name in WORK_GATE})
     if not is_member(user, study):
         raise NotFound("No such study.")
     return study

@@ -32,11 +32,11 @@ from annotation.services.taxonomy import taxonomy_modes
 from frontend.views_lifecycle import lifecycle_context
 
 
-def study_of_page(request, slug: str, *, work_gate: bool = False) -> Study:
+def study_of_page(request, slug: str, *, read=None) -> Study:
     """The study named in the page's address, with its taxonomy and the viewer's roles there
-    (annotation.permissions.study_with_roles, with the viewer's gate to work if `work_gate`);
-    404 if there is none."""
-    study = study_with_roles(request.user, slug, work_gate=work_gate)
+    (annotation.permissions.study_with_roles, with `read`'s columns when given); 404 if there
+    is none."""
+    study = study_with_roles(request.user, slug, read=read)
     if study is None:
         raise Http404("No such study.")
     return study

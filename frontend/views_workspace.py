@@ -17,12 +17,20 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.api.workflow import WORKSPACE_RELATED, get_annotation_for, workspace_payload
 from annotation.errors import StudyStateRefused
 from annotation.models import Annotation, Participant, StudyState, Withdrawal
-from annotation.permissions import Role, is_member, remember_roles, require_study_work, roles_of_user, user_roles
+from annotation.permissions import (
+    Role,
+    is_member,
+    remember_roles,
+    require_study_work,
+    roles_of_user,
+    study_read_with_roles,
+    user_roles,
+)
 from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
-from annotation.selectors.work_gate import CONSENT, consent_columns
+from annotation.selectors.work_gate import CONSENT, consent_columns, work_gate_columns
 from annotation.services.annotation_common import with_passes
 from annotation.services.gold import practice_feedback, practice_standing
 from annotation.services.recruitment import participant_complete, participant_of
@@ -35,11 +43,18 @@ WAITING = (workflow.RETURNED, workflow.IN_PROGRESS, workflow.ASSIGNED)
 DONE = (workflow.SUBMITTED, workflow.IN_REVIEW, workflow.APPROVED)
 
 
+@prepared
+def _study_with_work_gate_read(*, slug: str, user_id: int):
+    """The study with the viewer's roles (study_of_page) and their gate to work."""
+    return study_read_with_roles(slug=slug, user_id=user_id).annotate(
+        **work_gate_columns(study=OuterRef("pk"), user_id=user_id))
+
+
 @login_required
 @require_safe
 def annotator_queue(request, slug: str):
     # The viewer's withdrawal and consent come with the study (one statement).
-    study = study_of_page(request, slug, work_gate=True)
+    study = study_of_page(request, slug, read=_study_with_work_gate_read)
     if not is_member(request.user, study):
         raise Http404("No such study.")
     if study.withdrawn_at is not None:

@@ -15,6 +15,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -27,6 +28,9 @@ from annotation.permissions import (
     IsStudyMember,
     Role,
     SeesStudyWork,
+    is_member,
+    member_study_from_view,
+    memberships_read,
     remember_roles,
     require_study_work,
     roles_of_user,
@@ -37,6 +41,7 @@ from annotation.permissions import (
 from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import annotator_queue, page_size, review_queue
+from annotation.selectors.work_gate import remember_work_gate, work_gate_columns
 from annotation.services.annotation_common import caption_windows, undo_seconds_of, with_passes
 from annotation.services.gold import practice_notice, real_work_allowed
 from annotation.services.recruitment import participant_complete, participant_of
@@ -216,11 +221,32 @@ class MyQueue(APIView):
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
+@prepared
+def _memberships_with_work_gate_read(*, slug: str, user_id: int):
+    """The person's memberships of the study, each with its study and their gate to work."""
+    return memberships_read(slug=slug, user_id=user_id).annotate(
+        **work_gate_columns(study=OuterRef("study_id"), user_id=user_id))
+
+
+class IsStudyMemberStartingWork(BasePermission):
+    """IsStudyMember for a view that starts work: the person's gate to work (withdrawal,
+    consent, time allowed) is read with their membership, in one statement, and kept for the
+    service's work_start_require."""
+
+    message = IsStudyMember.message
+
+    def has_permission(self, request, view):
+        study = member_study_from_view(view, request.user, read=_memberships_with_work_gate_read)
+        membership = getattr(view, "_membership_read", None)
+        if membership is not None and hasattr(membership, "withdrawn_at"):
+            remember_work_gate(study, request.user, membership)
+        return is_member(request.user, study)
+
+
 class StartNext(APIView):
     """Open the next item: returned ones first, then work in progress, then new ones."""
 
-    permission_classes = [IsStudyMember]
-    reads_work_gate = True  # with the membership: annotation_start_next checks it first
+    permission_classes = [IsStudyMemberStartingWork]  # annotation_start_next checks the gate first
 
     @extend_schema(request=None, responses={200: bodies.Opened, 403: bodies.Error, 409: bodies.Error})
     def post(self, request, slug):
@@ -396,8 +422,7 @@ class ReviewQueue(APIView):
 class ReviewNext(APIView):
     """Claim the next item of the review queue (`order`: risk or oldest) and open it."""
 
-    permission_classes = [IsStudyMember]
-    reads_work_gate = True  # with the membership: review_claim_next checks it first
+    permission_classes = [IsStudyMemberStartingWork]  # review_claim_next checks the gate first
 
     @extend_schema(
         request=bodies.ReviewNext,

@@ -42,3 +42,16 @@ def consent_due_number(columns) -> int | None:
     values (a mapping): None when the study asks for none or they accepted its current one."""
     asked = columns["consent_number"] is not None and (columns["consent_text"] or "").strip()
     return columns["consent_number"] if asked and not columns["consent_given"] else None
+
+
+def remember_work_gate(study, user, row) -> None:
+    """Keep on `study` the gate of `user` that `row` was read with (work_gate_columns), for the
+    request's work_start_require (taken_work_gate)."""
+    study.work_gate_read = (user.pk, {name: getattr(row, name) for name in WORK_GATE})
+
+
+def taken_work_gate(study, user) -> dict | None:
+    """The person's gate to starting work read with the study in this request
+    (remember_work_gate), or None; taken once, so that a later check reads it again."""
+    known = study.__dict__.pop("work_gate_read", None)
+    return known[1] if known is not None and known[0] == user.pk else None

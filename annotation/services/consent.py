@@ -33,11 +33,10 @@ from annotation.models import (
     Study,
     StudyState,
 )
-from annotation.permissions import taken_work_gate
 from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
-from annotation.selectors.work_gate import WORK_GATE, consent_due_number, work_gate_columns
+from annotation.selectors.work_gate import WORK_GATE, consent_due_number, taken_work_gate, work_gate_columns
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
@@ -157,8 +156,8 @@ def work_start_require(study: Study, user, *, withdrawal_counts: bool = True) ->
     recruitment) (unless `withdrawal_counts` is False: a gold verdict), then ConsentNeeded to someone who has not
     accepted its current consent version. One read, however many versions and people: it is on
     every "start next" and every opened item. A request whose study was read with this person's
-    gate (annotation.permissions.member_study_from_view, for "start next" and the review queue's
-    next) uses that read, once."""
+    gate (annotation.api.workflow.IsStudyMemberStartingWork, for "start next" and the review
+    queue's next) uses that read, once."""
     gate = taken_work_gate(study, user) or _work_gate.one(study_id=study.pk, user_id=user.pk)
     if withdrawal_counts and gate["withdrawn_at"] is not None:
         raise NotAllowed(withdrawn_message(study, gate["withdrawn_at"]))

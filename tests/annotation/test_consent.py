@@ -147,7 +147,7 @@ def test_an_annotator_starts_no_work_until_they_accept_and_the_api_names_the_con
 
 
 def test_the_gate_read_with_the_membership_serves_one_check_only(study, personas, work):
-    """A gate read with the study (member_study_from_view, for "start next") answers the first
+    """A gate read with the study (IsStudyMemberStartingWork, for "start next") answers the first
     check of the request; the next check reads it again, so a change since is not missed."""
     annotator = personas["annotator"]
     study.work_gate_read = (annotator.pk, {"withdrawn_at": None, "consent_number": None, "consent_text": None,

@@ -178,7 +178,7 @@ def test_start_next_costs_the_same(studies):
                                        ("/api/studies/{slug}/review-queue/next/", reviewer)])
 def test_start_next_and_review_next_read_the_gate_to_work_with_the_membership(studies, path, who):
     """The person's withdrawal, consent and time allowed come in the statement that reads their
-    membership and the study (member_study_from_view): no statement of its own."""
+    membership and the study (IsStudyMemberStartingWork): no statement of its own."""
     built = studies["small"]
     _, statements, status = queries(who(built), "post", path.format(slug=built.study.slug))
     assert status == 200
