@@ -237,6 +237,7 @@ class IsStudyMemberStartingWork(BasePermission):
 
     def has_permission(self, request, view):
         study = member_study_from_view(view, request.user, read=_memberships_with_work_gate_read)
+        # Absent, or without the gate, when an earlier check of the view read the study.
         membership = getattr(view, "_membership_read", None)
         if membership is not None and hasattr(membership, "withdrawn_at"):
             remember_work_gate(study, request.user, membership)

@@ -131,7 +131,8 @@ def consent_due(study: Study, user) -> ConsentVersion | None:
     for none, or they accepted the current one)."""
     newest = _current_consent_read(study_id=study.pk, user_id=user.pk)
     current = newest[0] if newest else None
-    if current is None or not current.text.strip() or current.accepted:
+    if current is None or consent_due_number({"consent_number": current.number, "consent_text": current.text,
+                                              "consent_given": current.accepted}) is None:
         return None
     return current
 
