@@ -7,7 +7,7 @@ from annotation.services.caption_jobs import caption_import_job_fail, caption_im
 from annotation.services.clips import clip_prepare_media
 
 
-@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=3)
+@shared_task(acks_late=True, autoretry_for=(OSError, *TRANSIENT_ERRORS), retry_backoff=True, max_retries=3)
 def prepare_clip_media(clip_id: int) -> None:
     """Make a clip's proxy (if needed) and poster; running it twice changes nothing."""
     clip_prepare_media(clip_id=clip_id)

@@ -2,6 +2,9 @@
 
 :func:`media_save` writes to a temporary name beside the file's (``.partial-…``) and gives it its
 name only once every byte is written; a write that fails (a full disk) removes what it wrote.
+A file made from another (a clip's proxy and poster) is saved with ``replace``: under a name of its
+own, taking the place of what an interrupted run of the same job left there, so that running the
+job again leaves no file that its row does not name.
 :func:`media_check` lists what a crash or an older version could still have left: files that no
 row names (orphans: partial files, a job folder without its status) and rows whose file is gone;
 ``manage.py media_check --clean`` removes the orphans.
@@ -21,9 +24,10 @@ from django.core.files.storage import default_storage
 PARTIAL = ".partial-"
 
 
-def media_save(name: str, content) -> str:
-    """Save ``content`` under ``name`` (or a free name beside it, as Django's storage does) and
-    return the name given; nothing is left under any name when writing fails."""
+def media_save(name: str, content, *, replace: bool = False) -> str:
+    """Save ``content`` under ``name`` (or a free name beside it, as Django's storage does; with
+    ``replace``, under ``name`` itself, in place of the file there) and return the name given;
+    nothing is left under any name when writing fails."""
     folder = posixpath.dirname(name)
     partial = posixpath.join(folder, f"{PARTIAL}{uuid.uuid4().hex}")
     try:
@@ -33,6 +37,9 @@ def media_save(name: str, content) -> str:
         raise
     try:
         source = default_storage.path(partial)
+        if replace:
+            os.replace(source, default_storage.path(name))  # atomic: the old file or the new
+            return name
         while True:
             final = default_storage.get_available_name(name)
             try:

@@ -182,7 +182,9 @@ def clips_import_paths(
 
 def clip_prepare_media(*, clip_id: int) -> Clip:
     """Make the browser-playable, faststart proxy (only when the original is not both) and the
-    poster, and find the shot changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice. Allowed
+    poster, and find the shot changes (settings.SHOT_CHANGE_THRESHOLD). Safe to run twice: the
+    proxy and poster are saved under the clip's own names (its video's hash), so a run stopped
+    between writing them and storing their names leaves files the next run takes over. Allowed
     in every state (the database too): these are made from the video already stored, nothing of
     the study changes."""
     clip = Clip.objects.get(pk=clip_id)
@@ -199,14 +201,14 @@ def clip_prepare_media(*, clip_id: int) -> Clip:
                 (media.make_faststart_copy if remux else media.make_proxy)(source, target)
                 with target.open("rb") as handle:
                     updates["proxy"] = media_save(
-                        f"clips/proxy/{clip.study.slug}/{target.name}", File(handle)
+                        f"clips/proxy/{clip.study.slug}/{target.name}", File(handle), replace=True
                     )
             if not clip.poster:
                 target = Path(workdir) / f"{clip.sha256[:16]}.jpg"
                 media.make_poster(source, target)
                 with target.open("rb") as handle:
                     updates["poster"] = media_save(
-                        f"clips/poster/{clip.study.slug}/{target.name}", File(handle)
+                        f"clips/poster/{clip.study.slug}/{target.name}", File(handle), replace=True
                     )
             if clip.shot_changes is None:
                 updates["shot_changes"] = media.detect_shot_changes(

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -156,3 +158,34 @@ def test_every_video_the_import_serves_is_faststart(study, clip_files, tmp_path,
                               capture_output=True, text=True, check=True).stdout
 
     assert frames(clips["slow"].playable.path) == frames(slow)
+
+
+def test_a_media_job_stopped_before_storing_its_files_names_leaves_no_file_behind_when_run_again(
+    study, clip_files, tmp_path, media_root, django_capture_on_commit_callbacks
+):
+    """A worker killed, or a database gone, between writing a clip's proxy and poster and storing
+    their names: the job's next run takes over those files (no second copy, no file without a row)."""
+    import os
+    import subprocess
+    import time
+
+    from annotation.media.storage import media_check
+    from annotation.services.clips import clip_prepare_media
+
+    slow = tmp_path / "slow.mp4"  # not faststart: it gets a proxy (a faststart copy)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(slow)], check=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_clips", "--study", "s1", str(slow), str(clip_files["c"]))
+    first = {clip.pk: (clip.proxy.name, clip.poster.name) for clip in Clip.objects.all()}
+    assert all(proxy and poster for proxy, poster in first.values())
+    Clip.objects.update(proxy="", poster="")  # the names were never stored
+
+    for clip_id in first:
+        clip_prepare_media(clip_id=clip_id)
+    assert {clip.pk: (clip.proxy.name, clip.poster.name) for clip in Clip.objects.all()} == first
+    past = time.time() - 600
+    for path in Path(media_root).rglob("*"):
+        os.utime(path, (past, past))
+    report = media_check()
+    assert (report.orphans, report.missing) == ([], [])
