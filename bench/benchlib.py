@@ -154,8 +154,8 @@ def django_in_process(database_url: str, *, prefix: str) -> None:
 def reference_loop_ms() -> float:
     """This machine's speed, for comparing CPU times taken on different machines: the lowest of
     five runs of a fixed pure-Python loop, in ms of CPU (53 to 106 on stop 42's machine, whose
-    speed changed from one minute to the next; docs/development.md says which speed its figures
-    were taken at)."""
+    speed changed from one minute to the next, 28 to 33 on stop 43's; docs/development.md says
+    which speed its figures were taken at)."""
     runs = []
     for _ in range(5):
         started = time.process_time()

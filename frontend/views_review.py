@@ -20,7 +20,7 @@ from annotation.models import Annotation, Membership
 from annotation.permissions import Role, remember_roles, require_study_work, user_roles
 from annotation.prepared import prepared
 from annotation.selectors.queues import REVIEW_ORDERS
-from annotation.selectors.work_gate import CONSENT, consent_columns
+from annotation.selectors.work_gate import consent_columns, consent_read_with
 from frontend.views import _member_study
 from frontend.views_consent import consent_gate
 from frontend.views_guidelines import guidelines_context
@@ -81,7 +81,7 @@ def review(request, annotation_id: int):
     if not roles & REVIEW_ROLES:
         raise PermissionDenied("Only QC reviewers and study admins review annotations.")
     require_study_work(request.user, study)
-    gate = consent_gate(request, study, consent={name: getattr(annotation, name) for name in CONSENT})
+    gate = consent_gate(request, study, consent=consent_read_with(annotation))
     if gate is not None:
         return gate
     payload = workspace_payload(annotation, request.user)

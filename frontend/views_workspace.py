@@ -30,7 +30,7 @@ from annotation.prepared import prepared
 from annotation.rules import workflow
 from annotation.selectors.queues import BadCursor
 from annotation.selectors.queues import annotator_queue as queue_of
-from annotation.selectors.work_gate import CONSENT, consent_columns, work_gate_columns
+from annotation.selectors.work_gate import consent_columns, consent_read_with, work_gate_columns
 from annotation.services.annotation_common import with_passes
 from annotation.services.gold import practice_feedback, practice_standing
 from annotation.services.recruitment import participant_complete, participant_of
@@ -62,7 +62,7 @@ def annotator_queue(request, slug: str):
     participant = participant_of(study=study, user=request.user)
     if participant is not None and participant_complete(participant=participant):
         return redirect("participant-done", slug=study.slug)  # their part is done: the code, no new work
-    gate = consent_gate(request, study, consent={name: getattr(study, name) for name in CONSENT})
+    gate = consent_gate(request, study, consent=consent_read_with(study))
     if gate is not None:
         return gate
     try:
@@ -139,7 +139,7 @@ def workspace(request, annotation_id: int):
     participant = _participation(annotation)  # the request's user is its annotator (above)
     if participant is not None and participant.study_id == study.pk and participant.completed_at:
         return redirect("participant-done", slug=study.slug)
-    gate = consent_gate(request, study, consent={name: getattr(annotation, name) for name in CONSENT})
+    gate = consent_gate(request, study, consent=consent_read_with(annotation))
     if gate is not None:
         return gate
     if request.method == "POST":

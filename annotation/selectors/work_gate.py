@@ -37,11 +37,23 @@ def work_gate_columns(*, study: OuterRef, user_id: int) -> dict:
     }
 
 
+def consent_owed(*, number: int | None, text: str | None, given: bool) -> bool:
+    """The one rule of who must accept the study's consent before they work: the study has a
+    current version (`number`) with a text, and the person has not accepted it (`given`)."""
+    return number is not None and bool((text or "").strip()) and not given
+
+
 def consent_due_number(columns) -> int | None:
     """The consent version the person must accept before they work, from consent_columns'
     values (a mapping): None when the study asks for none or they accepted its current one."""
-    asked = columns["consent_number"] is not None and (columns["consent_text"] or "").strip()
-    return columns["consent_number"] if asked and not columns["consent_given"] else None
+    owed = consent_owed(number=columns["consent_number"], text=columns["consent_text"],
+                        given=columns["consent_given"])
+    return columns["consent_number"] if owed else None
+
+
+def consent_read_with(row) -> dict:
+    """consent_columns' values on `row`, a read annotated with them (for consent_due_number)."""
+    return {name: getattr(row, name) for name in CONSENT}
 
 
 def remember_work_gate(study, user, row) -> None:

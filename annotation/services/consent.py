@@ -36,7 +36,13 @@ from annotation.models import (
 from annotation.prepared import prepared
 from annotation.rules import consent as consent_rules
 from annotation.rules import guidelines as text_rules
-from annotation.selectors.work_gate import WORK_GATE, consent_due_number, taken_work_gate, work_gate_columns
+from annotation.selectors.work_gate import (
+    WORK_GATE,
+    consent_due_number,
+    consent_owed,
+    taken_work_gate,
+    work_gate_columns,
+)
 from annotation.services.annotation_common import NotAllowed, timed_out_message, withdrawn_message
 from annotation.services.study_state import Write, study_require
 
@@ -131,8 +137,7 @@ def consent_due(study: Study, user) -> ConsentVersion | None:
     for none, or they accepted the current one)."""
     newest = _current_consent_read(study_id=study.pk, user_id=user.pk)
     current = newest[0] if newest else None
-    if current is None or consent_due_number({"consent_number": current.number, "consent_text": current.text,
-                                              "consent_given": current.accepted}) is None:
+    if current is None or not consent_owed(number=current.number, text=current.text, given=current.accepted):
         return None
     return current
 

@@ -149,16 +149,19 @@ def test_an_annotator_starts_no_work_until_they_accept_and_the_api_names_the_con
 def test_the_gate_read_with_the_membership_serves_one_check_only(study, personas, work):
     """A gate read with the study (IsStudyMemberStartingWork, for "start next") answers the first
     check of the request; the next check reads it again, so a change since is not missed."""
+    from types import SimpleNamespace
+
+    from annotation.selectors.work_gate import remember_work_gate
+
     annotator = personas["annotator"]
-    study.work_gate_read = (annotator.pk, {"withdrawn_at": None, "consent_number": None, "consent_text": None,
-                                           "consent_given": False, "timed_out_at": None})
+    open_gate = SimpleNamespace(withdrawn_at=None, consent_number=None, consent_text=None, consent_given=False,
+                                timed_out_at=None)  # as read before the consent was written
+    remember_work_gate(study, annotator, open_gate)
     consent_save(study=study, actor=personas["admin"], text=TEXT)  # after the gate was read
     work_start_require(study, annotator)  # as read: no consent asked yet
     with pytest.raises(ConsentNeeded):
         work_start_require(study, annotator)
-    study.work_gate_read = (personas["admin"].pk, {"withdrawn_at": None, "consent_number": None,
-                                                   "consent_text": None, "consent_given": False,
-                                                   "timed_out_at": None})
+    remember_work_gate(study, personas["admin"], open_gate)
     with pytest.raises(ConsentNeeded):  # someone else's gate is not this person's
         work_start_require(study, annotator)
 
